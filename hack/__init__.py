@@ -1,0 +1,1 @@
+"""Developer tools: the test control plane, demo, benchmarks and soak (not shipped in the wheel)."""

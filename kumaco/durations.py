@@ -1,0 +1,181 @@
+r"""Go ``time.ParseDuration``, exactly, and Go-style formatting of durations.
+
+Contract: :func:`parse_go_duration` accepts precisely the strings Go's
+``time.ParseDuration`` accepts and returns the same number of nanoseconds;
+for anything else it raises :class:`~kumaco.errors.InvalidInput` with Go's own
+wording (``time: invalid duration "1d"`` becomes ``unknown unit "d" in
+duration "1d"``). :func:`parse_window_duration` adds the window rule: the
+value must be greater than zero. Pure: no I/O, no clock.
+
+Grammar (Go's): ``[-+]?([0-9]*(\\.[0-9]*)?[a-z]+)+`` where the unit is one of
+``ns us µs μs ms s m h`` and ``0`` alone is the only unit-less value. There
+are no days, no spaces, and each component is a byte-level scan -- a unit
+ends at the next digit or ``.``, so ``1h 30m`` has the unit ``"h "``.
+Fractions are converted with float64 arithmetic exactly as Go does, so
+``1.0000000001h`` rounds the same way. Values must fit in an int64 of
+nanoseconds (about 292 years). This is differential-tested against Go's own
+``time.ParseDuration`` (``tests/unit/test_durations.py``).
+"""
+
+from __future__ import annotations
+
+from kumaco.errors import InvalidInput
+
+NANOSECOND = 1
+MICROSECOND = 1_000
+MILLISECOND = 1_000_000
+SECOND = 1_000_000_000
+MINUTE = 60 * SECOND
+HOUR = 60 * MINUTE
+
+_UNITS: dict[bytes, int] = {
+    b"ns": NANOSECOND,
+    b"us": MICROSECOND,
+    "µ".encode() + b"s": MICROSECOND,  # U+00B5 MICRO SIGN
+    "μ".encode() + b"s": MICROSECOND,  # U+03BC GREEK SMALL LETTER MU
+    b"ms": MILLISECOND,
+    b"s": SECOND,
+    b"m": MINUTE,
+    b"h": HOUR,
+}
+_U63 = 1 << 63
+_MAX_INT64 = _U63 - 1
+_MAX_SHOWN = 200
+
+
+def _go_quote(raw: bytes) -> str:
+    """Quote like Go's time.quote: escape quotes and backslashes, hex-escape other bytes."""
+    out = ['"']
+    for b in raw:
+        if b >= 0x80 or b < 0x20:
+            out.append(f"\\x{b:02x}")
+        elif b in (0x22, 0x5C):
+            out.append("\\" + chr(b))
+        else:
+            out.append(chr(b))
+    out.append('"')
+    return "".join(out)
+
+
+def _error(kind: str, raw: bytes) -> InvalidInput:
+    shown = raw if len(raw) <= _MAX_SHOWN else raw[:_MAX_SHOWN]
+    suffix = "" if len(raw) <= _MAX_SHOWN else f" (first {_MAX_SHOWN} of {len(raw)} bytes shown)"
+    return InvalidInput(f"{kind} {_go_quote(shown)}{suffix}")
+
+
+def _is_digit(c: int) -> bool:
+    return 0x30 <= c <= 0x39
+
+
+def parse_go_duration(text: str) -> int:
+    """Parse ``text`` like Go's ``time.ParseDuration``; return nanoseconds."""
+    orig = text.encode("utf-8", "surrogatepass")
+    s = orig
+    neg = False
+    if s and s[0] in b"+-":
+        neg = s[0] == 0x2D
+        s = s[1:]
+    if s == b"0":
+        return 0
+    if not s:
+        raise _error("invalid duration", orig)
+    total = 0
+    while s:
+        c = s[0]
+        if not (c == 0x2E or _is_digit(c)):
+            raise _error("invalid duration", orig)
+        # leadingInt: [0-9]*, overflow beyond 1<<63 is an error.
+        i, v = 0, 0
+        while i < len(s) and _is_digit(s[i]):
+            if v > _U63 // 10:
+                raise _error("invalid duration", orig)
+            v = v * 10 + s[i] - 0x30
+            if v > _U63:
+                raise _error("invalid duration", orig)
+            i += 1
+        pre = i > 0
+        s = s[i:]
+        # leadingFraction: (\.[0-9]*)?, digits past overflow are consumed and ignored.
+        f, scale, post = 0, 1.0, False
+        if s and s[0] == 0x2E:
+            s = s[1:]
+            i, overflow = 0, False
+            while i < len(s) and _is_digit(s[i]):
+                if not overflow:
+                    if f > _MAX_INT64 // 10:
+                        overflow = True
+                    else:
+                        y = f * 10 + s[i] - 0x30
+                        if y > _U63:
+                            overflow = True
+                        else:
+                            f = y
+                            scale *= 10
+                i += 1
+            post = i > 0
+            s = s[i:]
+        if not pre and not post:
+            raise _error("invalid duration", orig)
+        # The unit runs up to the next '.' or digit.
+        i = 0
+        while i < len(s) and not (s[i] == 0x2E or _is_digit(s[i])):
+            i += 1
+        if i == 0:
+            raise _error("missing unit in duration", orig)
+        unit_text, s = s[:i], s[i:]
+        unit = _UNITS.get(unit_text)
+        if unit is None:
+            raise _error(f"unknown unit {_go_quote(unit_text)} in duration", orig)
+        if v > _U63 // unit:
+            raise _error("invalid duration", orig)
+        v *= unit
+        if f > 0:
+            v += int(float(f) * (float(unit) / scale))
+            if v > _U63:
+                raise _error("invalid duration", orig)
+        total += v
+        if total > _U63:
+            raise _error("invalid duration", orig)
+    if neg:
+        return -total
+    if total > _MAX_INT64:
+        raise _error("invalid duration", orig)
+    return total
+
+
+def parse_window_duration(text: str) -> int:
+    """Parse a window's ``duration``: Go syntax, and strictly greater than zero."""
+    ns = parse_go_duration(text)
+    if ns <= 0:
+        raise InvalidInput(
+            f"must be greater than 0, got {_go_quote(text.encode('utf-8', 'surrogatepass'))}"
+        )
+    return ns
+
+
+def format_go_duration(ns: int) -> str:
+    """Format nanoseconds as Go's ``Duration.String`` does (``1h30m0s``, ``1.5s``, ``0s``)."""
+    if ns == 0:
+        return "0s"
+    sign = "-" if ns < 0 else ""
+    u = abs(ns)
+    if u < SECOND:
+        for unit, name in ((MILLISECOND, "ms"), (MICROSECOND, "µs"), (NANOSECOND, "ns")):
+            if u >= unit:
+                return sign + _frac(u, unit) + name
+    h, rem = divmod(u, HOUR)
+    m, rem = divmod(rem, MINUTE)
+    secs = _frac(rem, SECOND) + "s"
+    if h:
+        return f"{sign}{h}h{m}m{secs}"
+    if m:
+        return f"{sign}{m}m{secs}"
+    return sign + secs
+
+
+def _frac(value: int, unit: int) -> str:
+    whole, rest = divmod(value, unit)
+    if not rest:
+        return str(whole)
+    digits = len(str(unit)) - 1
+    return f"{whole}." + str(rest).rjust(digits, "0").rstrip("0")
