@@ -1,0 +1,5 @@
+module kumaco.test/oracle
+
+go 1.26
+
+require github.com/robfig/cron/v3 v3.0.1

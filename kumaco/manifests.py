@@ -1,0 +1,106 @@
+"""Reading ConfigMaps and Nodes out of YAML or JSON text, as kubectl would print them.
+
+Contract: :func:`load_documents` parses text (YAML, which includes JSON) into
+a flat list of objects, unwrapping ``kind: List`` and ``*List`` kinds; it
+raises :class:`ManifestError` only when the text itself cannot be parsed.
+:func:`window_entries` turns ConfigMap objects into windows or invalid
+entries, never raising for bad content: an object without a name becomes an
+invalid entry on ``metadata.name``; a document that is not a ConfigMap is
+reported on ``kind``. Pure: callers pass text, not paths.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import yaml
+
+from kumaco.nodes import NodeView, node_view
+from kumaco.windows import FieldError, InvalidWindow, Window, parse_window
+
+DEFAULT_NAMESPACE = "default"
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class ManifestError(ValueError):
+    """The text is not YAML/JSON at all."""
+
+
+def load_documents(text: str, source: str = "<input>") -> list[Any]:
+    """Parse all documents in ``text``; unwrap List kinds; drop empty documents."""
+    try:
+        docs = list(yaml.load_all(text, Loader=_Loader))
+    except yaml.YAMLError as exc:
+        raise ManifestError(f"{source}: not valid YAML/JSON: {str(exc).splitlines()[0]}") from None
+    except (ValueError, RecursionError) as exc:  # e.g. absurd nesting or values
+        raise ManifestError(f"{source}: cannot be read: {exc}") from None
+    out: list[Any] = []
+    for doc in docs:
+        if doc is None:
+            continue
+        kind = doc.get("kind") if isinstance(doc, Mapping) else None
+        if isinstance(kind, str) and (kind == "List" or kind.endswith("List")) and "items" in doc:
+            items = doc.get("items")
+            out.extend(i for i in (items if isinstance(items, list) else []) if i is not None)
+        else:
+            out.append(doc)
+    return out
+
+
+def _meta(obj: Mapping[str, Any]) -> tuple[str | None, str]:
+    meta = obj.get("metadata")
+    if not isinstance(meta, Mapping):
+        return None, DEFAULT_NAMESPACE
+    name = meta.get("name")
+    ns = meta.get("namespace")
+    return (
+        name if isinstance(name, str) and name else None,
+        ns if isinstance(ns, str) and ns else DEFAULT_NAMESPACE,
+    )
+
+
+def window_entries(objects: Iterable[Any]) -> list[Window | InvalidWindow]:
+    """Each object as a valid window or an invalid entry naming the key and the reason."""
+    entries: list[Window | InvalidWindow] = []
+    for position, obj in enumerate(objects, 1):
+        if not isinstance(obj, Mapping):
+            entries.append(
+                InvalidWindow(
+                    DEFAULT_NAMESPACE,
+                    f"<document {position}>",
+                    (FieldError("kind", f"expected a ConfigMap, got a {type(obj).__name__}"),),
+                )
+            )
+            continue
+        name, namespace = _meta(obj)
+        shown = name or f"<unnamed document {position}>"
+        kind = obj.get("kind")
+        if kind != "ConfigMap":
+            entries.append(
+                InvalidWindow(
+                    namespace, shown, (FieldError("kind", f"expected ConfigMap, got {kind!r}"),)
+                )
+            )
+            continue
+        if name is None:
+            entries.append(
+                InvalidWindow(namespace, shown, (FieldError("metadata.name", "is missing"),))
+            )
+            continue
+        data = obj.get("data")
+        entries.append(
+            parse_window(namespace, name, data, has_binary_data=bool(obj.get("binaryData")))
+        )
+    return entries
+
+
+def node_views(objects: Iterable[Any]) -> list[NodeView]:
+    """Node views of the objects that are Nodes with a name (others are skipped)."""
+    views = []
+    for obj in objects:
+        if isinstance(obj, Mapping) and obj.get("kind", "Node") == "Node":
+            view = node_view(obj)
+            if view is not None:
+                views.append(view)
+    return views

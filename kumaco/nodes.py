@@ -1,0 +1,169 @@
+"""What kumaco keeps of a Node: its name, labels and conditions -- nothing else.
+
+Contract: :func:`node_view` turns any decoded JSON/YAML value into a
+:class:`NodeView`, or ``None`` when it has no usable name; it never raises on
+malformed input. A missing ``status``, conditions that are not maps, without a
+``type`` or with a non-string ``status`` are skipped; of duplicate condition
+types the first one wins (what kubectl shows first). Labels that are not
+string-to-string are dropped. The image list, addresses and everything else a
+kubelet reports are never retained, so 5,000 nodes cost a few MB.
+
+:class:`NodeSet` holds the views by name with a label index for bulk
+selector evaluation; the controller updates it in place from watch events,
+the offline commands build it from a file. Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from kumaco.selectors import LabelIndex
+
+TRUE = "True"
+FALSE = "False"
+UNKNOWN = "Unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """One node condition as kumaco reads it."""
+
+    type: str
+    status: str
+    reason: str = ""
+    message: str = ""
+    last_transition_time: str | None = None
+
+    @property
+    def is_true(self) -> bool:
+        return self.status == TRUE
+
+
+@dataclass(frozen=True, slots=True)
+class NodeView:
+    """The part of a Node kumaco needs."""
+
+    name: str
+    labels: Mapping[str, str]
+    conditions: Mapping[str, Condition]
+
+    def condition(self, ctype: str) -> Condition | None:
+        return self.conditions.get(ctype)
+
+    def is_true(self, ctype: str) -> bool:
+        c = self.conditions.get(ctype)
+        return c is not None and c.status == TRUE
+
+
+def _str_or_empty(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def node_view(obj: object) -> NodeView | None:
+    """Trim a Node object (decoded JSON) to a :class:`NodeView`; None if unusable."""
+    if not isinstance(obj, Mapping):
+        return None
+    meta = obj.get("metadata")
+    if not isinstance(meta, Mapping):
+        return None
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        return None
+    raw_labels = meta.get("labels")
+    labels: dict[str, str] = {}
+    if isinstance(raw_labels, Mapping):
+        labels = {k: v for k, v in raw_labels.items() if isinstance(k, str) and isinstance(v, str)}
+    conditions: dict[str, Condition] = {}
+    status = obj.get("status")
+    raw_conditions = status.get("conditions") if isinstance(status, Mapping) else None
+    if isinstance(raw_conditions, list):
+        for c in raw_conditions:
+            if not isinstance(c, Mapping):
+                continue
+            ctype, cstatus = c.get("type"), c.get("status")
+            if (
+                not isinstance(ctype, str)
+                or not ctype
+                or not isinstance(cstatus, str)
+                or ctype in conditions
+            ):
+                continue
+            ltt = c.get("lastTransitionTime")
+            conditions[ctype] = Condition(
+                type=ctype,
+                status=cstatus,
+                reason=_str_or_empty(c.get("reason")),
+                message=_str_or_empty(c.get("message")),
+                last_transition_time=_timestamp_text(ltt),
+            )
+    return NodeView(
+        name=name, labels=MappingProxyType(labels), conditions=MappingProxyType(conditions)
+    )
+
+
+def _timestamp_text(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dt.datetime):  # YAML loaders turn timestamps into datetimes
+        aware = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+        return aware.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return None
+
+
+def parse_timestamp(text: str | None) -> int | None:
+    """An RFC 3339 timestamp as an instant (ns since the epoch), or None if absent/malformed."""
+    if not text:
+        return None
+    try:
+        parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        return None
+    return (
+        (parsed - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(microseconds=1)
+    ) * 1000
+
+
+def format_instant(t: int) -> str:
+    """Format an instant (ns) as RFC 3339 UTC with ``Z``, to the second (as Kubernetes does)."""
+    secs = t // 1_000_000_000
+    return (dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(seconds=secs)).strftime(
+        "%Y-%m-%dT%H:%M:%SZ"
+    )
+
+
+class NodeSet:
+    """Node views by name, plus a label index kept in step."""
+
+    def __init__(self, nodes: Iterable[NodeView] = ()) -> None:
+        self._nodes: dict[str, NodeView] = {}
+        self.index = LabelIndex()
+        for n in nodes:
+            self.put(n)
+
+    def put(self, node: NodeView) -> None:
+        old = self._nodes.get(node.name)
+        self._nodes[node.name] = node
+        if old is None or old.labels != node.labels:
+            self.index.set(node.name, node.labels)
+
+    def remove(self, name: str) -> None:
+        if self._nodes.pop(name, None) is not None:
+            self.index.discard(name)
+
+    def get(self, name: str) -> NodeView | None:
+        return self._nodes.get(name)
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def __iter__(self) -> Iterator[NodeView]:
+        return iter(self._nodes.values())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._nodes

@@ -1,0 +1,289 @@
+"""kumaco.gotime: Go time semantics (calendar, zone lookup, Date, AddDate, Truncate)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import struct
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kumaco import gotime
+from kumaco.schedule import _cached_location, _zone_names, load_zone
+
+UTC = dt.UTC
+
+
+def unix(text: str) -> int:
+    return int(dt.datetime.fromisoformat(text).timestamp())
+
+
+def loc(name: str) -> gotime.Location:
+    return _cached_location(name)
+
+
+# ---------------------------------------------------------------------------
+# Calendar
+
+
+@given(st.integers(min_value=dt.date.min.toordinal(), max_value=dt.date.max.toordinal()))
+def test_civil_matches_python_calendar(ordinal: int) -> None:
+    days = ordinal - dt.date(1970, 1, 1).toordinal()
+    d = dt.date.fromordinal(ordinal)
+    assert gotime.civil_from_days(days) == (d.year, d.month, d.day)
+    assert gotime.days_from_civil(d.year, d.month, d.day) == days
+
+
+@given(st.integers(min_value=-(10**12), max_value=10**12))
+def test_civil_roundtrip_far_outside_python_range(days: int) -> None:
+    y, m, d = gotime.civil_from_days(days)
+    assert 1 <= m <= 12
+    assert 1 <= d <= 31
+    assert gotime.days_from_civil(y, m, d) == days
+
+
+def test_wall_fields_and_weekday() -> None:
+    # 2024-03-10 07:00:00Z is the New York spring-forward instant: 03:00 EDT, a Sunday.
+    w = gotime.wall(unix("2024-03-10T07:00:00+00:00"), loc("America/New_York"))
+    assert w == gotime.Wall(2024, 3, 10, 3, 0, 0, 0)
+    assert gotime.wall(0, gotime.UTC) == gotime.Wall(1970, 1, 1, 0, 0, 0, 4)  # Thursday
+    assert gotime.wall(-1, gotime.UTC) == gotime.Wall(1969, 12, 31, 23, 59, 59, 3)
+
+
+# ---------------------------------------------------------------------------
+# Zone lookup
+
+
+def _boundaries(location: gotime.Location, lo: int, hi: int) -> list[int]:
+    out = []
+    t = lo
+    while t < hi:
+        offset, start, end = location.lookup(t)
+        assert start <= t < end
+        # the claimed interval really has one offset
+        assert location.offset(end - 1) == offset
+        out.append(end)
+        t = end
+    return out
+
+
+def test_offsets_agree_with_zoneinfo_for_every_tzdata_zone() -> None:
+    """Go's reading of the TZif data (table + TZ footer per UTC year) equals Python's."""
+    lo = unix("1970-01-01T00:00:00+00:00")
+    hi = unix("2100-01-01T00:00:00+00:00")
+    rng = random.Random(1)
+    mismatches = []
+    for name in sorted(_zone_names()):
+        location, zone = loc(name), load_zone(name)
+        points = {rng.randrange(lo, hi) for _ in range(30)}
+        for b in _boundaries(location, lo, hi):
+            points.update((b - 1, b))
+        for p in points:
+            if not lo <= p < hi:
+                continue
+            expected = dt.datetime.fromtimestamp(p, zone).utcoffset()
+            assert expected is not None
+            if location.offset(p) != int(expected.total_seconds()):
+                mismatches.append((name, p))
+    assert mismatches == []
+
+
+@pytest.mark.parametrize(
+    "name", ["America/New_York", "Europe/Berlin", "Australia/Lord_Howe", "America/Sao_Paulo"]
+)
+def test_offsets_agree_with_zoneinfo_hour_by_hour(name: str) -> None:
+    location, zone = loc(name), load_zone(name)
+    for year in (1975, 2000, 2018, 2024, 2077):
+        start = unix(f"{year}-01-01T00:00:00+00:00")
+        for p in range(start, start + 366 * 86400, 3600):
+            expected = dt.datetime.fromtimestamp(p, zone).utcoffset()
+            assert expected is not None
+            assert location.offset(p) == int(expected.total_seconds()), (name, p)
+
+
+def test_transition_boundaries_are_exact() -> None:
+    ny = loc("America/New_York")
+    spring = unix("2024-03-10T07:00:00+00:00")  # from the TZ footer (last table entry: 2007)
+    assert ny.offset(spring - 1) == -5 * 3600
+    assert ny.offset(spring) == -4 * 3600
+    assert ny.lookup(spring)[1] == spring
+    assert ny.lookup(spring - 1)[2] == spring
+    lord_howe = loc("Australia/Lord_Howe")
+    back = unix("2024-04-07T02:00:00+11:00")
+    assert (lord_howe.offset(back - 1), lord_howe.offset(back)) == (39600, 37800)
+
+
+def test_lookup_before_first_transition_uses_gos_first_zone() -> None:
+    ny = loc("America/New_York")
+    assert ny.lookup(-(10**11)) == (-17762, gotime.ALPHA, ny.transitions[0])  # LMT -4:56:02
+    assert gotime.UTC.lookup(-(10**15)) == (0, gotime.ALPHA, gotime.OMEGA)
+
+
+def test_fixed_zone_gets_gos_fake_transition() -> None:
+    gmt5 = loc("Etc/GMT+5")
+    assert gmt5.transitions == (gotime.ALPHA,)
+    assert gmt5.lookup(0) == (-5 * 3600, gotime.ALPHA, gotime.OMEGA)
+    assert loc("UTC") is gotime.UTC
+
+
+def _tzif(footer: bytes, types: list[tuple[int, int]], times: list[tuple[int, int]]) -> bytes:
+    """A minimal version-2 TZif file (empty v1 block)."""
+    chars = b"AAA\0"
+    body = struct.pack(">6L", 0, 0, 0, len(times), len(types), len(chars))
+    body += b"".join(struct.pack(">q", t) for t, _ in times)
+    body += bytes(i for _, i in times)
+    body += b"".join(struct.pack(">lBB", off, dst, 0) for off, dst in types)
+    body += chars
+    empty_v1 = b"TZif2" + b"\0" * 15 + struct.pack(">6L", 0, 0, 0, 0, 0, 0)
+    return empty_v1 + b"TZif2" + b"\0" * 15 + body + b"\n" + footer + b"\n"
+
+
+def test_first_zone_rules_follow_go() -> None:
+    # Zone 0 unused by transitions: it applies before the first one (Go case 1).
+    z = gotime.location_from_tzif("x", _tzif(b"", [(100, 0), (200, 0)], [(1000, 1)]))
+    assert z.first_offset == 100
+    # First transition goes to DST: the closest earlier standard zone (case 2).
+    z = gotime.location_from_tzif(
+        "x", _tzif(b"", [(0, 1), (300, 0), (400, 1)], [(1000, 2), (2000, 0)])
+    )
+    assert z.first_offset == 300
+    # Otherwise the first standard zone (case 3).
+    z = gotime.location_from_tzif("x", _tzif(b"", [(0, 1), (500, 0)], [(1000, 0), (2000, 1)]))
+    assert z.first_offset == 500
+    # Without a footer the last transition's zone lasts forever.
+    assert z.lookup(10**12) == (500, 2000, gotime.OMEGA)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"TZiX" + b"\0" * 60,
+        b"TZif4" + b"\0" * 60,  # Go only knows versions 1-3
+        b"TZif2" + b"\0" * 15 + struct.pack(">6L", 0, 0, 0, 5, 1, 4),  # truncated
+        b"TZif\0" + b"\0" * 15 + struct.pack(">6L", 0, 0, 0, 0, 0, 0),  # no zones
+    ],
+)
+def test_bad_tzif_rejected(data: bytes) -> None:
+    with pytest.raises(gotime.TZifError):
+        gotime.location_from_tzif("bad", data)
+
+
+@pytest.mark.parametrize(
+    ("footer", "instant", "offset"),
+    [
+        # Default rules ",M3.2.0,M11.1.0" and DST = std + 1h when omitted.
+        (b"EST5EDT", "2030-07-01T00:00:00+00:00", -4 * 3600),
+        (b"EST5EDT", "2030-03-10T06:59:59+00:00", -5 * 3600),
+        (b"EST5EDT", "2030-03-10T07:00:00+00:00", -4 * 3600),
+        # Julian day (Feb 29 never counted) and zero-based day-of-year rules.
+        (b"<+01>-1<+02>,J60/0,J300/0", "2032-02-29T23:59:59+01:00", 3600),  # J60 is Mar 1
+        (b"<+01>-1<+02>,J60/0,J300/0", "2032-03-01T00:00:00+01:00", 7200),
+        (b"<+01>-1<+02>,59/0,300/0", "2031-03-01T00:00:00+01:00", 7200),  # day 59: Mar 1
+        (b"<+01>-1<+02>,59/0,300/0", "2032-02-28T23:59:59+01:00", 3600),  # leap: Feb 29
+        (b"<+01>-1<+02>,59/0,300/0", "2032-02-29T00:00:00+01:00", 7200),
+        # Southern hemisphere (end before start) and negative DST (Dublin).
+        (b"AEST-10AEDT,M10.1.0,M4.1.0/3", "2030-01-15T00:00:00+00:00", 11 * 3600),
+        (b"IST-1GMT0,M10.5.0,M3.5.0/1", "2030-01-15T00:00:00+00:00", 0),
+        (b"IST-1GMT0,M10.5.0,M3.5.0/1", "2030-07-15T00:00:00+00:00", 3600),
+        # Times beyond 24h and negative times (tzcode extensions Go accepts).
+        (b"IST-2IDT,M3.4.4/26,M10.5.0", "2030-03-29T01:59:59+02:00", 2 * 3600),
+        (b"IST-2IDT,M3.4.4/26,M10.5.0", "2030-03-29T02:00:00+02:00", 3 * 3600),
+        (b"<-02>2<-01>,M3.5.0/-1,M10.5.0/0", "2030-03-30T23:00:00-02:00", -3600),
+        # Unparseable footers are ignored, as Go ignores them.
+        (b"EST5EDT,M3.2.0", "2030-07-01T00:00:00+00:00", 3600),
+        (b"E5", "2030-07-01T00:00:00+00:00", 3600),
+    ],
+)
+def test_tz_footer_rules(footer: bytes, instant: str, offset: int) -> None:
+    zone = gotime.location_from_tzif("x", _tzif(footer, [(3600, 0)], [(0, 0)]))
+    assert zone.offset(unix(instant)) == offset
+
+
+def test_footer_before_1970_follows_gos_truncated_remainder() -> None:
+    # Go computes the position in the year as (yday-1)*86400 + sec%86400 with a
+    # truncated remainder: before 1970, DST switches a day late except at midnight.
+    zone = gotime.location_from_tzif("x", _tzif(b"EST5EDT", [(-18000, 0)], [(-(10**10), 0)]))
+    switch = unix("1960-03-13T07:00:00+00:00")  # default rule M3.2.0 at 02:00 EST
+    assert zone.offset(switch - 1) == -5 * 3600
+    assert zone.offset(switch) == -5 * 3600  # a day late
+    assert zone.offset(switch + 86400) == -4 * 3600
+    assert zone.lookup(switch)[1:] == (switch, switch + 1)
+
+
+# ---------------------------------------------------------------------------
+# Date, AddDate, Truncate
+
+
+@pytest.mark.parametrize(
+    ("zone", "wall", "expected"),
+    [
+        # Normalisation carries like Go (floor division).
+        ("UTC", (2024, 13, 1, 0, 0, 0), "2025-01-01T00:00:00+00:00"),
+        ("UTC", (2024, 0, 1, 0, 0, 0), "2023-12-01T00:00:00+00:00"),
+        ("UTC", (2024, 1, 31 + 29 + 1, 0, 0, 0), "2024-03-01T00:00:00+00:00"),
+        ("UTC", (2024, 3, 0, 0, 0, 0), "2024-02-29T00:00:00+00:00"),
+        ("UTC", (2024, 1, 1, -1, 0, 0), "2023-12-31T23:00:00+00:00"),
+        ("UTC", (2024, 1, 1, 0, 0, -1), "2023-12-31T23:59:59+00:00"),
+        ("UTC", (2024, -25, 1, 0, 0, 0), "2021-11-01T00:00:00+00:00"),
+        # Spring-forward gaps: west of Greenwich the wall clock lands earlier,
+        # east of it later (Go uses the offset in force at "wall read as UTC").
+        ("America/New_York", (2024, 3, 10, 2, 30, 0), "2024-03-10T01:30:00-05:00"),
+        ("Europe/Berlin", (2024, 3, 31, 2, 30, 0), "2024-03-31T03:30:00+02:00"),
+        ("Australia/Lord_Howe", (2024, 10, 6, 2, 15, 0), "2024-10-06T02:45:00+11:00"),
+        ("America/Sao_Paulo", (2018, 11, 4, 0, 0, 0), "2018-11-03T23:00:00-03:00"),
+        # Fall-back overlaps: west picks the first (daylight) reading, east the second.
+        ("America/New_York", (2024, 11, 3, 1, 30, 0), "2024-11-03T01:30:00-04:00"),
+        ("Europe/Berlin", (2024, 10, 27, 2, 30, 0), "2024-10-27T02:30:00+01:00"),
+        ("Australia/Lord_Howe", (2024, 4, 7, 1, 45, 0), "2024-04-07T01:45:00+10:30"),
+        # A 15-minute gap at midnight (Kathmandu, 1986).
+        ("Asia/Kathmandu", (1986, 1, 1, 0, 5, 0), "1986-01-01T00:20:00+05:45"),
+    ],
+)
+def test_date_follows_go(zone: str, wall: tuple[int, ...], expected: str) -> None:
+    assert gotime.date(loc(zone), *wall) == unix(expected)
+
+
+def test_date_equals_double_lookup_formula() -> None:
+    rng = random.Random(7)
+    for name in ("America/New_York", "Europe/Berlin", "Australia/Lord_Howe", "Pacific/Chatham"):
+        z = loc(name)
+        for _ in range(2000):
+            w = rng.randrange(0, 4_102_444_800)
+            days, sod = divmod(w, 86400)
+            y, m, d = gotime.civil_from_days(days)
+            got = gotime.date(z, y, m, d, sod // 3600, sod // 60 % 60, sod % 60)
+            assert got == w - z.offset(w - z.offset(w))
+
+
+@pytest.mark.parametrize(
+    ("start", "delta", "expected"),
+    [
+        ("2024-01-31T10:00:00+00:00", (0, 1, 0), "2024-03-02T10:00:00+00:00"),
+        ("2023-01-31T10:00:00+00:00", (0, 1, 0), "2023-03-03T10:00:00+00:00"),
+        ("2024-02-29T00:00:00+00:00", (1, 0, 0), "2025-03-01T00:00:00+00:00"),
+        ("2024-12-31T00:00:00+00:00", (0, 0, 1), "2025-01-01T00:00:00+00:00"),
+    ],
+)
+def test_add_date(start: str, delta: tuple[int, int, int], expected: str) -> None:
+    assert gotime.add_date(unix(start), gotime.UTC, *delta) == unix(expected)
+
+
+def test_add_date_keeps_wall_clock_across_dst() -> None:
+    ny = loc("America/New_York")
+    before = unix("2024-03-09T12:00:00-05:00")
+    assert gotime.add_date(before, ny, 0, 0, 1) == unix("2024-03-10T12:00:00-04:00")
+
+
+def test_truncate_is_on_absolute_time() -> None:
+    assert gotime.truncate(119, 60) == 60
+    assert gotime.truncate(-1, 60) == -60  # rounds down, not towards zero
+    assert gotime.truncate(7, 0) == 7
+    # Go's zero time (year 1) is a multiple of a day before the epoch; for
+    # Monrovia (-0:44:30) a truncated minute is hh:mm:30 on the wall clock.
+    monrovia = loc("Africa/Monrovia")
+    t = gotime.truncate(unix("1971-06-01T10:00:45+00:00"), 60)
+    assert gotime.wall(t, monrovia).second == 30
+    assert gotime.truncate(-62135596800 - 1, 86400) == -62135596800 - 86400

@@ -1,0 +1,310 @@
+"""The planner (kumaco.planner): one table test per rule of UnderMaintenance and MaintenanceInProgress."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+
+import pytest
+
+from kumaco.durations import SECOND
+from kumaco.errors import InvalidInput
+from kumaco.nodes import NodeSet, node_view
+from kumaco.planner import (
+    ALLOWED,
+    BLOCKED,
+    CEILING_REACHED,
+    NO_WINDOW,
+    NOT_UNDER_MAINTENANCE,
+    REQUIREMENT_NOT_MET,
+    WINDOW_OPEN,
+    Ceiling,
+    Policy,
+    parse_ceiling,
+    plan,
+)
+from kumaco.selectors import parse_selector
+from kumaco.windows import Window, parse_window
+
+REQ, BLOCK, MIP = "kured.dev/RebootRequired", "kured.dev/RebootInhibited", "MaintenanceInProgress"
+NOW = int(dt.datetime(2026, 12, 1, 3, 30, tzinfo=dt.UTC).timestamp()) * SECOND
+
+
+def window(name: str, start: str = "0 3 * * *", duration: str = "2h", selector: str = "") -> Window:
+    w = parse_window(
+        "maint", name, {"startTime": start, "duration": duration, "nodeSelector": selector}
+    )
+    assert isinstance(w, Window)
+    return w
+
+
+def node(
+    name: str, labels: Mapping[str, str] | None = None, **conds: str | tuple[str, str]
+) -> object:
+    conditions = []
+    for ctype, value in conds.items():
+        status, ltt = value if isinstance(value, tuple) else (value, "2026-11-01T00:00:00Z")
+        conditions.append(
+            {
+                "type": ctype.replace("__", "/").replace("_", "."),
+                "status": status,
+                "lastTransitionTime": ltt,
+            }
+        )
+    return {
+        "metadata": {"name": name, "labels": dict(labels or {})},
+        "status": {"conditions": conditions},
+    }
+
+
+def nodeset(*objs: object) -> NodeSet:
+    views = [node_view(o) for o in objs]
+    return NodeSet(v for v in views if v is not None)
+
+
+# Condition keyword names: kured__dev/RebootRequired is awkward in kwargs, so use helpers.
+def req(status: str = "True", ltt: str = "2026-11-01T00:00:00Z") -> dict[str, tuple[str, str]]:
+    return {"kured_dev__RebootRequired": (status, ltt)}
+
+
+def blk(status: str = "True") -> dict[str, str]:
+    return {"kured_dev__RebootInhibited": status}
+
+
+def mip(status: str = "True") -> dict[str, str]:
+    return {MIP: status}
+
+
+KURED = Policy(ceiling=Ceiling(2), require=(REQ,), block=(BLOCK,))
+
+
+def test_under_maintenance_true_only_for_nodes_matching_an_open_window() -> None:
+    p = plan(
+        [window("a", selector="zone=a")],
+        nodeset(node("n1", {"zone": "a"}), node("n2", {"zone": "b"})),
+        NOW,
+        Policy(),
+    )
+    n1, n2 = p.nodes
+    assert (n1.is_under_maintenance, n1.under_maintenance.reason, n1.windows) == (
+        True,
+        WINDOW_OPEN,
+        ("maint/a",),
+    )
+    assert (
+        n1.under_maintenance.message == "maintenance window maint/a open until 2026-12-01T05:00:00Z"
+    )
+    assert (n2.is_under_maintenance, n2.under_maintenance.reason, n2.windows) == (
+        False,
+        NO_WINDOW,
+        (),
+    )
+    assert n1.in_progress is None  # no ceiling: MaintenanceInProgress is not managed
+
+
+def test_several_windows_are_named_and_the_latest_close_wins() -> None:
+    p = plan(
+        [window("a", duration="1h"), window("b", start="30 3 * * *", duration="3h")],
+        nodeset(node("n")),
+        NOW,
+        Policy(),
+    )
+    (n,) = p.nodes
+    assert n.windows == ("maint/a", "maint/b")
+    assert (
+        n.under_maintenance.message
+        == "maintenance windows maint/a, maint/b open until 2026-12-01T06:30:00Z"
+    )
+
+
+def test_only_nodes_in_scope_are_planned() -> None:
+    p = plan(
+        [window("a")],
+        nodeset(node("in", {"pool": "x"}), node("out", {"pool": "y"})),
+        NOW,
+        Policy(scope=parse_selector("pool=x")),
+    )
+    assert [n.name for n in p.nodes] == ["in"]
+
+
+def test_closed_windows_and_next_change() -> None:
+    later = NOW + 3 * 3600 * SECOND
+    p = plan([window("a")], nodeset(node("n")), later, Policy())
+    assert not p.nodes[0].is_under_maintenance
+    assert p.next_change == int(dt.datetime(2026, 12, 2, 3, tzinfo=dt.UTC).timestamp()) * SECOND
+    open_now = plan([window("a")], nodeset(node("n")), NOW, Policy())
+    assert (
+        open_now.next_change == int(dt.datetime(2026, 12, 1, 5, tzinfo=dt.UTC).timestamp()) * SECOND
+    )
+
+
+def test_next_change_ignores_windows_that_match_no_node_in_scope() -> None:
+    p = plan(
+        [window("a", start="*/5 * * * *", duration="1m", selector="zone=nowhere"), window("b")],
+        nodeset(node("n")),
+        NOW,
+        Policy(),
+    )
+    assert p.next_change == int(dt.datetime(2026, 12, 1, 5, tzinfo=dt.UTC).timestamp()) * SECOND
+
+
+@pytest.mark.parametrize(
+    ("conds", "status", "reason"),
+    [
+        ({}, "False", REQUIREMENT_NOT_MET),
+        (req("False"), "False", REQUIREMENT_NOT_MET),
+        (req("Unknown"), "False", REQUIREMENT_NOT_MET),
+        ({**req(), **blk()}, "False", BLOCKED),
+        ({**req(), **blk("False")}, "True", ALLOWED),
+        (req(), "True", ALLOWED),
+    ],
+)
+def test_in_progress_needs_every_required_and_no_blocking_condition(
+    conds: dict[str, str], status: str, reason: str
+) -> None:
+    (n,) = plan([window("a")], nodeset(node("n", **conds)), NOW, KURED).nodes
+    assert n.in_progress is not None
+    assert (n.in_progress.status, n.in_progress.reason) == (status, reason)
+
+
+def test_not_under_maintenance_means_not_in_progress_and_revokes() -> None:
+    (n,) = plan(
+        [window("a", selector="zone=a")], nodeset(node("n", **req(), **mip())), NOW, KURED
+    ).nodes
+    assert n.in_progress is not None
+    assert (n.in_progress.status, n.in_progress.reason) == ("False", NOT_UNDER_MAINTENANCE)
+
+
+def test_a_blocked_holder_loses_it() -> None:
+    (n,) = plan([window("a")], nodeset(node("n", **req(), **blk(), **mip())), NOW, KURED).nodes
+    assert n.in_progress is not None and n.in_progress.status == "False"
+
+
+def test_the_ceiling_admits_oldest_first_by_latest_required_transition_then_name() -> None:
+    nodes = nodeset(
+        node("d", **req(ltt="2026-11-04T00:00:00Z")),
+        node("c", **req(ltt="2026-11-02T00:00:00Z")),
+        node("b", **req(ltt="2026-11-02T00:00:00Z")),
+        node("a", **req(ltt="2026-11-03T00:00:00Z")),
+    )
+    p = plan([window("w")], nodes, NOW, KURED)
+    granted = [n.name for n in p.nodes if n.is_in_progress]
+    assert granted == ["b", "c"]
+    waiting = {
+        n.name: n.in_progress.reason for n in p.nodes if n.in_progress and not n.is_in_progress
+    }
+    assert waiting == {"a": CEILING_REACHED, "d": CEILING_REACHED}
+    assert (p.ceiling, p.in_progress) == (2, 2)
+
+
+def test_the_latest_of_several_required_conditions_orders_admission() -> None:
+    policy = Policy(ceiling=Ceiling(1), require=(REQ, "kured.dev/Drained"))
+    nodes = nodeset(
+        node(
+            "x",
+            **req(ltt="2026-11-01T00:00:00Z"),
+            kured_dev__Drained=("True", "2026-11-09T00:00:00Z"),
+        ),
+        node(
+            "y",
+            **req(ltt="2026-11-05T00:00:00Z"),
+            kured_dev__Drained=("True", "2026-11-05T00:00:00Z"),
+        ),
+    )
+    assert [n.name for n in plan([window("w")], nodes, NOW, policy).nodes if n.is_in_progress] == [
+        "y"
+    ]
+
+
+def test_a_missing_or_malformed_time_sorts_after_known_ones() -> None:
+    nodes = nodeset(node("a", **req(ltt="garbage")), node("b", **req(ltt="2026-11-20T00:00:00Z")))
+    policy = Policy(ceiling=Ceiling(1), require=(REQ,))
+    assert [n.name for n in plan([window("w")], nodes, NOW, policy).nodes if n.is_in_progress] == [
+        "b"
+    ]
+
+
+def test_holders_keep_it_and_count_first() -> None:
+    nodes = nodeset(
+        node("old", **req(ltt="2026-10-01T00:00:00Z")),
+        node("holder", **req(ltt="2026-11-20T00:00:00Z"), **mip()),
+    )
+    p = plan([window("w")], nodes, NOW, Policy(ceiling=Ceiling(1), require=(REQ,)))
+    assert [n.name for n in p.nodes if n.is_in_progress] == ["holder"]
+
+
+def test_a_lowered_ceiling_revokes_nobody_and_admits_nobody() -> None:
+    nodes = nodeset(*(node(f"h{i}", **req(), **mip()) for i in range(3)), node("new", **req()))
+    p = plan([window("w")], nodes, NOW, Policy(ceiling=Ceiling(1), require=(REQ,)))
+    assert [n.name for n in p.nodes if n.is_in_progress] == ["h0", "h1", "h2"]
+    new = p.node("new")
+    assert new is not None and new.in_progress is not None
+    assert new.in_progress.reason == CEILING_REACHED
+
+
+def test_a_ceiling_of_zero_is_a_pause_switch() -> None:
+    p = plan(
+        [window("w")], nodeset(node("n", **req())), NOW, Policy(ceiling=Ceiling(0), require=(REQ,))
+    )
+    assert p.nodes[0].is_in_progress is False
+
+
+@pytest.mark.parametrize(
+    ("text", "nodes", "limit"),
+    [("10%", 25, 2), ("10%", 9, 1), ("50%", 3, 1), ("100%", 7, 7), ("1%", 1000, 10), ("3", 1, 3)],
+)
+def test_percentages_round_down_but_never_below_one(text: str, nodes: int, limit: int) -> None:
+    assert parse_ceiling(text).limit(nodes) == limit
+
+
+@pytest.mark.parametrize("text", ["", "-1", "1.5", "0%", "101%", "10 %", "ten", "1e3", "%"])
+def test_bad_ceilings(text: str) -> None:
+    with pytest.raises(InvalidInput):
+        parse_ceiling(text)
+
+
+def test_the_percentage_base_is_the_nodes_in_scope() -> None:
+    nodes = nodeset(*(node(f"n{i}", {"pool": "x" if i < 10 else "y"}, **req()) for i in range(30)))
+    p = plan(
+        [window("w")],
+        nodes,
+        NOW,
+        Policy(scope=parse_selector("pool=x"), ceiling=Ceiling(20, True), require=(REQ,)),
+    )
+    assert p.ceiling == 2
+    assert sum(1 for n in p.nodes if n.is_in_progress) == 2
+
+
+def test_messages_do_not_change_while_nothing_changes() -> None:
+    nodes = nodeset(node("n", **req()), node("m", **req()))
+    a = plan([window("w")], nodes, NOW, Policy(ceiling=Ceiling(1), require=(REQ,)))
+    b = plan([window("w")], nodes, NOW + 600 * SECOND, Policy(ceiling=Ceiling(1), require=(REQ,)))
+    assert [n.desired for n in a.nodes] == [n.desired for n in b.nodes]
+
+
+def test_malformed_nodes_do_not_crash_the_planner() -> None:
+    objs = [
+        {"metadata": {"name": "no-status"}},
+        {"metadata": {"name": "bad-status"}, "status": "weird"},
+        {
+            "metadata": {"name": "bad-conds"},
+            "status": {"conditions": [{"status": "True"}, "x", {"type": 3}]},
+        },
+        {
+            "metadata": {"name": "dup"},
+            "status": {
+                "conditions": [{"type": REQ, "status": "True"}, {"type": REQ, "status": "False"}]
+            },
+        },
+        {"metadata": {"name": "labels", "labels": {"a": 1, "b": None, "c": "ok"}}},
+        {"metadata": {}},
+        {"kind": "Node"},
+        None,
+    ]
+    views = [node_view(o) for o in objs]
+    ns = NodeSet(v for v in views if v is not None)
+    p = plan([window("w", selector="c=ok")], ns, NOW, KURED)
+    assert {n.name for n in p.nodes} == {"no-status", "bad-status", "bad-conds", "dup", "labels"}
+    dup = p.node("dup")
+    assert dup is not None and dup.is_in_progress is False  # not under maintenance (no c=ok label)
+    assert p.node("labels") is not None and p.node("labels").is_under_maintenance  # type: ignore[union-attr]

@@ -1,0 +1,152 @@
+"""kumaco.schedule against the real robfig/cron v3.0.1 (built from the Go module proxy).
+
+Acceptance and every ``next_fire`` must equal robfig's, except for kumaco's
+deliberate rejections: the ``Local`` zone and ``@every``.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kumaco.errors import InvalidInput
+from kumaco.schedule import GO_SPACE, parse_schedule
+from tests.oracle import Oracle
+from tests.unit.test_schedule import (
+    DAY_COMBINATION,
+    DST_CASES,
+    INVALID,
+    NEVER_FIRES,
+    VALID,
+    instants,
+    specs,
+    unix,
+)
+
+pytestmark = pytest.mark.oracle
+
+
+def deliberate_rejection(spec: str) -> bool:
+    """Specs robfig accepts and kumaco rejects on purpose."""
+    rest = spec
+    if spec.startswith(("TZ=", "CRON_TZ=")) and " " in spec:
+        space = spec.index(" ")
+        if spec[spec.index("=") + 1 : space] == "Local":
+            return True
+        rest = spec[space:].strip(GO_SPACE)
+    return rest.startswith("@every")
+
+
+def check(oracle: Oracle, spec: str, afters: list[int]) -> None:
+    robfig = oracle.cron(spec, afters)
+    rejected: str | None = None
+    try:
+        schedule = parse_schedule(spec)
+    except InvalidInput as err:
+        rejected = str(err)
+    if rejected is not None:
+        assert "error" in robfig or deliberate_rejection(spec), (spec, rejected, robfig)
+        return
+    assert "error" not in robfig, (spec, robfig)
+    assert not deliberate_rejection(spec)
+    mine = [schedule.next_fire(a) for a in afters]
+    assert mine == robfig["next"], (spec, afters)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_random_specs_match_robfig(robfig_oracle: Oracle, data: st.DataObject) -> None:
+    spec, zone = data.draw(specs())
+    check(robfig_oracle, spec, data.draw(instants(zone)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(
+        alphabet=st.sampled_from("0123456789*?,-/ \t\u3000\x1cjanMONİ@TZ=CRON_UTC"), max_size=30
+    )
+)
+def test_random_text_acceptance_matches_robfig(robfig_oracle: Oracle, text: str) -> None:
+    check(robfig_oracle, text, [1_700_000_000])
+
+
+SAMPLE_AFTERS = [
+    0,
+    1_700_000_000,
+    unix("2024-03-10T06:59:59+00:00"),
+    unix("2024-10-27T00:30:00+00:00"),
+    unix("2096-10-02T00:00:00+00:00"),
+    unix("2099-12-31T23:59:59+00:00"),
+    -62135596800,  # 0001-01-01
+    253402300799,  # 9999-12-31T23:59:59
+]
+
+
+@pytest.mark.parametrize("spec", list(VALID) + [spec for spec, _ in INVALID])
+def test_tables_match_robfig(robfig_oracle: Oracle, spec: str) -> None:
+    check(robfig_oracle, spec, SAMPLE_AFTERS)
+
+
+@pytest.mark.parametrize("spec", NEVER_FIRES)
+def test_never_fires_matches_robfig(robfig_oracle: Oracle, spec: str) -> None:
+    check(robfig_oracle, spec, SAMPLE_AFTERS)
+    if parse_schedule(spec).never_fires:
+        assert robfig_oracle.cron(spec, SAMPLE_AFTERS)["next"] == [None] * len(SAMPLE_AFTERS)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "TZ=Local 0 0 * * *",
+        "@every 1h",
+        "TZ=UTC @every 5m",
+        # robfig panics without a space after the prefix: an error for both.
+        "TZ=Europe/Berlin",
+        "CRON_TZ=",
+    ],
+)
+def test_deliberate_deviations(robfig_oracle: Oracle, spec: str) -> None:
+    check(robfig_oracle, spec, [0])
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        # Go also finds these outside the tzdata package (host files, path
+        # variants); kumaco accepts only the package's canonical zone names.
+        "TZ=America//New_York 0 0 * * *",
+        "TZ=./UTC 0 0 * * *",
+    ],
+)
+def test_zone_names_stricter_than_go(robfig_oracle: Oracle, spec: str) -> None:
+    assert "next" in robfig_oracle.cron(spec, [0])
+    with pytest.raises(InvalidInput):
+        parse_schedule(spec)
+
+
+@pytest.mark.parametrize(("zone", "spec", "after", "expected"), DST_CASES)
+def test_dst_table_is_robfigs(
+    robfig_oracle: Oracle, zone: str, spec: str, after: str, expected: list[str]
+) -> None:
+    t = unix(after)
+    for want in expected:
+        (got,) = robfig_oracle.cron(f"CRON_TZ={zone} {spec}", [t])["next"]
+        assert got == unix(want)
+        t = got
+
+
+@pytest.mark.parametrize(("spec", "after", "expected"), DAY_COMBINATION)
+def test_day_combination_table_is_robfigs(
+    robfig_oracle: Oracle, spec: str, after: str, expected: list[str]
+) -> None:
+    t = unix(after)
+    for want in expected:
+        (got,) = robfig_oracle.cron(spec, [t])["next"]
+        assert got == unix(want + "T00:00:00+00:00")
+        t = got
+
+
+def test_duration_mode(robfig_oracle: Oracle) -> None:
+    assert robfig_oracle.duration("1h30m") == {"ns": 5_400_000_000_000}
+    assert "error" in robfig_oracle.duration("1d")

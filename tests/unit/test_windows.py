@@ -1,0 +1,326 @@
+"""Window ConfigMaps (kumaco.windows): validation naming keys, and open/close arithmetic.
+
+The property test checks ``Window.state_at`` against a brute-force,
+minute-by-minute evaluation of the cron fields on the wall clock of the
+window's zone, around DST changes in several zones.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kumaco.durations import HOUR, SECOND
+from kumaco.schedule import STAR, Schedule
+from kumaco.windows import MAX_VALUE_LENGTH, Interval, InvalidWindow, Window, parse_window
+
+
+def at(text: str) -> int:
+    t = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return int(t.timestamp()) * SECOND
+
+
+def window(start: str, duration: str = "1h", selector: str = "", **extra: object) -> Window:
+    w = parse_window(
+        "ns", "w", {"startTime": start, "duration": duration, "nodeSelector": selector, **extra}
+    )
+    assert isinstance(w, Window), w
+    return w
+
+
+def errors(data: object, **kw: bool) -> dict[str, str]:
+    w = parse_window("ns", "w", data, **kw)  # type: ignore[arg-type]
+    assert isinstance(w, InvalidWindow)
+    return {e.key: e.message for e in w.errors}
+
+
+# ----------------------------------------------------------------------------- validation
+
+
+def test_a_valid_window() -> None:
+    w = window("0 3 * * *", "2h", "zone=a")
+    assert (w.key, w.duration, str(w.selector), w.zone_name) == ("ns/w", 2 * HOUR, "zone=a", "UTC")
+
+
+@pytest.mark.parametrize("key", ["startTime", "duration", "nodeSelector"])
+def test_each_required_key_missing_is_named(key: str) -> None:
+    data = {"startTime": "0 3 * * *", "duration": "1h", "nodeSelector": ""}
+    del data[key]
+    assert errors(data) == {key: "is missing"}
+
+
+def test_a_case_variant_of_a_key_is_pointed_out() -> None:
+    assert errors({"starttime": "0 3 * * *", "duration": "1h", "nodeSelector": ""}) == {
+        "startTime": "is missing (found 'starttime': keys are case-sensitive)"
+    }
+
+
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [
+        (1, "an integer"),
+        (True, "a boolean"),
+        (None, "null"),
+        ([1], "a list"),
+        ({"a": 1}, "a map"),
+        (1.5, "a number"),
+    ],
+)
+def test_wrong_types_are_named(value: object, kind: str) -> None:
+    data = {"startTime": value, "duration": value, "nodeSelector": value}
+    assert errors(data) == dict.fromkeys(data, f"must be a string, got {kind}")
+
+
+def test_empty_values() -> None:
+    assert errors({"startTime": " ", "duration": "", "nodeSelector": ""}) == {
+        "startTime": "is empty",
+        "duration": "is empty",
+    }
+
+
+def test_all_problems_are_reported_at_once_in_key_order() -> None:
+    w = parse_window(
+        "ns", "w", {"nodeSelector": "a in (b", "duration": "1d", "startTime": "61 * * * *"}
+    )
+    assert isinstance(w, InvalidWindow)
+    assert [e.key for e in w.errors] == ["startTime", "duration", "nodeSelector"]
+    assert w.reason.startswith("startTime: minute: ")
+
+
+def test_binary_data_only_is_explained() -> None:
+    assert errors(None, has_binary_data=True)["startTime"] == "is missing (binaryData is not read)"
+
+
+def test_data_that_is_not_a_map() -> None:
+    assert errors(["x"])["duration"] == "is missing (data must be a map of strings, got a list)"
+
+
+def test_a_huge_value_is_rejected_before_parsing() -> None:
+    big = "1" * (1 << 20)
+    found = errors({"startTime": big, "duration": big + "h", "nodeSelector": "a=" + big})
+    assert (
+        found["startTime"]
+        == f"is {1 << 20} characters long; at most {MAX_VALUE_LENGTH} are accepted"
+    )
+    assert set(found) == {"startTime", "duration", "nodeSelector"}
+
+
+def test_time_zone_key() -> None:
+    assert window("0 3 * * *", timeZone="Europe/Berlin").zone_name == "Europe/Berlin"
+    assert "timeZone" in errors(
+        {"startTime": "0 3 * * *", "duration": "1h", "nodeSelector": "", "timeZone": "Mars/Olympus"}
+    )
+    combined = errors(
+        {
+            "startTime": "CRON_TZ=Asia/Tokyo 0 3 * * *",
+            "duration": "1h",
+            "nodeSelector": "",
+            "timeZone": "Europe/Berlin",
+        }
+    )
+    assert list(combined) == ["timeZone"]
+    assert "cannot be combined" in combined["timeZone"]
+    assert "timeZone" in errors(
+        {"startTime": "0 3 * * *", "duration": "1h", "nodeSelector": "", "timeZone": ""}
+    )
+
+
+@pytest.mark.parametrize("start", ["0 0 30 2 *", "0 0 31 4,6,9,11 *", ", * * * *"])
+def test_a_schedule_that_never_fires_is_invalid(start: str) -> None:
+    assert (
+        "never fires"
+        in errors({"startTime": start, "duration": "1h", "nodeSelector": ""})["startTime"]
+    )
+
+
+@pytest.mark.parametrize("duration", ["0", "-1h", "0s"])
+def test_duration_must_be_positive(duration: str) -> None:
+    assert (
+        "greater than 0"
+        in errors({"startTime": "0 3 * * *", "duration": duration, "nodeSelector": ""})["duration"]
+    )
+
+
+def test_every_is_rejected_with_a_clear_message() -> None:
+    msg = errors({"startTime": "@every 1h", "duration": "1h", "nodeSelector": ""})["startTime"]
+    assert "@every" in msg and "anchor" in msg
+
+
+# ----------------------------------------------------------------------------- open / closed
+
+
+def test_open_on_the_half_open_interval() -> None:
+    w = window("0 3 * * *", "2h")
+    assert not w.state_at(at("2026-12-01T02:59:59Z")).open
+    s = w.state_at(at("2026-12-01T03:00:00Z"))
+    assert (s.open, s.since, s.closes) == (
+        True,
+        at("2026-12-01T03:00:00Z"),
+        at("2026-12-01T05:00:00Z"),
+    )
+    assert w.state_at(at("2026-12-01T04:59:59Z")).open
+    closed = w.state_at(at("2026-12-01T05:00:00Z"))
+    assert (closed.open, closed.opens) == (False, at("2026-12-02T03:00:00Z"))
+
+
+def test_sub_second_durations_and_instants() -> None:
+    w = window("0 3 * * *", "1.5s")
+    assert w.state_at(at("2026-12-01T03:00:01Z") + SECOND // 2 - 1).open
+    assert not w.state_at(at("2026-12-01T03:00:01Z") + SECOND // 2).open
+
+
+def test_overlapping_occurrences_merge() -> None:
+    w = window("0 * * * *", "90m")  # every hour for 90 minutes: always open
+    s = w.state_at(at("2026-12-01T10:30:00Z"))
+    assert s.open
+    assert s.closes is not None and s.closes > at("2026-12-02T00:00:00Z")
+
+
+def test_touching_occurrences_merge() -> None:
+    w = window("0 1,2 * * *", "1h")  # 01:00-02:00 and 02:00-03:00 touch
+    s = w.state_at(at("2026-12-01T01:30:00Z"))
+    assert (s.since, s.closes) == (at("2026-12-01T01:00:00Z"), at("2026-12-01T03:00:00Z"))
+    assert list(w.intervals(at("2026-12-01T00:00:00Z"), at("2026-12-01T12:00:00Z"))) == [
+        Interval(at("2026-12-01T01:00:00Z"), at("2026-12-01T03:00:00Z"))
+    ]
+
+
+def test_intervals_begin_before_the_range_when_open_at_its_start() -> None:
+    w = window("0 3 * * *", "2h")
+    runs = list(w.intervals(at("2026-12-01T04:00:00Z"), at("2026-12-03T00:00:00Z")))
+    assert [(r.start, r.end) for r in runs] == [
+        (at("2026-12-01T03:00:00Z"), at("2026-12-01T05:00:00Z")),
+        (at("2026-12-02T03:00:00Z"), at("2026-12-02T05:00:00Z")),
+    ]
+
+
+def test_a_zone_shifts_the_utc_instants_with_dst() -> None:
+    w = window("CRON_TZ=Europe/Berlin 0 3 * * *", "1h")
+    winter = w.state_at(at("2026-12-01T02:30:00Z"))  # 03:30 CET
+    summer = w.state_at(at("2026-07-01T01:30:00Z"))  # 03:30 CEST
+    assert winter.since == at("2026-12-01T02:00:00Z")
+    assert summer.since == at("2026-07-01T01:00:00Z")
+
+
+def test_spring_forward_gap_does_not_fire_and_fall_back_fires_twice() -> None:
+    gap = window("CRON_TZ=America/New_York 30 2 * * *", "10m")
+    runs = list(gap.intervals(at("2024-03-09T12:00:00Z"), at("2024-03-11T12:00:00Z")))
+    assert [r.start for r in runs] == [at("2024-03-11T06:30:00Z")]  # not on 2024-03-10
+    twice = window("CRON_TZ=America/New_York 30 1 * * *", "10m")
+    runs = list(twice.intervals(at("2024-11-03T04:00:00Z"), at("2024-11-03T08:00:00Z")))
+    assert [r.start for r in runs] == [at("2024-11-03T05:30:00Z"), at("2024-11-03T06:30:00Z")]
+
+
+# ----------------------------------------------------------------------------- brute force
+
+ZONES = [
+    "UTC",
+    "America/New_York",
+    "Europe/Berlin",
+    "Australia/Lord_Howe",
+    "Asia/Kathmandu",
+    "America/Sao_Paulo",
+]
+# Instants near DST changes (UTC): New York, Berlin, Lord Howe, Sao Paulo 2018.
+AROUND = [
+    at("2024-03-10T07:00:00Z"),
+    at("2024-11-03T06:00:00Z"),
+    at("2025-03-30T01:00:00Z"),
+    at("2025-10-26T01:00:00Z"),
+    at("2025-04-05T15:00:00Z"),
+    at("2025-10-04T15:30:00Z"),
+    at("2018-11-04T03:00:00Z"),
+    at("2019-02-17T02:00:00Z"),
+    at("2026-06-15T12:00:00Z"),
+]
+
+
+def _fires_at(s: Schedule, instant_s: int) -> bool:
+    local = dt.datetime.fromtimestamp(instant_s, s.zone)
+    if local.second or not (
+        s.minute >> local.minute & 1 and s.hour >> local.hour & 1 and s.month >> local.month & 1
+    ):
+        return False
+    dom = bool(s.dom >> local.day & 1)
+    dow = bool(s.dow >> ((local.weekday() + 1) % 7) & 1)
+    return dom and dow if (s.dom & STAR or s.dow & STAR) else dom or dow
+
+
+def brute_open(w: Window, t: int) -> bool:
+    """Open iff some whole minute s in (t - d, t] is a firing (every zone here has whole-minute offsets)."""
+    start = (t - w.duration) // SECOND + 1
+    s = -(-start // 60) * 60
+    while s * SECOND <= t:
+        if _fires_at(w.schedule, s):
+            return True
+        s += 60
+    return False
+
+
+_FIELD = st.one_of(
+    st.just("*"), st.integers(0, 59).map(str), st.just("*/15"), st.just("10-40/10"), st.just("0,30")
+)
+_HOUR = st.one_of(
+    st.just("*"), st.integers(0, 23).map(str), st.just("1-3"), st.just("*/6"), st.just("0,2,23")
+)
+_DOM = st.sampled_from(["*", "?", "1", "15", "1-7", "*/2", "29,30,31"])
+_DOW = st.sampled_from(["*", "?", "0", "1-5", "SUN", "sat", "*/3"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    minute=_FIELD,
+    hour=_HOUR,
+    dom=_DOM,
+    dow=_DOW,
+    zone=st.sampled_from(ZONES),
+    minutes=st.integers(1, 180),
+    extra_s=st.integers(0, 59),
+    anchor=st.sampled_from(AROUND),
+    offset=st.integers(-3 * 86400, 3 * 86400),
+)
+def test_open_closed_agrees_with_brute_force_across_dst(
+    minute: str,
+    hour: str,
+    dom: str,
+    dow: str,
+    zone: str,
+    minutes: int,
+    extra_s: int,
+    anchor: int,
+    offset: int,
+) -> None:
+    spec = f"CRON_TZ={zone} {minute} {hour} {dom} * {dow}"
+    w = parse_window(
+        "ns", "w", {"startTime": spec, "duration": f"{minutes}m{extra_s}s", "nodeSelector": ""}
+    )
+    if isinstance(w, InvalidWindow):
+        assert "never fires" in w.reason
+        return
+    t = anchor + offset * SECOND
+    state = w.state_at(t)
+    assert state.open == brute_open(w, t), (spec, minutes, extra_s, t)
+    nxt = state.next_change
+    if nxt is not None:
+        assert nxt > t
+        if not state.open:  # it opens exactly then, and stays closed until then
+            assert brute_open(w, nxt)
+            assert not brute_open(w, nxt - SECOND)
+        else:
+            assert not brute_open(w, nxt) or nxt - t > 2 * HOUR
+            assert brute_open(w, nxt - 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    zone=st.sampled_from(ZONES),
+    t=st.integers(at("1990-01-01T00:00:00Z"), at("2090-01-01T00:00:00Z")),
+)
+def test_next_change_is_strictly_after_now(zone: str, t: int) -> None:
+    for spec in ("0 3 * * *", "*/7 * * * *", "0 0 29 2 *", "30 2 * * sun"):
+        w = window(f"CRON_TZ={zone} {spec}", "45m")
+        nc = w.state_at(t).next_change
+        assert nc is None or nc > t
