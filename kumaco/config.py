@@ -1,0 +1,260 @@
+"""Settings of ``kumaco run``: one frozen object, built once from flags and env, passed down.
+
+Contract: :func:`settings_from_args` is the only place that reads flags,
+environment variables (``KUMACO_<FLAG>``, e.g. ``KUMACO_MAX_IN_PROGRESS``;
+a flag on the command line wins) and the pod's identity (``POD_NAME``,
+``POD_NAMESPACE``, the service-account namespace file). Everything else
+receives a :class:`Settings`. Bad values are usage errors with the flag's
+name. Flag names follow controller-runtime where one exists.
+
+Exit codes of ``kumaco run`` (documented in the README):
+
+* 0 -- stopped by SIGTERM/SIGINT;
+* 1 -- cannot start (no API access, bad configuration);
+* 2 -- command-line usage error;
+* 3 -- the window ConfigMaps' data changed: a controlled exit so that a
+  restart rebuilds the state (:data:`EXIT_CONFIG_CHANGED`);
+* 4 -- leadership lost (the Lease could not be renewed in time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from kumaco import __version__
+from kumaco.durations import SECOND, parse_go_duration
+from kumaco.errors import InvalidInput
+from kumaco.planner import IN_PROGRESS, UNDER_MAINTENANCE, Ceiling, parse_ceiling
+from kumaco.selectors import parse_selector
+
+EXIT_OK = 0
+EXIT_START_FAILED = 1
+EXIT_USAGE = 2
+EXIT_CONFIG_CHANGED = 3
+EXIT_LEADERSHIP_LOST = 4
+
+SA_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+DEFAULT_CONFIGMAP_SELECTOR = "kured.dev/maintenance-window"
+REPORTING_CONTROLLER = "kured.dev/kumaco"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything ``kumaco run`` was told, validated."""
+
+    kubeconfig: str | None
+    namespaces: tuple[str, ...]
+    configmap_selector: str
+    node_selector: str
+    under_maintenance_condition: str
+    in_progress_condition: str
+    max_in_progress: Ceiling | None
+    require_conditions: tuple[str, ...]
+    block_conditions: tuple[str, ...]
+    leader_elect: bool
+    leader_election_id: str
+    leader_election_namespace: str
+    lease_duration: float
+    renew_deadline: float
+    retry_period: float
+    metrics_bind_address: str
+    health_probe_bind_address: str
+    log_format: str
+    log_level: str
+    identity: str
+    field_manager: str
+    write_concurrency: int
+    event_lookback: float
+
+    @property
+    def user_agent(self) -> str:
+        return f"kumaco/{__version__} ({self.identity})"
+
+
+class UsageError(Exception):
+    """A flag or environment value that cannot be used."""
+
+
+def _env_name(flag: str) -> str:
+    return "KUMACO_" + flag.lstrip("-").upper().replace("-", "_")
+
+
+def _bool(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("1", "t", "true", "yes", "y", "on"):
+        return True
+    if value in ("0", "f", "false", "no", "n", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"{text!r} is not a boolean (true/false)")
+
+
+def add_run_flags(p: argparse.ArgumentParser) -> None:
+    """Register the flags of ``kumaco run`` (each also read from ``KUMACO_<FLAG>``)."""
+    add = p.add_argument
+    add("--kubeconfig", help="kubeconfig file (default: in-cluster, else ~/.kube/config)")
+    add(
+        "--namespaces",
+        help="comma-separated namespaces holding window ConfigMaps (default: its own)",
+    )
+    add(
+        "--configmap-selector",
+        default=DEFAULT_CONFIGMAP_SELECTOR,
+        help="label selector of window ConfigMaps",
+    )
+    add("--node-selector", default="", help="nodes in scope (label selector; default: all nodes)")
+    add(
+        "--max-in-progress",
+        metavar="N|P%",
+        help="ceiling of MaintenanceInProgress nodes (unset: not managed)",
+    )
+    add(
+        "--require-condition",
+        action="append",
+        metavar="TYPE",
+        help="required condition (repeatable)",
+    )
+    add(
+        "--block-condition", action="append", metavar="TYPE", help="blocking condition (repeatable)"
+    )
+    add("--under-maintenance-condition", default=UNDER_MAINTENANCE, metavar="TYPE")
+    add("--in-progress-condition", default=IN_PROGRESS, metavar="TYPE")
+    add("--leader-elect", type=_bool, nargs="?", const=True, default=True, metavar="BOOL")
+    add("--leader-election-id", default="kumaco", help="the Lease name")
+    add("--leader-election-namespace", help="namespace of the Lease (default: its own)")
+    add("--leader-elect-lease-duration", default="15s", metavar="DURATION")
+    add("--leader-elect-renew-deadline", default="10s", metavar="DURATION")
+    add("--leader-elect-retry-period", default="2s", metavar="DURATION")
+    add("--metrics-bind-address", default=":8080", help='Prometheus metrics address; "0" disables')
+    add(
+        "--health-probe-bind-address",
+        default=":8081",
+        help='/healthz and /readyz address; "0" disables',
+    )
+    add("--log-format", choices=("json", "text"), default="json")
+    add("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    add("--field-manager", default="kumaco", help="field manager name of condition writes")
+    add("--write-concurrency", type=int, default=16, help="parallel status writes")
+    add("--event-lookback", default="5m", metavar="DURATION", help=argparse.SUPPRESS)
+
+
+def apply_env_defaults(p: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
+    """Let ``KUMACO_<FLAG>`` set each flag's default (so the command line still wins)."""
+    for action in p._actions:
+        longs = [o for o in action.option_strings if o.startswith("--")]
+        if not longs or action.dest in ("help",):
+            continue
+        value = env.get(_env_name(longs[0]))
+        if value is None:
+            continue
+        if isinstance(action, argparse._AppendAction):
+            p.set_defaults(**{action.dest: [v.strip() for v in value.split(",") if v.strip()]})
+        elif action.type is not None and callable(action.type):
+            try:
+                p.set_defaults(**{action.dest: action.type(value)})
+            except (argparse.ArgumentTypeError, ValueError) as exc:
+                raise UsageError(f"{_env_name(longs[0])}: {exc}") from None
+        else:
+            p.set_defaults(**{action.dest: value})
+
+
+def own_namespace(env: Mapping[str, str], sa_file: Path = SA_NAMESPACE_FILE) -> str | None:
+    """``POD_NAMESPACE``, else the service-account namespace file, else None."""
+    if env.get("POD_NAMESPACE"):
+        return env["POD_NAMESPACE"]
+    try:
+        return sa_file.read_text().strip() or None
+    except OSError:
+        return None
+
+
+def make_identity(env: Mapping[str, str]) -> str:
+    """``POD_NAME`` (or the hostname) plus a random suffix, unique per process."""
+    base = env.get("POD_NAME") or socket.gethostname() or "kumaco"
+    return f"{base}_{secrets.token_hex(4)}"
+
+
+def _duration(flag: str, text: str) -> float:
+    try:
+        ns = parse_go_duration(text)
+    except InvalidInput as exc:
+        raise UsageError(f"--{flag}: {exc.reason}") from None
+    if ns <= 0:
+        raise UsageError(f"--{flag}: must be greater than 0")
+    return ns / SECOND
+
+
+def settings_from_args(
+    args: argparse.Namespace, env: Mapping[str, str], sa_file: Path = SA_NAMESPACE_FILE
+) -> Settings:
+    """Validate the parsed flags into :class:`Settings`."""
+    own = own_namespace(env, sa_file)
+    namespaces = tuple(n.strip() for n in (args.namespaces or own or "").split(",") if n.strip())
+    if not namespaces:
+        raise UsageError("--namespaces: no namespace given and POD_NAMESPACE is not set")
+    lease_ns = args.leader_election_namespace or own or namespaces[0]
+    for flag, text in (
+        ("node-selector", args.node_selector),
+        ("configmap-selector", args.configmap_selector),
+    ):
+        try:
+            parse_selector(text)
+        except InvalidInput as exc:
+            raise UsageError(f"--{flag}: {exc.reason}") from None
+    ceiling = None
+    if args.max_in_progress not in (None, ""):
+        try:
+            ceiling = parse_ceiling(args.max_in_progress)
+        except InvalidInput as exc:
+            raise UsageError(f"--max-in-progress: {exc.reason}") from None
+    lease = _duration("leader-elect-lease-duration", args.leader_elect_lease_duration)
+    renew = _duration("leader-elect-renew-deadline", args.leader_elect_renew_deadline)
+    retry = _duration("leader-elect-retry-period", args.leader_elect_retry_period)
+    if not retry < renew < lease:
+        raise UsageError("leader election needs retry-period < renew-deadline < lease-duration")
+    if args.write_concurrency < 1:
+        raise UsageError("--write-concurrency: must be at least 1")
+    return Settings(
+        kubeconfig=args.kubeconfig or None,
+        namespaces=namespaces,
+        configmap_selector=args.configmap_selector,
+        node_selector=args.node_selector,
+        under_maintenance_condition=args.under_maintenance_condition,
+        in_progress_condition=args.in_progress_condition,
+        max_in_progress=ceiling,
+        require_conditions=tuple(args.require_condition or ()),
+        block_conditions=tuple(args.block_condition or ()),
+        leader_elect=args.leader_elect,
+        leader_election_id=args.leader_election_id,
+        leader_election_namespace=lease_ns,
+        lease_duration=lease,
+        renew_deadline=renew,
+        retry_period=retry,
+        metrics_bind_address=args.metrics_bind_address,
+        health_probe_bind_address=args.health_probe_bind_address,
+        log_format=args.log_format,
+        log_level=args.log_level,
+        identity=make_identity(env),
+        field_manager=args.field_manager,
+        write_concurrency=args.write_concurrency,
+        event_lookback=_duration("event-lookback", args.event_lookback),
+    )
+
+
+def parse_bind_address(text: str) -> tuple[str, int] | None:
+    """``:8080``, ``127.0.0.1:8080`` or ``[::1]:8080``; ``0`` or empty disables."""
+    if text in ("", "0"):
+        return None
+    host, _, port = text.rpartition(":")
+    host = host.strip("[]") or "0.0.0.0"  # noqa: S104 - a pod serves probes and metrics on all interfaces
+    try:
+        number = int(port)
+    except ValueError:
+        raise UsageError(f"bind address {text!r}: the port is not a number") from None
+    if not 0 <= number <= 65535:
+        raise UsageError(f"bind address {text!r}: the port is out of range")
+    return host, number

@@ -1,0 +1,462 @@
+"""The I/O edge: every request kumaco makes to the Kubernetes API goes through here.
+
+Contract
+--------
+* This module (with :mod:`kumaco.election`, which calls it) is the only
+  place that imports ``kubernetes``. It uses the official client for what it
+  is best at -- loading kubeconfig / in-cluster configuration, authenticating
+  (client certificates, bearer tokens refreshed as they rotate, exec plugins)
+  and pooling TLS connections -- and sends raw JSON through that pool. The
+  generated pydantic models are never built: a 5,000-node LIST decoded into
+  models costs seconds and hundreds of MB, as raw dicts trimmed at once it
+  costs a fraction (see docs/benchmarks.md).
+* One retry policy, :func:`retrying`, built on tenacity: 429 and 5xx and
+  transport errors are retried with exponential backoff and jitter, honouring
+  ``Retry-After``; 409 is returned to the caller, whose job is to re-read and
+  decide again; every other 4xx is terminal and raised at once.
+* :class:`Reflector` is list-then-watch for one collection: a paginated LIST,
+  then WATCH from its resourceVersion with bookmarks; a watch that ends is
+  resumed from the last resourceVersion (no LIST), an expired one (410) is
+  relisted; other failures back off. Events only update a store and wake the
+  controller; the controller recomputes from the full state (level-triggered).
+* Every request carries the user agent given at construction
+  (``kumaco/<version> (<identity>)``), so audit logs name the replica.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import tenacity
+import urllib3
+from kubernetes import client as k8s_client
+from kubernetes import config as k8s_config
+
+log = logging.getLogger("kumaco.kube")
+
+JSON = "application/json"
+STRATEGIC_MERGE = "application/strategic-merge-patch+json"
+MERGE = "application/merge-patch+json"
+RETRYABLE = frozenset({429, 500, 502, 503, 504})
+MAX_RETRY_AFTER = 30.0
+
+
+class ApiError(Exception):
+    """The API server answered with an error status."""
+
+    def __init__(
+        self, status: int, reason: str, message: str, retry_after: float | None = None
+    ) -> None:
+        super().__init__(f"{status} {reason}: {message}")
+        self.status = status
+        self.reason = reason
+        self.message = message
+        self.retry_after = retry_after
+
+    @property
+    def retryable(self) -> bool:
+        return self.status in RETRYABLE
+
+
+class TransportError(Exception):
+    """No answer: connection refused or reset, TLS failure, timeout."""
+
+
+class Expired(Exception):
+    """A watch's resourceVersion is too old (410 Gone): relist."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How hard to retry retryable failures."""
+
+    attempts: int = 6
+    initial: float = 0.2
+    maximum: float = 10.0
+    deadline: float = 60.0
+
+
+def _wait(policy: RetryPolicy) -> Callable[[tenacity.RetryCallState], float]:
+    backoff = tenacity.wait_exponential_jitter(initial=policy.initial, max=policy.maximum)
+
+    def wait(state: tenacity.RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, ApiError) and exc.retry_after is not None:
+            return min(max(exc.retry_after, 0.0), MAX_RETRY_AFTER)
+        return float(backoff(state))
+
+    return wait
+
+
+def _is_retryable(exc: BaseException) -> bool:
+    return isinstance(exc, TransportError) or (isinstance(exc, ApiError) and exc.retryable)
+
+
+def retrying(
+    policy: RetryPolicy,
+    sleep: Callable[[float], None] = time.sleep,
+    on_retry: Callable[[BaseException, float], None] | None = None,
+) -> tenacity.Retrying:
+    """The one retry policy: 429/5xx/transport errors back off (Retry-After wins), others raise."""
+
+    def before_sleep(state: tenacity.RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        if on_retry is not None and exc is not None and state.next_action is not None:
+            on_retry(exc, state.next_action.sleep)
+
+    return tenacity.Retrying(
+        retry=tenacity.retry_if_exception(_is_retryable),
+        wait=_wait(policy),
+        stop=tenacity.stop_after_attempt(policy.attempts)
+        | tenacity.stop_after_delay(policy.deadline),
+        sleep=sleep,
+        reraise=True,
+        before_sleep=before_sleep,
+    )
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    value = headers.get("Retry-After")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def load_configuration(
+    kubeconfig: str | None, context: str | None = None
+) -> k8s_client.Configuration:
+    """``--kubeconfig`` if given; else in-cluster; else the default kubeconfig (as kubectl)."""
+    cfg = k8s_client.Configuration()
+    if kubeconfig:
+        k8s_config.load_kube_config(
+            config_file=kubeconfig, context=context, client_configuration=cfg
+        )
+        return cfg
+    try:
+        k8s_config.load_incluster_config(client_configuration=cfg)
+    except k8s_config.ConfigException:
+        k8s_config.load_kube_config(context=context, client_configuration=cfg)
+    return cfg
+
+
+class Kube:
+    """Raw-JSON access to the API server through the official client's connection pool."""
+
+    def __init__(
+        self,
+        configuration: k8s_client.Configuration,
+        user_agent: str,
+        *,
+        pool_size: int = 32,
+        retry: RetryPolicy | None = None,
+        on_error: Callable[[str, int], None] | None = None,
+        timeout: float = 30.0,
+    ) -> None:
+        configuration.connection_pool_maxsize = pool_size
+        self.api = k8s_client.ApiClient(configuration)
+        self.api.user_agent = user_agent
+        self.user_agent = user_agent
+        self.retry = retry or RetryPolicy()
+        self._on_error = on_error
+        self.timeout = timeout
+
+    def close(self) -> None:
+        self.api.close()
+
+    # ------------------------------------------------------------------ requests
+
+    def _prepare(
+        self, method: str, path: str, query: Mapping[str, str] | None
+    ) -> tuple[str, dict[str, str]]:
+        _m, url, headers, _b, _p = self.api.param_serialize(
+            method=method, resource_path=path, header_params={}, auth_settings=["BearerToken"]
+        )
+        if query:
+            url += "?" + urllib.parse.urlencode(query)
+        return url, dict(headers)
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, str] | None = None,
+        body: Any = None,
+        content_type: str = JSON,
+        timeout: float | None = None,
+        stream: bool = False,
+    ) -> urllib3.BaseHTTPResponse:
+        url, headers = self._prepare(method, path, query)
+        headers["Accept"] = JSON
+        data = None
+        if body is not None:
+            data = (
+                body
+                if isinstance(body, bytes)
+                else json.dumps(body, separators=(",", ":")).encode()
+            )
+            headers["Content-Type"] = content_type
+        t = timeout if timeout is not None else self.timeout
+        try:
+            resp = self.api.rest_client.pool_manager.request(
+                method,
+                url,
+                body=data,
+                headers=headers,
+                preload_content=False,
+                retries=False,
+                timeout=urllib3.Timeout(connect=min(5.0, t), read=t),
+            )
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            self._count(method, 0)
+            raise TransportError(f"{method} {path}: {exc}") from exc
+        if resp.status >= 300:
+            try:
+                raw = resp.read()
+            except (urllib3.exceptions.HTTPError, OSError) as exc:
+                raise TransportError(f"{method} {path}: {exc}") from exc
+            finally:
+                resp.release_conn()
+            self._count(method, resp.status)
+            raise _api_error(resp.status, raw, resp.headers)
+        if not stream:
+            # Fully read here so the connection returns to the pool.
+            try:
+                resp.read(cache_content=True)
+            except (urllib3.exceptions.HTTPError, OSError) as exc:
+                raise TransportError(f"{method} {path}: {exc}") from exc
+            finally:
+                resp.release_conn()
+        return resp
+
+    def _count(self, verb: str, status: int) -> None:
+        if self._on_error is not None:
+            self._on_error(verb, status)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, str] | None = None,
+        body: Any = None,
+        content_type: str = JSON,
+        timeout: float | None = None,
+        retry: bool = True,
+    ) -> Any:
+        """One request, decoded JSON answer; retried per :func:`retrying` unless ``retry=False``."""
+
+        def once() -> Any:
+            resp = self._send(method, path, query, body, content_type, timeout)
+            return json.loads(resp.data) if resp.data else None
+
+        if not retry:
+            return once()
+        return retrying(self.retry, on_retry=self._log_retry(method, path))(once)
+
+    @staticmethod
+    def _log_retry(method: str, path: str) -> Callable[[BaseException, float], None]:
+        def on_retry(exc: BaseException, delay: float) -> None:
+            log.warning(
+                "API request failed; retrying",
+                extra={
+                    "verb": method,
+                    "path": path,
+                    "error": str(exc)[:300],
+                    "retry_in_s": round(delay, 2),
+                },
+            )
+
+        return on_retry
+
+    # ------------------------------------------------------------------ collections
+
+    def list_all(
+        self, path: str, label_selector: str = "", page: int = 500
+    ) -> tuple[list[dict[str, Any]], str]:
+        """A paginated LIST; returns the items and the list's resourceVersion."""
+        items: list[dict[str, Any]] = []
+        query: dict[str, str] = {"limit": str(page)}
+        if label_selector:
+            query["labelSelector"] = label_selector
+        while True:
+            doc = self.request("GET", path, query)
+            items.extend(doc.get("items") or ())
+            cont = (doc.get("metadata") or {}).get("continue")
+            if not cont:
+                return items, str(doc["metadata"]["resourceVersion"])
+            query["continue"] = cont
+
+    def list_pages(
+        self, path: str, label_selector: str = "", page: int = 500
+    ) -> Iterator[tuple[list[dict[str, Any]], str | None]]:
+        """LIST page by page (bounded memory); the last page carries the resourceVersion."""
+        query: dict[str, str] = {"limit": str(page)}
+        if label_selector:
+            query["labelSelector"] = label_selector
+        while True:
+            doc = self.request("GET", path, query)
+            cont = (doc.get("metadata") or {}).get("continue")
+            rv = None if cont else str(doc["metadata"]["resourceVersion"])
+            yield doc.get("items") or [], rv
+            if not cont:
+                return
+            query["continue"] = cont
+
+    def watch(
+        self, path: str, resource_version: str, label_selector: str = "", timeout_seconds: int = 300
+    ) -> Iterator[dict[str, Any]]:
+        """Stream watch events from ``resource_version``; raises :class:`Expired` on 410."""
+        query = {
+            "watch": "true",
+            "resourceVersion": resource_version,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(timeout_seconds),
+        }
+        if label_selector:
+            query["labelSelector"] = label_selector
+        try:
+            resp = self._send("GET", path, query, timeout=timeout_seconds + 30, stream=True)
+        except ApiError as exc:
+            if exc.status == 410:
+                raise Expired(exc.message) from exc
+            raise
+        try:
+            buf = b""
+            for chunk in resp.stream(65536, decode_content=True):
+                buf += chunk
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    if not line.strip():
+                        continue
+                    event = json.loads(line)
+                    if event.get("type") == "ERROR":
+                        status = event.get("object") or {}
+                        if status.get("code") == 410:
+                            raise Expired(str(status.get("message", "")))
+                        self._count("WATCH", int(status.get("code") or 0))
+                        raise ApiError(
+                            int(status.get("code") or 500),
+                            str(status.get("reason", "")),
+                            str(status.get("message", "")),
+                        )
+                    yield event
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise TransportError(f"watch {path}: {exc}") from exc
+        finally:
+            resp.release_conn()
+
+
+def _api_error(status: int, raw: bytes, headers: Mapping[str, str]) -> ApiError:
+    reason, message = "", raw[:500].decode("utf-8", "replace")
+    try:
+        doc = json.loads(raw)
+        if isinstance(doc, dict):
+            reason = str(doc.get("reason", ""))
+            message = str(doc.get("message", message))
+    except ValueError:
+        pass
+    return ApiError(status, reason, message, _retry_after(headers))
+
+
+class Reflector:
+    """List-then-watch one collection forever, feeding ``sink``; relists on 410.
+
+    ``sink.replace(objects)`` is called with every full LIST; ``sink.apply(type,
+    object)`` with each watch event; ``sink.synced`` is set after the first
+    LIST. Bookmarks only move the resourceVersion.
+    """
+
+    def __init__(
+        self,
+        kube: Kube,
+        path: str,
+        label_selector: str,
+        sink: Any,
+        stop: threading.Event,
+        *,
+        name: str,
+        watch_timeout: tuple[int, int] = (300, 600),
+        rng: random.Random | None = None,
+    ) -> None:
+        self.kube = kube
+        self.path = path
+        self.label_selector = label_selector
+        self.sink = sink
+        self.stop = stop
+        self.name = name
+        self.watch_timeout = watch_timeout
+        self.rng = rng or random.Random()
+        self.resource_version: str | None = None
+        self.relists = 0
+        self.thread = threading.Thread(target=self.run, name=f"reflector-{name}", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def _relist(self) -> None:
+        objects: list[dict[str, Any]] = []
+        rv: str | None = None
+        for page, page_rv in self.kube.list_pages(self.path, self.label_selector):
+            objects.extend(self.sink.trim(o) for o in page)
+            rv = page_rv
+        self.sink.replace(objects)
+        self.resource_version = rv
+        self.relists += 1
+
+    def run(self) -> None:
+        failures = 0
+        while not self.stop.is_set():
+            try:
+                if self.resource_version is None:
+                    self._relist()
+                    log.info(
+                        "listed",
+                        extra={"collection": self.name, "resource_version": self.resource_version},
+                    )
+                assert self.resource_version is not None
+                timeout = self.rng.randint(*self.watch_timeout)
+                for event in self.kube.watch(
+                    self.path, self.resource_version, self.label_selector, timeout
+                ):
+                    failures = 0
+                    obj = event.get("object") or {}
+                    meta = obj.get("metadata") or {}
+                    rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
+                    if event.get("type") != "BOOKMARK":
+                        self.sink.apply(event.get("type"), self.sink.trim(obj))
+                    if rv:
+                        self.resource_version = rv
+                    if self.stop.is_set():
+                        return
+            except Expired as exc:
+                log.info(
+                    "watch expired; relisting",
+                    extra={"collection": self.name, "error": str(exc)[:200]},
+                )
+                self.resource_version = None
+            except (ApiError, TransportError, ValueError) as exc:
+                failures += 1
+                delay = min(30.0, 0.2 * 2 ** min(failures, 8)) * (0.5 + self.rng.random())
+                if isinstance(exc, ApiError) and exc.retry_after is not None:
+                    delay = min(exc.retry_after, MAX_RETRY_AFTER)
+                log.warning(
+                    "watch failed; retrying",
+                    extra={
+                        "collection": self.name,
+                        "error": str(exc)[:300],
+                        "retry_in_s": round(delay, 2),
+                    },
+                )
+                if failures >= 5:
+                    self.resource_version = None  # something is off: start again from a fresh LIST
+                self.stop.wait(delay)

@@ -1,0 +1,160 @@
+"""Logs, metrics and health probes of ``kumaco run``.
+
+Contract:
+
+* :func:`setup_logging` configures the root logger once: JSON lines through
+  python-json-logger (``time``, ``level``, ``logger``, ``message`` and the
+  structured fields passed as ``extra=``), or a readable text form. Values
+  go in fields (window, node, namespace, reason, identity), not in messages.
+* :class:`Metrics` owns a private Prometheus registry (no global default
+  registry) with every kumaco metric; :func:`serve_metrics` exposes it.
+* :class:`HealthServer` answers ``/healthz`` (the process and its election
+  loop are alive) and ``/readyz`` (the caches are synced -- true on followers
+  too) from callables it is given.
+"""
+
+from __future__ import annotations
+
+import http.server
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from pythonjsonlogger.json import JsonFormatter
+
+_STANDARD = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {
+    "message",
+    "asctime",
+    "taskName",
+}
+
+
+class TextFormatter(logging.Formatter):
+    """``time level logger message key=value ...`` for humans."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        base = super().format(record)
+        extras = " ".join(f"{k}={v!r}" for k, v in record.__dict__.items() if k not in _STANDARD)
+        return f"{base} {extras}" if extras else base
+
+
+def setup_logging(fmt: str, level: str, identity: str = "") -> None:
+    """Configure the root logger (JSON by default) for the whole process."""
+    handler = logging.StreamHandler()
+    if fmt == "json":
+        handler.setFormatter(
+            JsonFormatter(
+                "{asctime}{levelname}{name}{message}",
+                style="{",
+                rename_fields={"asctime": "time", "levelname": "level", "name": "logger"},
+                static_fields={"replica": identity} if identity else None,
+                timestamp=False,
+            )
+        )
+    else:
+        handler.setFormatter(TextFormatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    for noisy in ("urllib3", "kubernetes"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+class Metrics:
+    """Every metric kumaco exports, on its own registry."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.windows = Gauge(
+            "kumaco_windows", "Window ConfigMaps by validity.", ["state"], registry=r
+        )
+        self.windows_open = Gauge("kumaco_windows_open", "Windows open now.", registry=r)
+        self.under_maintenance = Gauge(
+            "kumaco_nodes_under_maintenance",
+            "Nodes in scope with UnderMaintenance=True (desired).",
+            registry=r,
+        )
+        self.in_progress = Gauge(
+            "kumaco_nodes_in_progress",
+            "Nodes in scope with MaintenanceInProgress=True (desired).",
+            registry=r,
+        )
+        self.nodes = Gauge("kumaco_nodes_in_scope", "Nodes in kumaco's scope.", registry=r)
+        self.writes = Counter(
+            "kumaco_condition_writes", "Node status writes by result.", ["result"], registry=r
+        )
+        self.api_errors = Counter(
+            "kumaco_api_errors",
+            "API errors by verb and HTTP status (0: no answer).",
+            ["verb", "code"],
+            registry=r,
+        )
+        self.events = Counter(
+            "kumaco_events", "Kubernetes Events emitted by reason.", ["reason"], registry=r
+        )
+        self.reconcile = Histogram(
+            "kumaco_reconcile_duration_seconds",
+            "Time to plan and apply once.",
+            buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+            registry=r,
+        )
+        self.leader = Gauge("kumaco_leader", "1 while this replica leads.", registry=r)
+        self.config_hash = Gauge(
+            "kumaco_config_info", "The config hash in force.", ["hash"], registry=r
+        )
+
+    def api_error(self, verb: str, code: int) -> None:
+        self.api_errors.labels(verb=verb, code=str(code)).inc()
+
+
+def serve_metrics(metrics: Metrics, address: tuple[str, int]) -> Any:
+    """Serve ``/metrics`` in a daemon thread; returns the server (``shutdown()`` to stop)."""
+    server, _thread = start_http_server(address[1], addr=address[0], registry=metrics.registry)
+    return server
+
+
+class HealthServer:
+    """``/healthz`` and ``/readyz`` on their own port, in a daemon thread."""
+
+    def __init__(
+        self, address: tuple[str, int], healthy: Callable[[], bool], ready: Callable[[], bool]
+    ) -> None:
+        checks = {"/healthz": healthy, "/livez": healthy, "/readyz": ready}
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            server_version = "kumaco"
+            routes: ClassVar[dict[str, Callable[[], bool]]] = checks
+
+            def do_GET(self) -> None:
+                check = self.routes.get(self.path.split("?", 1)[0])
+                if check is None:
+                    self.send_error(404)
+                    return
+                ok = check()
+                body = b"ok\n" if ok else b"not ok\n"
+                self.send_response(200 if ok else 503)
+                self.send_header("Content-Type", "text/plain")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+        self.server = http.server.ThreadingHTTPServer(address, Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, name="health", daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self.server.server_address[1])
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,100 @@
+"""``kumaco run``: wire settings, API access, election, controller, probes and signals.
+
+Contract: :func:`run` takes a :class:`~kumaco.config.Settings` and returns
+the process exit code (see :mod:`kumaco.config`). SIGTERM and SIGINT stop the
+controller cleanly (in-flight writes finish, a leader releases its Lease,
+exit 0). Nothing here decides anything; it only connects the parts.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from types import FrameType
+
+from kumaco import __version__
+from kumaco.config import EXIT_START_FAILED, Settings, parse_bind_address
+from kumaco.controller import Controller
+from kumaco.election import AlwaysLeader, LeaseElection
+from kumaco.kube import Kube, load_configuration
+from kumaco.observability import HealthServer, Metrics, serve_metrics, setup_logging
+
+log = logging.getLogger("kumaco")
+
+
+def run(settings: Settings) -> int:
+    """Run the controller until stopped; return the exit code."""
+    setup_logging(settings.log_format, settings.log_level, settings.identity)
+    log.info(
+        "starting",
+        extra={
+            "version": __version__,
+            "identity": settings.identity,
+            "namespaces": list(settings.namespaces),
+            "node_selector": settings.node_selector,
+            "leader_elect": settings.leader_elect,
+        },
+    )
+    metrics = Metrics()
+    try:
+        configuration = load_configuration(settings.kubeconfig)
+    except Exception as exc:  # any failure to find credentials is fatal at start-up
+        log.error("cannot load Kubernetes credentials", extra={"error": str(exc)[:500]})
+        return EXIT_START_FAILED
+    kube = Kube(
+        configuration,
+        settings.user_agent,
+        pool_size=settings.write_concurrency + 8,
+        on_error=metrics.api_error,
+    )
+    holder: list[Controller] = []
+    election: LeaseElection | AlwaysLeader
+    if settings.leader_elect:
+        election = LeaseElection(
+            kube,
+            settings.leader_election_namespace,
+            settings.leader_election_id,
+            settings.identity,
+            lease_duration=settings.lease_duration,
+            renew_deadline=settings.renew_deadline,
+            retry_period=settings.retry_period,
+            on_started_leading=lambda: holder[0].wake() if holder else None,
+            on_stopped_leading=lambda: holder[0].leadership_lost() if holder else None,
+        )
+    else:
+        log.warning("leader election disabled: run exactly one replica (unsafe with more)")
+        election = AlwaysLeader()
+    controller = Controller(settings, kube, election, metrics)
+    holder.append(controller)
+
+    health_address = parse_bind_address(settings.health_probe_bind_address)
+    health = (
+        HealthServer(health_address, controller.healthy, lambda: controller.synced)
+        if health_address
+        else None
+    )
+    metrics_address = parse_bind_address(settings.metrics_bind_address)
+    metrics_server = serve_metrics(metrics, metrics_address) if metrics_address else None
+    if health is not None:
+        health.start()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        log.info("stopping", extra={"signal": signal.Signals(signum).name})
+        controller.request_exit(0)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    election_thread = threading.Thread(target=election.run, name="election", daemon=True)
+    election_thread.start()
+    try:
+        code = controller.run()
+    finally:
+        election.stop.set()
+        if health is not None:
+            health.stop()
+        if metrics_server is not None:
+            metrics_server.shutdown()
+        kube.close()
+    log.info("stopped", extra={"exit_code": code, "identity": settings.identity})
+    return code

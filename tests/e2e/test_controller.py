@@ -1,0 +1,445 @@
+"""``kumaco run`` end to end on the real API server (issue: the controller).
+
+Each test asserts what the server shows -- node conditions, Events, Leases,
+``apiserver_request_total`` -- never kumaco's own account of what it did.
+Timing assertions use a separate watcher's clock against cron boundaries.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from hack.controlplane import ControlPlane
+from tests.e2e.harness import (
+    MIP,
+    RUN_LABEL,
+    UM,
+    Api,
+    Kumaco,
+    NodeWatcher,
+    condition_status,
+    count_delta,
+    cron_at,
+    next_boundary,
+    request_counts,
+    unique,
+    wait_for,
+)
+
+ALWAYS = {"startTime": "* * * * *", "duration": "2m"}  # fires every minute, lasts two: always open
+
+
+@pytest.fixture
+def raw(control_plane: ControlPlane) -> Api:
+    return Api(control_plane)
+
+
+@pytest.fixture
+def spawn(kubeconfig_path: Path, tmp_path: Path) -> Iterator[Callable[..., Kumaco]]:
+    started: list[Kumaco] = []
+
+    def make(*args: str, name: str = "kumaco", env: dict[str, str] | None = None) -> Kumaco:
+        k = Kumaco(
+            kubeconfig_path, args, tmp_path / f"{name}-{len(started)}.log", env or {}, name=name
+        )
+        started.append(k.start())
+        return k
+
+    yield make
+    for k in started:
+        if k.alive:
+            k.stop(signal.SIGKILL)
+
+
+def _um(raw: Api, name: str) -> str | None:
+    return condition_status(raw.conditions(name), UM)
+
+
+def test_a_window_flips_its_nodes_within_a_second_of_each_boundary(
+    raw: Api, spawn: Callable[..., Kumaco]
+) -> None:
+    run, ns = unique("open"), raw.namespace(unique("win"))
+    foreign = {
+        "type": "example.com/DiskHealthy",
+        "status": "True",
+        "reason": "Probe",
+        "message": "3 disks ok",
+    }
+    for i, zone in enumerate(["a", "a", "b", "b"]):
+        raw.node(f"{run}-{i}", {RUN_LABEL: run, "zone": zone}, [foreign])
+    before = {
+        n: {t: c for t, c in raw.conditions(n).items() if t in ("Ready", foreign["type"])}
+        for n in (f"{run}-{i}" for i in range(4))
+    }
+    opens = next_boundary(lead=10)
+    closes = opens + dt.timedelta(seconds=12)
+    raw.window(
+        ns, "zone-a", {"startTime": cron_at(opens), "duration": "12s", "nodeSelector": "zone=a"}
+    )
+    k = spawn(
+        "--namespaces",
+        ns,
+        "--node-selector",
+        f"{RUN_LABEL}={run}",
+        "--leader-election-id",
+        run,
+        "--leader-election-namespace",
+        ns,
+    )
+    wait_for(k.ready, 20, what="kumaco ready")
+    wait_for(lambda: _um(raw, f"{run}-0") == "False", 10, what="initial conditions")
+
+    with NodeWatcher(raw, run) as watcher:
+        wait_for(
+            lambda: time.time() > closes.timestamp() + 2.5,
+            90,
+            interval=0.2,
+            what="the window to pass",
+        )
+
+    def is_true(c: dict[str, dict[str, str]]) -> bool:
+        return condition_status(c, UM) == "True"
+
+    for name in (f"{run}-0", f"{run}-1"):
+        t_open = watcher.first(name, is_true)
+        assert t_open is not None, f"{name} never showed UnderMaintenance=True"
+        assert 0 <= t_open - opens.timestamp() < 1.0, (
+            f"{name} opened {t_open - opens.timestamp():.3f}s late"
+        )
+        t_close = watcher.first(name, lambda c: condition_status(c, UM) == "False", after=t_open)
+        assert t_close is not None
+        assert 0 <= t_close - closes.timestamp() < 1.0, (
+            f"{name} closed {t_close - closes.timestamp():.3f}s late"
+        )
+        conds = raw.conditions(name)
+        assert conds[UM]["lastTransitionTime"] == closes.strftime("%Y-%m-%dT%H:%M:%SZ")
+    for name in (f"{run}-2", f"{run}-3"):
+        assert watcher.first(name, is_true) is None, f"{name} is outside the window but was marked"
+        assert _um(raw, name) == "False"
+    # Conditions kumaco does not own stay byte-for-byte untouched.
+    for name, owned in before.items():
+        now = raw.conditions(name)
+        assert {t: now[t] for t in owned} == owned
+    # One started and one ended Event for the occurrence, not one per node.
+    reasons = sorted(e["reason"] for e in raw.events(ns) if e["regarding"]["name"] == "zone-a")
+    assert reasons == ["WindowEnded", "WindowLoaded", "WindowStarted"]
+    assert k.alive
+
+
+def test_a_quiet_minute_costs_zero_writes_and_zero_lists(
+    raw: Api, spawn: Callable[..., Kumaco], control_plane: ControlPlane
+) -> None:
+    run, ns = unique("quiet"), raw.namespace(unique("win"))
+    for i in range(3):
+        raw.node(f"{run}-{i}", {RUN_LABEL: run})
+    raw.window(ns, "always", {**ALWAYS, "nodeSelector": ""})
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(hours=3)
+    raw.window(ns, "later", {"startTime": cron_at(later), "duration": "1h", "nodeSelector": ""})
+    k = spawn(
+        "--namespaces",
+        ns,
+        "--node-selector",
+        f"{RUN_LABEL}={run}",
+        "--leader-election-id",
+        run,
+        "--leader-election-namespace",
+        ns,
+    )
+    wait_for(
+        lambda: all(_um(raw, f"{run}-{i}") == "True" for i in range(3)), 30, what="convergence"
+    )
+    time.sleep(2)
+    before = request_counts(control_plane)
+    time.sleep(60)
+    delta = count_delta(before, request_counts(control_plane))
+    writes = {
+        key: v
+        for key, v in delta.items()
+        if key[0] in ("PATCH", "PUT", "POST", "DELETE", "APPLY") and key[1] != "leases"
+    }
+    lists = {key: v for key, v in delta.items() if key[0] == "LIST"}
+    assert writes == {}, f"writes during a quiet minute: {writes}"
+    assert lists == {}, f"LISTs during a quiet minute: {lists}"
+    assert k.alive
+
+
+def test_in_progress_matches_kumaco_plan_with_required_blocking_and_a_ceiling(
+    raw: Api, spawn: Callable[..., Kumaco], tmp_path: Path
+) -> None:
+    run, ns = unique("mip"), raw.namespace(unique("win"))
+    names = [f"{run}-{i}" for i in range(6)]
+    required = "kured.dev/RebootRequired"
+    blocking = "kured.dev/RebootInhibited"
+    for i, name in enumerate(names):
+        conds = []
+        if i != 5:  # node 5 needs no reboot
+            conds.append(
+                {
+                    "type": required,
+                    "status": "True",
+                    "lastTransitionTime": f"2026-11-0{i + 1}T00:00:00Z",
+                }
+            )
+        if i == 0:  # the oldest request is blocked
+            conds.append({"type": blocking, "status": "True"})
+        raw.node(name, {RUN_LABEL: run}, conds)
+    cm = raw.window(ns, "always", {**ALWAYS, "nodeSelector": ""})
+    flags = [
+        "--node-selector",
+        f"{RUN_LABEL}={run}",
+        "--max-in-progress",
+        "2",
+        "--require-condition",
+        required,
+        "--block-condition",
+        blocking,
+    ]
+
+    # What `kumaco plan` says for the cluster as it is now, before kumaco acts.
+    (tmp_path / "windows.json").write_text(json.dumps(cm))
+    (tmp_path / "nodes.json").write_text(
+        json.dumps({"kind": "List", "items": list(raw.nodes(run).values())})
+    )
+    at = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kumaco.cli",
+            "plan",
+            "--windows",
+            str(tmp_path / "windows.json"),
+            "--nodes",
+            str(tmp_path / "nodes.json"),
+            "--at",
+            at,
+            "--output",
+            "json",
+            *flags,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    expected = {n["name"]: n for n in json.loads(out.stdout)["nodes"]}
+    assert [n for n, p in expected.items() if p["maintenanceInProgress"]] == [names[1], names[2]]
+
+    k = spawn(
+        "--namespaces", ns, "--leader-election-id", run, "--leader-election-namespace", ns, *flags
+    )
+
+    def converged() -> bool:
+        return all(condition_status(raw.conditions(n), MIP) is not None for n in names)
+
+    wait_for(converged, 30, what="MaintenanceInProgress on every node")
+    for name in names:
+        conds = raw.conditions(name)
+        want = expected[name]
+        assert conds[UM]["status"] == ("True" if want["underMaintenance"] else "False")
+        assert conds[MIP]["status"] == ("True" if want["maintenanceInProgress"] else "False"), name
+        assert conds[MIP]["reason"] == want["reason"], name
+    assert k.alive
+
+
+def test_events_are_recorded_once_and_aggregated_across_restarts(
+    raw: Api, spawn: Callable[..., Kumaco]
+) -> None:
+    run, ns = unique("ev"), raw.namespace(unique("win"))
+    raw.node(f"{run}-0", {RUN_LABEL: run})
+    raw.window(ns, "good", {**ALWAYS, "nodeSelector": ""})
+    raw.window(ns, "bad", {"startTime": "61 * * * *", "duration": "1d", "nodeSelector": ""})
+    args = (
+        "--namespaces",
+        ns,
+        "--node-selector",
+        f"{RUN_LABEL}={run}",
+        "--leader-election-id",
+        run,
+        "--leader-election-namespace",
+        ns,
+    )
+
+    def by_reason() -> dict[str, list[dict[str, object]]]:
+        out: dict[str, list[dict[str, object]]] = {}
+        for e in raw.events(ns):
+            out.setdefault(str(e["reason"]), []).append(e)
+        return out
+
+    k = spawn(*args)
+    wait_for(
+        lambda: {"WindowLoaded", "WindowInvalid", "WindowStarted"} <= set(by_reason()),
+        30,
+        what="events",
+    )
+    assert k.stop() == 0
+    spawn(*args)
+    wait_for(
+        lambda: any(
+            (e.get("series") or {}).get("count") == 2 for e in by_reason()["WindowInvalid"]
+        ),
+        30,
+        what="the invalid window's Warning to be aggregated",
+    )
+    events = by_reason()
+    assert len(events["WindowInvalid"]) == 1, "exactly one aggregated Warning per invalid ConfigMap"
+    warning = events["WindowInvalid"][0]
+    assert warning["type"] == "Warning"
+    assert warning["reportingController"] == "kured.dev/kumaco"
+    assert "startTime: minute: 61" in str(warning["note"])
+    assert 'duration: unknown unit "d"' in str(warning["note"])
+    assert len(events["WindowLoaded"]) == 1
+    wait_for(
+        lambda: (by_reason()["WindowLoaded"][0].get("series") or {}).get("count") == 2,
+        10,
+        what="the loaded Event to be aggregated",
+    )
+    # The occurrence was announced once, by the first process; the second found it announced.
+    assert len(events["WindowStarted"]) == 1
+    assert (
+        "series" not in events["WindowStarted"][0] or events["WindowStarted"][0]["series"] is None
+    )
+
+
+def test_editing_a_window_exits_in_a_controlled_way_and_the_restart_is_right(
+    raw: Api, spawn: Callable[..., Kumaco]
+) -> None:
+    run, ns = unique("edit"), raw.namespace(unique("win"))
+    for i, zone in enumerate(["a", "b"]):
+        raw.node(f"{run}-{i}", {RUN_LABEL: run, "zone": zone})
+    raw.window(ns, "w", {**ALWAYS, "nodeSelector": "zone=a"})
+    args = (
+        "--namespaces",
+        ns,
+        "--node-selector",
+        f"{RUN_LABEL}={run}",
+        "--leader-election-id",
+        run,
+        "--leader-election-namespace",
+        ns,
+    )
+    k = spawn(*args)
+    wait_for(
+        lambda: _um(raw, f"{run}-0") == "True" and _um(raw, f"{run}-1") == "False",
+        30,
+        what="first state",
+    )
+
+    edited = time.monotonic()
+    raw.edit_window(ns, "w", {**ALWAYS, "nodeSelector": "zone=b"})
+    assert k.wait(15) == 3, "a config change exits with the documented code 3"
+    exit_s = time.monotonic() - edited
+    change = next(r for r in k.logs() if "changed" in str(r.get("message")))
+    assert change["edited"] == [f"{ns}/w"]
+    assert change["added"] == [] and change["removed"] == []
+    # The lease was released on the way out.
+    lease = raw.lease(ns, run)
+    assert lease is not None and not lease["spec"].get("holderIdentity")
+
+    spawn(*args)  # the kubelet would restart the container
+    wait_for(
+        lambda: _um(raw, f"{run}-0") == "False" and _um(raw, f"{run}-1") == "True",
+        30,
+        what="new state",
+    )
+    gap = time.monotonic() - edited
+    print(
+        f"config edit: exit after {exit_s:.2f}s, new conditions after {gap:.2f}s (single replica)"
+    )
+
+
+def test_recovers_after_the_api_server_is_killed_and_restarted(
+    raw: Api, spawn: Callable[..., Kumaco], control_plane: ControlPlane
+) -> None:
+    run, ns = unique("crash"), raw.namespace(unique("win"))
+    for i in range(3):
+        raw.node(f"{run}-{i}", {RUN_LABEL: run, "zone": "b"})
+    raw.window(ns, "w", {**ALWAYS, "nodeSelector": "zone=a"})
+    k = spawn(
+        "--namespaces",
+        ns,
+        "--node-selector",
+        f"{RUN_LABEL}={run}",
+        "--leader-election-id",
+        run,
+        "--leader-election-namespace",
+        ns,
+        "--leader-elect-lease-duration",
+        "40s",
+        "--leader-elect-renew-deadline",
+        "30s",
+    )
+    wait_for(lambda: _um(raw, f"{run}-0") == "False", 30, what="first state")
+
+    control_plane.compact_etcd()  # so that the watches resumed after the restart are expired (410)
+    control_plane.stop_apiserver(signal.SIGKILL)
+    time.sleep(2)
+    control_plane.start_apiserver()
+    back = time.monotonic()
+    raw.label(f"{run}-1", "zone", "a")  # a change kumaco can only see through a new watch
+    wait_for(lambda: _um(raw, f"{run}-1") == "True", 60, what="convergence after the restart")
+    converge = time.monotonic() - back
+    print(f"API server restart: converged {converge:.2f}s after it was ready again")
+    assert k.alive, "kumaco must survive an API server restart"
+    messages = k.log_messages()
+    assert "watch expired; relisting" in messages or "listed" in messages[2:]
+
+
+def test_two_instances_with_disjoint_scopes_never_write_each_others_nodes(
+    raw: Api, spawn: Callable[..., Kumaco]
+) -> None:
+    run = unique("scope")
+    ns_a, ns_b = raw.namespace(unique("win-a")), raw.namespace(unique("win-b"))
+    for i in range(4):
+        raw.node(f"{run}-{i}", {RUN_LABEL: run, "pool": "a" if i < 2 else "b"})
+    raw.window(ns_a, "all", {**ALWAYS, "nodeSelector": ""})  # "all" = all nodes in *its* scope
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(hours=3)
+    raw.window(ns_b, "later", {"startTime": cron_at(later), "duration": "1h", "nodeSelector": ""})
+    common = ("--leader-election-id", run)
+    spawn(
+        "--namespaces",
+        ns_a,
+        "--leader-election-namespace",
+        ns_a,
+        "--field-manager",
+        "kumaco-a",
+        "--node-selector",
+        f"{RUN_LABEL}={run},pool=a",
+        *common,
+        name="a",
+    )
+    spawn(
+        "--namespaces",
+        ns_b,
+        "--leader-election-namespace",
+        ns_b,
+        "--field-manager",
+        "kumaco-b",
+        "--node-selector",
+        f"{RUN_LABEL}={run},pool=b",
+        *common,
+        name="b",
+    )
+    wait_for(
+        lambda: [_um(raw, f"{run}-{i}") for i in range(4)] == ["True", "True", "False", "False"],
+        30,
+        what="each instance to set its own nodes",
+    )
+    for i, (mine, other) in enumerate(
+        [("kumaco-a", "kumaco-b")] * 2 + [("kumaco-b", "kumaco-a")] * 2
+    ):
+        node = raw.request("GET", f"/api/v1/nodes/{run}-{i}")
+        managers = {
+            m["manager"]
+            for m in node["metadata"]["managedFields"]
+            if m.get("subresource") == "status"
+        }
+        assert mine in managers and other not in managers, (i, managers)
