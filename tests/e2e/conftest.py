@@ -33,6 +33,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 _passed: list[str] = []
 
+# Who wrote node status, and every Lease write with its body (to know the holder):
+# the HA tests reconstruct lease periods and check that no two replicas overlapped.
+AUDIT_POLICY = """\
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+  - level: RequestResponse
+    verbs: ["create", "update", "patch"]
+    resources: [{group: "coordination.k8s.io", resources: ["leases"]}]
+  - level: Metadata
+    verbs: ["patch", "update", "create"]
+    resources: [{group: "", resources: ["nodes/status"]}]
+  - level: None
+"""
+
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Iterator[None]:
@@ -48,7 +64,18 @@ def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlP
         assets = ensure_assets()
     except RuntimeError as exc:
         pytest.fail(f"the test control plane is unavailable: {exc}", pytrace=False)
-    cp = ControlPlane(assets, log_dir=tmp_path_factory.mktemp("controlplane-logs"))
+    logs = tmp_path_factory.mktemp("controlplane-logs")
+    policy = logs / "audit-policy.yaml"
+    policy.write_text(AUDIT_POLICY)
+    cp = ControlPlane(
+        assets,
+        log_dir=logs,
+        apiserver_args={
+            "audit-policy-file": str(policy),
+            "audit-log-path": str(logs / "audit.log"),
+        },
+    )
+    cp.audit_log = logs / "audit.log"  # type: ignore[attr-defined]
     cp.start()
     status, body = cp.get("/version")
     assert status == 200, body

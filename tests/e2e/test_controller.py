@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from hack.controlplane import ControlPlane
-from tests.e2e.harness import (
+from hack.harness import (
     MIP,
     RUN_LABEL,
     UM,

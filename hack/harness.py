@@ -1,4 +1,4 @@
-"""Helpers for end-to-end tests: kumaco processes, nodes, windows, watchers, server metrics.
+"""Helpers for end-to-end tests and hack tools: kumaco processes, nodes, windows, watchers, metrics.
 
 Everything here talks to the real test API server; nothing stands in for it.
 Each test isolates itself with a unique run label on its nodes (kumaco's
@@ -202,7 +202,7 @@ def condition_status(conds: Mapping[str, Mapping[str, Any]], ctype: str) -> str 
 
 
 def request_counts(cp: ControlPlane) -> dict[tuple[str, str, str], float]:
-    """``apiserver_request_total`` summed by (verb, resource, subresource), from the server itself."""
+    """Sum ``apiserver_request_total`` by (verb, resource, subresource), as the server counts."""
     status, body = cp.get("/metrics")
     assert status == 200
     counts: dict[tuple[str, str, str], float] = {}
@@ -246,6 +246,8 @@ def cron_at(t: dt.datetime) -> str:
 
 @dataclass
 class Observation:
+    """One node as the watcher saw it, and when."""
+
     at: float
     name: str
     conditions: dict[str, dict[str, Any]]

@@ -1,0 +1,205 @@
+"""High availability end to end: three replicas as processes, a real API server with auditing.
+
+Takeovers are measured from the kill to the Lease naming a new holder; the
+chaos short form checks the ceiling with a separate watcher and the absence
+of overlapping writers in the API server's audit log.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from hack.chaos import Supervisor, Timings, leader_of, run_chaos
+from hack.controlplane import ControlPlane
+from hack.harness import RUN_LABEL, UM, Api, Kumaco, condition_status, unique, wait_for
+
+ALWAYS = {"startTime": "* * * * *", "duration": "2m"}
+
+
+@pytest.fixture
+def raw(control_plane: ControlPlane) -> Api:
+    return Api(control_plane)
+
+
+@pytest.fixture
+def replicas(kubeconfig_path: Path, tmp_path: Path) -> Iterator[Callable[..., Supervisor]]:
+    sups: list[Supervisor] = []
+
+    def make(run: str, flags: list[str], n: int = 3) -> Supervisor:
+        counter = [0]
+
+        def one(name: str) -> Kumaco:
+            counter[0] += 1
+            return Kumaco(
+                kubeconfig_path,
+                flags,
+                tmp_path / f"{name}-{counter[0]}.log",
+                {"POD_NAME": f"{run}-{name}"},
+                name=name,
+            )
+
+        sup = Supervisor(one, n)
+        sups.append(sup)
+        return sup
+
+    yield make
+    for s in sups:
+        s.stop()
+
+
+def _setup(raw: Api, nodes: int = 3, selector: str = "") -> tuple[str, str, list[str]]:
+    run, ns = unique("ha"), raw.namespace(unique("ha"))
+    names = [f"{run}-{i}" for i in range(nodes)]
+    for n in names:
+        raw.node(n, {RUN_LABEL: run, "zone": "a"})
+    raw.window(ns, "w", {**ALWAYS, "nodeSelector": selector})
+    return run, ns, names
+
+
+def _flags(run: str, ns: str) -> list[str]:
+    return [
+        "--namespaces",
+        ns,
+        "--leader-election-namespace",
+        ns,
+        "--leader-election-id",
+        run,
+        "--node-selector",
+        f"{RUN_LABEL}={run}",
+    ]
+
+
+def test_failover_after_sigkill_and_sigterm_within_the_bounds(
+    raw: Api, replicas: Callable[..., Supervisor]
+) -> None:
+    run, ns, names = _setup(raw)
+    sup = replicas(run, _flags(run, ns))
+    t = Timings()  # the defaults: 15 s / 10 s / 2 s
+    leader = wait_for(lambda: leader_of(raw, ns, run), 30, what="a leader")
+    wait_for(
+        lambda: all(condition_status(raw.conditions(n), UM) == "True" for n in names),
+        30,
+        what="conditions",
+    )
+    # Followers are ready too, and exactly one replica reports leading.
+    wait_for(lambda: all(k.ready() for k in sup.replicas.values()), 20, what="all replicas ready")
+    assert sorted(k.metric("kumaco_leader") or 0.0 for k in sup.replicas.values()) == [
+        0.0,
+        0.0,
+        1.0,
+    ]
+
+    times = {}
+    for sig in (signal.SIGKILL, signal.SIGTERM):
+        victim = sup.by_identity(leader)
+        assert victim is not None
+        t0 = time.monotonic()
+        victim.send(sig)
+        new = wait_for(
+            lambda old=leader: (h := leader_of(raw, ns, run)) and h != old and h,
+            40,
+            interval=0.02,
+            what="a new leader",
+        )
+        times[sig.name] = time.monotonic() - t0
+        assert sup.by_identity(new) is not victim
+        leader = new
+    print(f"takeover: SIGKILL {times['SIGKILL']:.2f}s, SIGTERM {times['SIGTERM']:.2f}s")
+    assert times["SIGKILL"] <= t.lease + t.retry * 1.2 + 1.0
+    assert t.lease - t.renew < times["SIGKILL"]  # not earlier than the lease allows
+    assert times["SIGTERM"] <= t.retry * 1.2 + 1.0  # released: about one retry period
+
+
+def test_a_config_edit_hands_over_to_another_replica_with_the_new_windows_within_3s(
+    raw: Api, replicas: Callable[..., Supervisor]
+) -> None:
+    run, ns, names = _setup(raw, selector="zone=a")
+    raw.label(names[0], "zone", "b")
+    sup = replicas(
+        run,
+        [
+            *_flags(run, ns),
+            "--leader-elect-retry-period",
+            "1s",
+            "--leader-elect-renew-deadline",
+            "5s",
+            "--leader-elect-lease-duration",
+            "8s",
+        ],
+    )
+    leader = wait_for(lambda: leader_of(raw, ns, run), 30, what="a leader")
+    wait_for(
+        lambda: condition_status(raw.conditions(names[1]), UM) == "True", 30, what="first state"
+    )
+    old = sup.by_identity(leader)
+    t0 = time.monotonic()
+    raw.edit_window(ns, "w", {**ALWAYS, "nodeSelector": "zone=b"})
+    wait_for(
+        lambda: (
+            condition_status(raw.conditions(names[0]), UM) == "True"
+            and condition_status(raw.conditions(names[1]), UM) == "False"
+        ),
+        10,
+        interval=0.02,
+        what="the new windows applied",
+    )
+    took = time.monotonic() - t0
+    new = leader_of(raw, ns, run)
+    print(f"config edit: new windows applied by another replica {took:.2f}s after the edit")
+    assert new != leader
+    assert (old is not None and not old.alive) or (
+        old.proc is not None and old.proc.returncode == 3
+    )
+    assert took <= 3.0
+
+
+def test_chaos_short_form_never_exceeds_the_ceiling_nor_overlaps_writers(
+    control_plane: ControlPlane, kubeconfig_path: Path, tmp_path: Path
+) -> None:
+    timings = Timings(lease=4, renew=3, retry=1)
+    result = run_chaos(
+        control_plane,
+        kubeconfig_path,
+        tmp_path,
+        control_plane.audit_log,  # type: ignore[attr-defined]
+        kills=8,
+        nodes=20,
+        ceiling=2,
+        timings=timings,
+    )
+    print("chaos (short form):", result.summary())
+    assert result.max_in_progress_seen <= 2
+    assert result.overlaps == []
+    assert result.unfenced == []
+    assert result.node_writes > 0
+    for t in result.takeovers:
+        bound = (
+            timings.lease + timings.retry * 1.2 + 1.0
+            if t.signal == "SIGKILL"
+            else timings.retry * 1.2 + 1.0
+        )
+        assert t.seconds <= bound, t
+
+
+def test_leader_elect_false_acts_alone_without_a_lease(
+    raw: Api, kubeconfig_path: Path, tmp_path: Path
+) -> None:
+    run, ns, names = _setup(raw)
+    k = Kumaco(
+        kubeconfig_path, [*_flags(run, ns), "--leader-elect=false"], tmp_path / "solo.log"
+    ).start()
+    try:
+        wait_for(
+            lambda: all(condition_status(raw.conditions(n), UM) == "True" for n in names),
+            30,
+            what="conditions",
+        )
+        assert raw.lease(ns, run) is None
+        assert any("leader election disabled" in m for m in k.log_messages())
+    finally:
+        assert k.stop() == 0
