@@ -184,9 +184,8 @@ class Controller:
         self._baseline: dict[str, str] | None = None
         self._was_leader = False
         self._announced_loaded = False
-        self._announced: dict[
-            str, tuple[int, int]
-        ] = {}  # window key -> (start, end) of the run announced
+        # window key -> (the run announced, its end if known)
+        self._announced: dict[str, tuple[str, int | None]] = {}
         self._caught_up: set[str] = set()
         self._terminal: dict[str, tuple[str | None, tuple[Desired, ...]]] = {}
         self._pool = concurrent.futures.ThreadPoolExecutor(settings.write_concurrency, "write")
@@ -556,7 +555,11 @@ class Controller:
     # ------------------------------------------------------------------ window events
 
     def _announce_windows(self, result: Plan, windows: Iterable[Window]) -> None:
-        """Started/ended Events once per occurrence (a run of merged occurrences)."""
+        """Started/ended Events once per occurrence (a run of merged occurrences).
+
+        A run is named by its start; a run whose start lies beyond what is
+        followed (a window that never closes) is named "unbounded".
+        """
         counts: dict[str, int] = {}
         for np in result.nodes:
             for key in np.windows:
@@ -568,29 +571,37 @@ class Controller:
             if w is None or cm is None:
                 continue
             announced = self._announced.get(key)
-            if state.open and state.since is not None and state.closes is not None:
-                if announced is not None and announced[0] != state.since:
-                    self._emit_ended(cm, w, *announced)
-                if announced is None or announced[0] != state.since:
-                    opened, closes = format_instant(state.since), format_instant(state.closes)
+            if state.open:
+                run = str(state.since) if state.since is not None else "unbounded"
+                if announced is not None and announced[0] != run:
+                    self._emit_ended(cm, w, announced[0], announced[1] or result.at)
+                if announced is None or announced[0] != run:
+                    opened = (
+                        format_instant(state.since) if state.since is not None else "(long ago)"
+                    )
+                    closes = (
+                        format_instant(state.closes)
+                        if state.closes is not None
+                        else "no scheduled end"
+                    )
                     nodes = counts.get(key, 0)
                     note = (
                         f"window {key} opened at {opened} for {nodes} node(s); closes at {closes}"
                     )
-                    self.events.emit(
-                        EventSpec(cm, STARTED, "Open", note, key=str(state.since), aggregate=False)
-                    )
-                self._announced[key] = (state.since, state.closes)
+                    spec = EventSpec(cm, STARTED, "Open", note, key=run, aggregate=False)
+                    self.events.emit(spec)
+                self._announced[key] = (run, state.closes)
             elif announced is not None:
-                self._emit_ended(cm, w, *announced)
+                self._emit_ended(cm, w, announced[0], announced[1] or result.at)
                 del self._announced[key]
             elif key not in self._caught_up:
                 self._catch_up_ended(cm, w, result.at)
             self._caught_up.add(key)
 
-    def _emit_ended(self, cm: WindowConfigMap, w: Window, since: int, end: int) -> None:
-        note = f"window {w.key} (opened at {format_instant(since)}) ended at {format_instant(end)}"
-        self.events.emit(EventSpec(cm, ENDED, "Close", note, key=str(since), aggregate=False))
+    def _emit_ended(self, cm: WindowConfigMap, w: Window, run: str, end: int) -> None:
+        opened = format_instant(int(run)) if run.isdigit() else "(long ago)"
+        note = f"window {w.key} (opened at {opened}) ended at {format_instant(end)}"
+        self.events.emit(EventSpec(cm, ENDED, "Close", note, key=run, aggregate=False))
 
     def _catch_up_ended(self, cm: WindowConfigMap, w: Window, now: int) -> None:
         """After a takeover: announce a run that ended while nobody led (at most once)."""
@@ -600,4 +611,4 @@ class Controller:
             if now - lookback < iv.end <= now:
                 last = iv
         if last is not None:
-            self._emit_ended(cm, w, last.start, last.end)
+            self._emit_ended(cm, w, str(last.start), last.end)

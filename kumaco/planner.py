@@ -154,9 +154,10 @@ class Plan:
         return next((n for n in self.nodes if n.name == name), None)
 
 
-def _window_message(keys: Sequence[str], closes: int) -> str:
+def _window_message(keys: Sequence[str], closes: int | None) -> str:
     noun = "window" if len(keys) == 1 else "windows"
-    return f"maintenance {noun} {', '.join(keys)} open until {format_instant(closes)}"
+    until = f"until {format_instant(closes)}" if closes is not None else "with no end in sight"
+    return f"maintenance {noun} {', '.join(keys)} open {until}"
 
 
 def _admission_key(node: NodeView, require: Sequence[str]) -> tuple[int, int, str]:
@@ -179,7 +180,7 @@ def plan(windows: Iterable[Window], nodes: NodeSet, now: int, policy: Policy) ->
     # Partition the nodes in scope by the tuple of open windows matching them:
     # a few set operations per window instead of a per-node, per-window loop.
     groups: dict[tuple[str, ...], frozenset[str]] = {(): frozenset(in_scope)} if in_scope else {}
-    closes_of: dict[str, int] = {}
+    closes_of: dict[str, int | None] = {}
     next_change: int | None = None
     for w in sorted(windows, key=lambda w: w.key):
         selected = w.selector.select(nodes.index) & in_scope
@@ -192,7 +193,6 @@ def plan(windows: Iterable[Window], nodes: NodeSet, now: int, policy: Policy) ->
             next_change = nc
         if not state.open:
             continue
-        assert state.closes is not None
         closes_of[w.key] = state.closes
         refined: dict[tuple[str, ...], frozenset[str]] = {}
         for keys, members in groups.items():
@@ -209,13 +209,16 @@ def plan(windows: Iterable[Window], nodes: NodeSet, now: int, policy: Policy) ->
         policy.under_maintenance, FALSE, NO_WINDOW, "no maintenance window is open for this node"
     )
     under: dict[str, tuple[tuple[str, ...], int | None, Desired]] = {}
+    under_set: set[str] = set()
     for keys, members in groups.items():
         if keys:
-            closes = max(closes_of[k] for k in keys)
+            ends = [closes_of[k] for k in keys]
+            closes = None if any(e is None for e in ends) else max(e for e in ends if e is not None)
             desired = Desired(
                 policy.under_maintenance, TRUE, WINDOW_OPEN, _window_message(keys, closes)
             )
             entry: tuple[tuple[str, ...], int | None, Desired] = (keys, closes, desired)
+            under_set |= members
         else:
             entry = ((), None, um_false)
         for name in members:
@@ -226,7 +229,7 @@ def plan(windows: Iterable[Window], nodes: NodeSet, now: int, policy: Policy) ->
     count = 0
     if policy.ceiling is not None:
         limit = policy.ceiling.limit(len(in_scope))
-        in_progress, count = _in_progress(nodes, under, policy, limit)
+        in_progress, count = _in_progress(nodes, in_scope, frozenset(under_set), policy, limit)
 
     plans = tuple(
         NodePlan(
@@ -250,38 +253,44 @@ def plan(windows: Iterable[Window], nodes: NodeSet, now: int, policy: Policy) ->
 
 def _in_progress(
     nodes: NodeSet,
-    under: Mapping[str, tuple[tuple[str, ...], int | None, Desired]],
+    in_scope: frozenset[str],
+    under: frozenset[str],
     policy: Policy,
     limit: int,
 ) -> tuple[dict[str, Desired], int]:
+    """MaintenanceInProgress for every node in scope, by set algebra over the condition index."""
     ip = policy.in_progress
     result: dict[str, Desired] = {}
-    holders: list[str] = []
-    candidates: list[NodeView] = []
-    for name, (keys, _closes, _d) in under.items():
-        node = nodes.get(name)
-        assert node is not None
-        if not keys:
-            result[name] = Desired(
-                ip, FALSE, NOT_UNDER_MAINTENANCE, "no maintenance window is open for this node"
+    not_under = Desired(
+        ip, FALSE, NOT_UNDER_MAINTENANCE, "no maintenance window is open for this node"
+    )
+    for name in in_scope - under:
+        result[name] = not_under
+
+    ready = under
+    for r in policy.require:
+        ready = ready & nodes.with_true(r)
+    shared: dict[str, Desired] = {}
+    for name in under - ready:
+        missing = ", ".join(r for r in policy.require if name not in nodes.with_true(r))
+        d = shared.get(missing)
+        if d is None:
+            d = shared[missing] = Desired(
+                ip, FALSE, REQUIREMENT_NOT_MET, f"required condition not True: {missing}"
             )
-            continue
-        missing = [r for r in policy.require if not node.is_true(r)]
-        if missing:
-            result[name] = Desired(
-                ip, FALSE, REQUIREMENT_NOT_MET, f"required condition not True: {', '.join(missing)}"
-            )
-            continue
-        blocking = [b for b in policy.block if node.is_true(b)]
-        if blocking:
-            result[name] = Desired(
-                ip, FALSE, BLOCKED, f"blocked by condition: {', '.join(blocking)}"
-            )
-            continue
-        if node.is_true(ip):
-            holders.append(name)
-        else:
-            candidates.append(node)
+        result[name] = d
+
+    blocking_any: frozenset[str] = frozenset().union(*(nodes.with_true(b) for b in policy.block))
+    blocked = ready & blocking_any
+    for name in blocked:
+        which = ", ".join(b for b in policy.block if name in nodes.with_true(b))
+        d = shared.get("\0" + which)
+        if d is None:
+            d = shared["\0" + which] = Desired(ip, FALSE, BLOCKED, f"blocked by condition: {which}")
+        result[name] = d
+
+    eligible = ready - blocked
+    holders = eligible & nodes.with_true(ip)
     req = ", ".join(f"{r}=True" for r in policy.require)
     allowed_msg = (
         "in an open maintenance window" + (f" with {req}" if req else "") + " and not blocked"
@@ -293,7 +302,10 @@ def _in_progress(
     waiting = Desired(
         ip, FALSE, CEILING_REACHED, f"waiting: at most {limit} nodes may be in maintenance at once"
     )
-    for node in sorted(candidates, key=lambda n: _admission_key(n, policy.require)):
+    candidates = [nodes.get(name) for name in eligible - holders]
+    for node in sorted(
+        (n for n in candidates if n is not None), key=lambda n: _admission_key(n, policy.require)
+    ):
         if count < limit:
             result[node.name] = allowed
             count += 1

@@ -368,9 +368,17 @@ class Selector:
         Same answer as ``{n for n in index.names() if self.matches(index.labels(n))}``,
         computed by intersecting and subtracting the index's posting sets: the cost
         grows with the sizes of the sets involved, not with the number of objects.
+        Answers are memoised in the index until its labels change.
         """
         if not self.requirements:
             return index._everything()
+        memo = index._selected
+        found = memo.get(self)
+        if found is None:
+            found = memo[self] = self._select(index)
+        return found
+
+    def _select(self, index: LabelIndex) -> frozenset[str]:
         wanted: list[frozenset[str]] = []
         unwanted: list[_NameSet] = []
         for requirement in self.requirements:
@@ -416,7 +424,7 @@ class LabelIndex:
     own copy of each object's labels; it is not thread-safe.
     """
 
-    __slots__ = ("_all", "_by_key", "_by_value", "_frozen_by_key", "_labels", "_names")
+    __slots__ = ("_all", "_by_key", "_by_value", "_frozen_by_key", "_labels", "_names", "_selected")
 
     def __init__(self) -> None:
         self._labels: dict[str, dict[str, str]] = {}
@@ -425,12 +433,14 @@ class LabelIndex:
         self._by_value: dict[str, dict[str, _NameSet]] = {}
         self._all: frozenset[str] | None = None
         self._frozen_by_key: dict[str, dict[str | None, frozenset[str]]] = {}
+        self._selected: dict[Selector, frozenset[str]] = {}
 
     def set(self, name: str, labels: Mapping[str, str]) -> None:
         """Index the object ``name`` with (a copy of) ``labels``, replacing what it had."""
         self.discard(name)
         own = dict(labels)
         self._labels[name] = own
+        self._selected.clear()
         self._names.add(name)
         self._all = None
         for key, value in own.items():
@@ -443,6 +453,7 @@ class LabelIndex:
         own = self._labels.pop(name, None)
         if own is None:
             return
+        self._selected.clear()
         self._names.discard(name)
         self._all = None
         for key, value in own.items():

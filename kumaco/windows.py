@@ -34,7 +34,7 @@ merge into one open interval.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kumaco.durations import SECOND, format_go_duration, parse_window_duration
 from kumaco.errors import InvalidInput, excerpt
@@ -49,11 +49,15 @@ REQUIRED_KEYS = (START_TIME, DURATION, NODE_SELECTOR)
 KNOWN_KEYS = (*REQUIRED_KEYS, TIME_ZONE)
 MAX_VALUE_LENGTH = 4096
 
-#: Bound on how many successive occurrences are chained when merging. A window
-#: that fires more often than it lasts (``* * * * *`` for ``2h``) is open
-#: continuously; past this bound the computed close is a lower bound, and the
-#: caller simply re-evaluates then and finds the window still open.
-MAX_CHAIN = 2048
+#: How many successive overlapping occurrences are chained forward to find
+#: where a run of them ends. Past that, the run has "no end in sight"
+#: (``closes`` is None) and is looked at again at ``recheck``: a window that
+#: fires more often than it lasts (``* * * * *`` for ``2m``) never closes, and
+#: following it occurrence by occurrence would cost without end.
+MAX_CHAIN = 64
+#: How many jumps back (each up to one duration) to find where a run began;
+#: past that its start is unknown (``since`` is None).
+MAX_WALK = 256
 
 
 @dataclass(frozen=True)
@@ -100,18 +104,25 @@ class Interval:
 class WindowState:
     """A window at one instant: open (until ``closes``) or closed (until ``opens``).
 
-    ``opens`` is ``None`` when the schedule has no further firing within
-    robfig's five-year horizon.
+    Open: ``since`` is when the run of merged occurrences began and
+    ``closes`` when it ends -- either may be None when it lies beyond what is
+    followed (:data:`MAX_WALK`, :data:`MAX_CHAIN`); then ``recheck`` is when
+    to look again. Closed: ``opens`` is None when the schedule has no further
+    firing within robfig's five-year horizon.
     """
 
     open: bool
     since: int | None = None
     closes: int | None = None
     opens: int | None = None
+    recheck: int | None = None
 
     @property
     def next_change(self) -> int | None:
-        return self.closes if self.open else self.opens
+        """When the answer may change next (strictly after the instant asked about)."""
+        if self.open:
+            return self.closes if self.closes is not None else self.recheck
+        return self.opens
 
 
 @dataclass(frozen=True)
@@ -126,6 +137,10 @@ class Window:
     start_time: str
     duration_text: str
     selector_text: str
+    #: Memoised answers (pure: a function of the immutable fields above).
+    _memo: dict[str, tuple[int, WindowState, int | None]] = field(
+        default_factory=dict, compare=False, repr=False, hash=False
+    )
 
     @property
     def key(self) -> str:
@@ -145,52 +160,76 @@ class Window:
         fire = self.schedule.next_fire(-(-t // SECOND) - 1)
         return None if fire is None else fire * SECOND
 
-    def _run_end(self, first: int, limit: int) -> int:
-        """End of the merged run that starts with the firing at ``first``.
+    def _run_end(self, first: int, limit: int) -> tuple[int, bool]:
+        """End of the run of merged occurrences starting with the firing at ``first``.
 
         Occurrences that overlap or touch the run extend it. After
-        :data:`MAX_CHAIN` occurrences the chaining stops once the end passes
-        ``limit``, so the result is exact up to ``limit`` and never before it.
+        :data:`MAX_CHAIN` of them the chaining stops as soon as the end is
+        past ``limit``; the flag says whether the end found is the real one.
         """
         end = first + self.duration
         fire = self._next_fire(first)
         chained = 0
         while fire is not None and fire <= end:
+            if chained >= MAX_CHAIN and end > limit:
+                return end, False
             end = max(end, fire + self.duration)
             chained += 1
-            if chained >= MAX_CHAIN and end > limit:
-                break
             fire = self._next_fire(fire)
-        return end
+        return end, True
 
-    def _run_start(self, fire: int) -> int:
-        """Walk back from ``fire`` over earlier occurrences that overlap or touch it (bounded)."""
-        for _ in range(MAX_CHAIN):
+    def _run_start(self, fire: int) -> tuple[int, bool]:
+        """Walk back from ``fire`` over earlier occurrences that overlap or touch the run.
+
+        Each step jumps to the earliest firing within one duration before;
+        the flag says whether the beginning was reached within
+        :data:`MAX_WALK` steps.
+        """
+        for _ in range(MAX_WALK):
             earlier = self._fire_at_or_after(fire - self.duration)
             if earlier is None or earlier >= fire:
-                break
+                return fire, True
             fire = earlier
-        return fire
+        return fire, False
 
     def state_at(self, t: int) -> WindowState:
-        """Whether the window is open at instant ``t``, since and until when (or when it opens)."""
+        """Whether the window is open at instant ``t``, since and until when (or when it opens).
+
+        The answer is memoised for as long as it holds (until its
+        ``next_change``): the planner asks again at every pass.
+        """
+        memo = self._memo.get("state")
+        if memo is not None and memo[0] <= t and (memo[2] is None or t < memo[2]):
+            return memo[1]
         covering = self._next_fire(t - self.duration)  # open iff some firing s has t - d < s <= t
         if covering is not None and covering <= t:
-            return WindowState(
-                open=True, since=self._run_start(covering), closes=self._run_end(covering, t)
+            start, start_known = self._run_start(covering)
+            end, end_known = self._run_end(covering, t)
+            state = WindowState(
+                open=True,
+                since=start if start_known else None,
+                closes=end if end_known else None,
+                recheck=None if end_known else end,
             )
-        return WindowState(open=False, opens=covering)
+        else:
+            state = WindowState(open=False, opens=covering)
+        self._memo["state"] = (t, state, state.next_change)
+        return state
 
     def intervals(self, start: int, end: int) -> Iterator[Interval]:
         """Merged open intervals intersecting ``[start, end)``, in order.
 
         The first may begin before ``start``; the last may end after ``end``
-        (reported at least up to ``end``).
+        (reported at least up to ``end``). A run longer than can be followed
+        is reported from the earliest firing found.
         """
-        state = self.state_at(start)
-        first = state.since if state.open else self._fire_at_or_after(start)
+        covering = self._next_fire(start - self.duration)
+        if covering is not None and covering <= start:
+            first: int | None = self._run_start(covering)[0]
+        else:
+            first = self._fire_at_or_after(start)
         while first is not None and first < end:
-            run_end = self._run_end(first, end)
+            run_end, _known = self._run_end(first, end)
             yield Interval(first, run_end)
             first = self._next_fire(run_end)
 

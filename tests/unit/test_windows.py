@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from kumaco.durations import HOUR, SECOND
 from kumaco.schedule import STAR, Schedule
 from kumaco.windows import MAX_VALUE_LENGTH, Interval, InvalidWindow, Window, parse_window
+from tests.oracle import Oracle
 
 
 def at(text: str) -> int:
@@ -173,10 +174,23 @@ def test_sub_second_durations_and_instants() -> None:
 
 
 def test_overlapping_occurrences_merge() -> None:
+    w = window("0 1-5 * * *", "90m")  # five overlapping occurrences: one run 01:00-06:30
+    s = w.state_at(at("2026-12-01T03:10:00Z"))
+    assert (s.open, s.since, s.closes) == (
+        True,
+        at("2026-12-01T01:00:00Z"),
+        at("2026-12-01T06:30:00Z"),
+    )
+
+
+def test_a_window_that_never_closes_has_no_end_in_sight_and_a_recheck() -> None:
     w = window("0 * * * *", "90m")  # every hour for 90 minutes: always open
-    s = w.state_at(at("2026-12-01T10:30:00Z"))
-    assert s.open
-    assert s.closes is not None and s.closes > at("2026-12-02T00:00:00Z")
+    t = at("2026-12-01T10:30:00Z")
+    s = w.state_at(t)
+    assert (s.open, s.closes, s.since) == (True, None, None)
+    assert s.recheck is not None and s.recheck > t
+    assert s.next_change == s.recheck
+    assert w.state_at(t + 60 * SECOND) is s  # memoised while it holds
 
 
 def test_touching_occurrences_merge() -> None:
@@ -214,17 +228,30 @@ def test_spring_forward_gap_does_not_fire_and_fall_back_fires_twice() -> None:
     assert [r.start for r in runs] == [at("2024-11-03T05:30:00Z"), at("2024-11-03T06:30:00Z")]
 
 
+def test_lord_howe_fall_back_follows_robfig_not_the_wall_clock(robfig_oracle: Oracle) -> None:
+    """On 2025-04-06 (02:00 +11 -> 01:30 +10:30) robfig skips 06:00-06:29, and so does kumaco."""
+    w = window("CRON_TZ=Australia/Lord_Howe 0 6 * * *", "10m")
+    after = at("2025-04-05T15:00:00Z")  # 01:30 +10:30, just after the fall-back
+    state = w.state_at(after)
+    assert state.opens == at("2025-04-06T19:30:00Z")  # 2025-04-07 06:00 +10:30: April 6 is skipped
+    assert robfig_oracle.cron(w.start_time, [after // SECOND]) == {"next": [state.opens // SECOND]}
+
+
 # ----------------------------------------------------------------------------- brute force
 
+# Zones whose DST shifts are whole hours (and Kathmandu's +05:45, no DST). In Lord Howe's
+# 30-minute fall-back robfig's hour-stepping lands on :30 and skips firings a wall clock would
+# make (pinned above, and checked against robfig itself in test_schedule_oracle.py): there
+# kumaco follows robfig, not the wall clock, so the brute force does not apply.
 ZONES = [
     "UTC",
     "America/New_York",
     "Europe/Berlin",
-    "Australia/Lord_Howe",
     "Asia/Kathmandu",
     "America/Sao_Paulo",
+    "Europe/London",
 ]
-# Instants near DST changes (UTC): New York, Berlin, Lord Howe, Sao Paulo 2018.
+# Instants near DST changes (UTC): New York, Berlin/London, Lord Howe's dates, Sao Paulo 2018.
 AROUND = [
     at("2024-03-10T07:00:00Z"),
     at("2024-11-03T06:00:00Z"),
@@ -309,8 +336,10 @@ def test_open_closed_agrees_with_brute_force_across_dst(
         if not state.open:  # it opens exactly then, and stays closed until then
             assert brute_open(w, nxt)
             assert not brute_open(w, nxt - SECOND)
-        else:
-            assert not brute_open(w, nxt) or nxt - t > 2 * HOUR
+        elif state.closes is not None:  # it closes exactly then
+            assert not brute_open(w, nxt)
+            assert brute_open(w, nxt - 1)
+        else:  # a run with no end in sight: still open when it is looked at again
             assert brute_open(w, nxt - 1)
 
 
