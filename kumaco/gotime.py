@@ -21,12 +21,13 @@ Contract
           o1 = offset at (wall - o1)
       result = wall - o1
 
-  which equals ``wall - off(wall - off(wall))``. Consequences: a wall clock
-  inside a spring-forward gap of ``g`` seconds lands ``g`` seconds *earlier*
-  (e.g. 02:30 on the New York spring-forward day is 01:30 EST), and an
-  ambiguous wall clock in a fall-back overlap resolves to the *first*
-  (daylight) occurrence whenever the transition is far enough from the guess
-  -- in practice, always for whole-hour DST.
+  which equals ``wall - off(wall - off(wall))``. Consequences (tested):
+  where the wall clock read as UTC falls before the transition (zones west
+  of Greenwich), a time in a spring-forward gap lands earlier by the gap
+  (New York 02:30 -> 01:30 EST) and an ambiguous time in a fall-back
+  overlap resolves to its first, daylight reading (01:30 EDT); east of
+  Greenwich it is the other way round (Berlin 02:30 -> 03:30 CEST in the
+  gap, 02:30 CET in the overlap).
 * :func:`add_date` is ``Time.AddDate`` (``date`` on the wall-clock fields),
   :func:`truncate` is ``Time.Truncate``, which works on absolute time since
   Go's zero time (0001-01-01 UTC), never on the local wall clock.

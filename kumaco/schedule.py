@@ -6,7 +6,7 @@ Contract
 v3.0.1) accepts and :meth:`Schedule.next_fire` returns what
 ``SpecSchedule.Next`` returns, instant for instant; both are checked
 differentially against the real Go module (``hack/oracle``). Deliberate
-deviations, all in the direction of rejecting more:
+deviations:
 
 * no ``CRON_TZ=``/``TZ=`` prefix means UTC (robfig: ``time.Local``);
 * the zone name ``Local`` is rejected: a controller must not depend on the
@@ -15,7 +15,13 @@ deviations, all in the direction of rejecting more:
 * zones come only from the ``tzdata`` package, by their canonical names
   (robfig also finds ``posixrules``, ``right/...``, ``America//New_York``
   and the like in the host's ``/usr/share/zoneinfo``);
-* a missing space after a zone prefix is an error (robfig panics).
+* a missing space after a zone prefix is an error (robfig panics);
+* where robfig's day (or month) step does not move the time forward at all
+  -- Go's ``Date`` maps a calendar day skipped by a date-line change
+  (Kwajalein 1993-08-21, Kiribati 1994-12-31, Apia and Fakaofo 2011-12-30)
+  back onto the day before -- robfig's ``Next`` loops forever; kumaco steps
+  on by one more day (month) until the time moves, so it answers where
+  robfig never returns.
 
 Every rejection raises :class:`kumaco.errors.InvalidInput` -- never any other
 exception, whatever the text -- with a one-line message naming the field (or
@@ -38,11 +44,12 @@ Grammar as robfig implements it (quirks included)
 * An item is ``range[/step]``. ``*`` and ``?`` mean the whole range in *any*
   field and set a "star" flag; anything after a hyphen following them is
   ignored (``*-5`` is ``*``). Otherwise ``n`` or ``n-m`` where each end is a
-  Go ``strconv.Atoi`` integer (optional sign, ASCII digits, leading zeros,
-  ``-0`` is 0, negative rejected) or, for month and day of week, a name
+  Go ``strconv.Atoi`` integer (optional ``+``, ASCII digits only, any number
+  of leading zeros, at most int64) or, for month and day of week, a name
   lower-cased with Go's simple case mapping (``FRİ`` with U+0130 is Friday).
-  ``n/step`` means ``n-max/step``; a step of 0 is an error; a step above 1
-  clears the star flag, ``*/1`` keeps it.
+  A ``-`` always splits the range, so only a step can be negative, and is
+  rejected. ``n/step`` means ``n-max/step``; a step of 0 is an error; a
+  step above 1 clears the star flag, ``*/1`` keeps it.
 * Day matching: if the day-of-month or the day-of-week field carries the
   star flag, both must match (AND); otherwise either may (OR). So
   ``0 0 1-31 * mon`` fires daily, ``0 0 * * mon`` only on Mondays.
@@ -60,9 +67,13 @@ for Go's ``Date``/``AddDate``/``Truncate``. Observable consequences:
 * in a fall-back overlap it fires once per offset: ``30 1 * * *`` in New
   York fires at 01:30 EDT *and* at 01:30 EST on 2024-11-03;
 * where midnight itself is skipped (Sao Paulo, 2018-11-04 00:00 -> 01:00),
-  ``0 0 * * *`` does not fire that day, while ``0 1 * * *`` fires at 01:00;
-* the search itself never steps into a gap: the daily loop corrects
-  Go's ``Date`` landing at 23:00 of the previous day.
+  ``0 0 * * *`` does not fire that day, while ``0 1 * * *`` fires at 01:00
+  (robfig's day loop corrects Go's ``Date`` landing at 23:00 the day
+  before); Kathmandu's 15-minute gap at 1986-01-01 00:00 takes
+  ``*/10 * * * *`` from 23:50 straight to 00:20;
+* a schedule that matches only on February 29 returns ``None`` when the
+  next one is more than five years away (from late 2096: 2100 is no leap
+  year).
 
 :meth:`Schedule.next_fire` reads no clock and does no I/O; zone data is
 read from the ``tzdata`` package once per zone and cached.
@@ -396,7 +407,7 @@ class Schedule:
         """The schedule's zone as a :class:`zoneinfo.ZoneInfo` (from ``tzdata``)."""
         return load_zone(self.zone_name)
 
-    @property
+    @functools.cached_property
     def never_fires(self) -> bool:
         """Whether no instant can ever match (static check; reads no clock).
 
@@ -412,9 +423,7 @@ class Schedule:
         if self.dom & STAR:
             return not weekdays
         dom_possible = any(
-            self.dom >> d & 1 and self.month >> m & 1
-            for m in range(1, 13)
-            for d in range(1, _DAYS_IN_MONTH[m] + 1)
+            self.month >> m & 1 and self.dom & ((2 << _DAYS_IN_MONTH[m]) - 1) for m in range(1, 13)
         )
         if self.dow & STAR:
             return not dom_possible
@@ -435,6 +444,8 @@ class Schedule:
         Returns ``None`` where robfig's ``Next`` returns the zero time (no
         match within its five-year horizon).
         """
+        if self.never_fires:  # robfig would search five years in vain
+            return None
         return _next(self, after)
 
 
@@ -499,8 +510,16 @@ def _next(s: Schedule, after: int) -> int | None:
                 local = t + at(t)
                 days, sod = divmod(local, _DAY)
                 y, mo, d = civil(days)
-            # AddDate(0, 1, 0): the same wall clock a month later, normalised by Date.
-            t = godate((gotime.days_from_civil(y + mo // 12, mo % 12 + 1, 1) + d - 1) * _DAY + sod)
+            # AddDate(0, n, 0): the same wall clock n months later, normalised by Date.
+            prev, n = t, 1
+            while True:
+                m0 = mo - 1 + n
+                t = godate(
+                    (gotime.days_from_civil(y + m0 // 12, m0 % 12 + 1, 1) + d - 1) * _DAY + sod
+                )
+                if t > prev:
+                    break
+                n += 1  # robfig loops forever here (module docstring)
             local = t + at(t)
             days, sod = divmod(local, _DAY)
             y, mo, d = civil(days)
@@ -535,20 +554,25 @@ def _next(s: Schedule, after: int) -> int | None:
                     elif dom_bits >> (d + k) & 1 or dow_bits >> wd & 1:
                         break
                     k += 1
-                at(t)
+                at(t)  # oc.start/oc.end: t's constant-offset interval
                 if k > 1 and oc.start <= min(t, local) and max(t, local) + k * _DAY < oc.end:
                     t += (k - 1) * _DAY
                     local += (k - 1) * _DAY
                     days += k - 1
                     d += k - 1
-            t = godate(local + _DAY)
-            local = t + at(t)
-            days, sod = divmod(local, _DAY)
-            hour = sod // 3600
-            if hour != 0:
-                t += (24 - hour) * 3600 if hour > 12 else -hour * 3600
+            prev, prev_local, n = t, local, 1
+            while True:
+                t = godate(prev_local + n * _DAY)  # AddDate(0, 0, n)
                 local = t + at(t)
                 days, sod = divmod(local, _DAY)
+                hour = sod // 3600
+                if hour != 0:
+                    t += (24 - hour) * 3600 if hour > 12 else -hour * 3600
+                    local = t + at(t)
+                    days, sod = divmod(local, _DAY)
+                if t > prev:
+                    break
+                n += 1  # robfig loops forever here (module docstring)
             y, mo, d = civil(days)
             if d == 1:
                 wrapped = True
@@ -566,7 +590,7 @@ def _next(s: Schedule, after: int) -> int | None:
                 y, mo, d = civil(days)
                 hour = sod // 3600
             k = _next_set(hour_bits, hour, 24) - hour
-            at(t)
+            at(t)  # oc.start/oc.end: t's constant-offset interval
             if k > 1 and oc.start <= t and t + k * 3600 < oc.end:
                 t += (k - 1) * 3600
             t += 3600
@@ -590,7 +614,7 @@ def _next(s: Schedule, after: int) -> int | None:
                 days, sod = divmod(local, _DAY)
                 minute = sod // 60 % 60
             k = _next_set(minute_bits, minute, 60) - minute
-            at(t)
+            at(t)  # oc.start/oc.end: t's constant-offset interval
             if k > 1 and oc.start <= t and t + k * 60 < oc.end:
                 t += (k - 1) * 60
             t += 60
@@ -639,6 +663,13 @@ def _next_reference(s: Schedule, after: int) -> int | None:
         dow_ok = s.dow >> w.weekday & 1
         return bool(dom_ok and dow_ok) if day_and else bool(dom_ok or dow_ok)
 
+    def next_day(t0: int, n: int) -> int:
+        t = add_date(t0, loc, 0, 0, n)
+        w = wall(t, loc)
+        if w.hour != 0:
+            t += (24 - w.hour) * 3600 if w.hour > 12 else -w.hour * 3600
+        return t
+
     t = after + 1
     year_limit = wall(t, loc).year + 5
     added = False
@@ -651,7 +682,10 @@ def _next_reference(s: Schedule, after: int) -> int | None:
             if not added:
                 added = True
                 t = date(loc, w.year, w.month, 1)
-            t = add_date(t, loc, 0, 1, 0)
+            prev, t, n = t, add_date(t, loc, 0, 1, 0), 1
+            while t <= prev:  # robfig loops forever here (module docstring)
+                n += 1
+                t = add_date(prev, loc, 0, n, 0)
             w = wall(t, loc)
             if w.month == 1:
                 wrapped = True
@@ -662,11 +696,11 @@ def _next_reference(s: Schedule, after: int) -> int | None:
             if not added:
                 added = True
                 t = date(loc, w.year, w.month, w.day)
-            t = add_date(t, loc, 0, 0, 1)
+            prev, t, n = t, next_day(t, 1), 1
+            while t <= prev:  # robfig loops forever here (module docstring)
+                n += 1
+                t = next_day(prev, n)
             w = wall(t, loc)
-            if w.hour != 0:
-                t += (24 - w.hour) * 3600 if w.hour > 12 else -w.hour * 3600
-                w = wall(t, loc)
             if w.day == 1:
                 wrapped = True
                 break

@@ -14,6 +14,7 @@ import hashlib
 import importlib.resources
 import json
 import os
+import select
 import shutil
 import subprocess
 import tempfile
@@ -64,34 +65,52 @@ def _build() -> Path:
 
 
 class Oracle:
-    """One running oracle process; requests are answered in order."""
+    """One running oracle process; requests are answered in order.
 
-    def __init__(self, binary: Path) -> None:
+    robfig's ``Next`` can loop forever (a calendar day skipped by a date-line
+    change); a request not answered within ``timeout`` seconds returns
+    ``{"hang": True}`` and the process is replaced.
+    """
+
+    def __init__(self, binary: Path, timeout: float = 10.0) -> None:
+        self._binary = binary
+        self._timeout = timeout
+        self._proc = self._start()
+
+    def _start(self) -> subprocess.Popen[str]:
         zoneinfo_dir = importlib.resources.files("tzdata").joinpath("zoneinfo")
-        env = {**os.environ, "ZONEINFO": str(zoneinfo_dir)}
-        self._proc = subprocess.Popen(
-            [str(binary)],
+        return subprocess.Popen(
+            [str(self._binary)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            env=env,
+            env={**os.environ, "ZONEINFO": str(zoneinfo_dir)},
             text=True,
             encoding="utf-8",
         )
 
-    def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
-        assert self._proc.stdin is not None
-        assert self._proc.stdout is not None
-        self._proc.stdin.write(json.dumps(request) + "\n")
-        self._proc.stdin.flush()
-        line = self._proc.stdout.readline()
+    def _ask(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        stdin, stdout = self._proc.stdin, self._proc.stdout
+        assert stdin is not None
+        assert stdout is not None
+        stdin.write(json.dumps(request) + "\n")
+        stdin.flush()
+        ready, _, _ = select.select([stdout], [], [], timeout or self._timeout)
+        if not ready:
+            self._proc.kill()
+            self.close()
+            self._proc = self._start()
+            return {"hang": True}
+        line = stdout.readline()
         if not line:
             raise RuntimeError(f"oracle exited with {self._proc.wait()}")
         answer: dict[str, Any] = json.loads(line)
         return answer
 
-    def cron(self, spec: str, afters: Sequence[int]) -> dict[str, Any]:
-        """``{"next": [unix seconds or None, ...]}`` or ``{"error": "..."}``."""
-        return self._ask({"op": "cron", "spec": spec, "after": list(afters)})
+    def cron(
+        self, spec: str, afters: Sequence[int], timeout: float | None = None
+    ) -> dict[str, Any]:
+        """``{"next": [unix seconds or None, ...]}``, ``{"error": "..."}`` or ``{"hang": True}``."""
+        return self._ask({"op": "cron", "spec": spec, "after": list(afters)}, timeout)
 
     def duration(self, text: str) -> dict[str, Any]:
         """``{"ns": nanoseconds}`` or ``{"error": "..."}`` from Go's ``time.ParseDuration``."""

@@ -496,6 +496,53 @@ def test_dst(zone: str, spec: str, after: str, expected: list[str]) -> None:
             t = got
 
 
+# Days skipped by date-line changes: robfig's Next loops forever (see
+# test_schedule_oracle.py); kumaco moves on to the next day that exists.
+DATE_LINE_CASES: list[tuple[str, str, str, list[str]]] = [
+    (
+        "Pacific/Apia",
+        "0 3 1 * *",
+        "2011-12-27T00:00:00-10:00",
+        ["2012-01-01T03:00:00+14:00", "2012-02-01T03:00:00+14:00"],
+    ),
+    (
+        "Pacific/Apia",
+        "0 3 * * sat",  # Friday 2011-12-30 did not exist
+        "2011-12-27T00:00:00-10:00",
+        ["2011-12-31T03:00:00+14:00", "2012-01-07T03:00:00+14:00"],
+    ),
+    (
+        "Pacific/Apia",
+        "0 3 30 12 *",
+        "2011-12-27T00:00:00-10:00",
+        ["2012-12-30T03:00:00+14:00", "2013-12-30T03:00:00+14:00"],
+    ),
+    (
+        "Pacific/Kiritimati",
+        "45 1 * * 0",  # 1994-12-31 did not exist
+        "1994-12-28T00:00:00-10:00",
+        ["1995-01-01T01:45:00+14:00", "1995-01-08T01:45:00+14:00"],
+    ),
+    (
+        "Pacific/Kwajalein",
+        "0 12 * * 1",  # 1993-08-21 did not exist
+        "1993-08-18T00:00:00-12:00",
+        ["1993-08-23T12:00:00+12:00", "1993-08-30T12:00:00+12:00"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("zone", "spec", "after", "expected"), DATE_LINE_CASES)
+def test_skipped_calendar_day(zone: str, spec: str, after: str, expected: list[str]) -> None:
+    s = parse_schedule(f"TZ={zone} {spec}")
+    t = unix(after)
+    for want in expected:
+        got = s.next_fire(t)
+        assert got == unix(want)
+        assert got == _next_reference(s, t)
+        t = got
+
+
 # ---------------------------------------------------------------------------
 # croniter is not robfig: why kumaco does not use it for schedule semantics
 
