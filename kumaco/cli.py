@@ -104,22 +104,25 @@ def cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
     else:
         for e in entries:
             out.write(
-                f"valid {e.key}\n"
+                f"valid {_one_line(e.key)}\n"
                 if isinstance(e, Window)
-                else f"invalid {e.key}: {_one_line(e.reason)}\n"
+                else f"invalid {_one_line(e.key)}: {_one_line(e.reason)}\n"
             )
     return EXIT_OK if all(isinstance(e, Window) for e in entries) else EXIT_INVALID
 
 
 def _one_line(text: str) -> str:
-    return text.replace("\r", "\\r").replace("\n", "\\n")
+    """``text`` as one printable line: control, format and separator characters escaped."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
 
 
 def _valid_windows(paths: Sequence[str], err: TextIO, stdin: TextIO) -> list[Window]:
     windows: list[Window] = []
     for e in window_entries(_load(paths, stdin)):
         if isinstance(e, InvalidWindow):
-            err.write(f"skipping invalid {e.key}: {_one_line(e.reason)}\n")
+            err.write(f"skipping invalid {_one_line(e.key)}: {_one_line(e.reason)}\n")
         else:
             windows.append(e)
     return windows
@@ -324,6 +327,16 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--output", "-o", choices=("text", "json"), default="text")
     add_policy_flags(pl)
     pl.set_defaults(func=cmd_plan)
+
+    # ---- timeline: added with kumaco/timeline.py (handler: kumaco.kubectl_plugin) ----
+    from kumaco.kubectl_plugin import add_timeline_flags, cmd_timeline  # noqa: PLC0415
+
+    tl = sub.add_parser("timeline", help="draw when windows are open, as SVG or HTML (offline)")
+    tl.add_argument("files", nargs="+", metavar="FILE")
+    tl.add_argument("--nodes", metavar="FILE", help="nodes to count per window (as for plan)")
+    add_timeline_flags(tl, range_required=True)
+    tl.set_defaults(func=cmd_timeline)
+    # ---- end of timeline ----
 
     r = sub.add_parser("run", help="run the controller (flags may also be set as KUMACO_<FLAG>)")
     add_run_flags(r)

@@ -33,7 +33,9 @@ def load_documents(text: str, source: str = "<input>") -> list[Any]:
         docs = list(yaml.load_all(text, Loader=_Loader))
     except yaml.YAMLError as exc:
         raise ManifestError(f"{source}: not valid YAML/JSON: {str(exc).splitlines()[0]}") from None
-    except (ValueError, RecursionError) as exc:  # e.g. absurd nesting or values
+    # Absurd nesting or values; PyYAML's constructors also fail with IndexError
+    # ("!!int "), KeyError ("!!bool x") and AttributeError ("!!timestamp x").
+    except (ValueError, RecursionError, IndexError, KeyError, AttributeError, TypeError) as exc:
         raise ManifestError(f"{source}: cannot be read: {exc}") from None
     out: list[Any] = []
     for doc in docs:

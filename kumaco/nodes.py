@@ -110,7 +110,10 @@ def _timestamp_text(value: Any) -> str | None:
         return value
     if isinstance(value, dt.datetime):  # YAML loaders turn timestamps into datetimes
         aware = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
-        return aware.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        try:
+            return aware.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        except OverflowError:  # e.g. 0001-01-01T00:00:00+01:00 is before year 1 in UTC
+            return None
     return None
 
 

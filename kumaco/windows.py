@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 from kumaco.durations import SECOND, format_go_duration, parse_window_duration
 from kumaco.errors import InvalidInput, excerpt
-from kumaco.schedule import Schedule, parse_schedule
+from kumaco.schedule import Schedule, load_zone, parse_schedule
 from kumaco.selectors import Selector, parse_selector
 
 START_TIME = "startTime"
@@ -49,15 +49,21 @@ REQUIRED_KEYS = (START_TIME, DURATION, NODE_SELECTOR)
 KNOWN_KEYS = (*REQUIRED_KEYS, TIME_ZONE)
 MAX_VALUE_LENGTH = 4096
 
-#: How many successive overlapping occurrences are chained forward to find
-#: where a run of them ends. Past that, the run has "no end in sight"
-#: (``closes`` is None) and is looked at again at ``recheck``: a window that
-#: fires more often than it lasts (``* * * * *`` for ``2m``) never closes, and
-#: following it occurrence by occurrence would cost without end.
-MAX_CHAIN = 64
+#: How far ahead a run's end is looked for. At instant ``t`` the end is
+#: reported (``closes``) when it falls before the end of the UTC hour after
+#: ``t``'s hour; otherwise the run has "no end in sight" (``closes`` None) and
+#: the answer is looked at again (``recheck``) at the next full hour. A window
+#: that fires more often than it lasts (``* * * * *`` for ``2m``) never
+#: closes; this bounds the work to two hours of firings and keeps the answer
+#: a pure function of ``t`` -- the same for every instant of an hour.
+HORIZON = 3600 * SECOND
 #: How many jumps back (each up to one duration) to find where a run began;
-#: past that its start is unknown (``since`` is None).
+#: past that its start is unknown (None).
 MAX_WALK = 256
+#: Longest message kept for one key: the parsers quote Go's and the API
+#: server's wording in full, which for a selector with several bad values runs
+#: to thousands of characters; a window's message is one printable line.
+MAX_MESSAGE_LENGTH = 900
 
 
 @dataclass(frozen=True)
@@ -104,15 +110,14 @@ class Interval:
 class WindowState:
     """A window at one instant: open (until ``closes``) or closed (until ``opens``).
 
-    Open: ``since`` is when the run of merged occurrences began and
-    ``closes`` when it ends -- either may be None when it lies beyond what is
-    followed (:data:`MAX_WALK`, :data:`MAX_CHAIN`); then ``recheck`` is when
-    to look again. Closed: ``opens`` is None when the schedule has no further
-    firing within robfig's five-year horizon.
+    Open: ``closes`` is when the run of merged occurrences ends, or None when
+    that lies beyond the :data:`HORIZON`; then ``recheck`` is the instant to
+    look again. Closed: ``opens`` is None when the schedule
+    has no further firing within robfig's five-year horizon. Where the run
+    began is a separate question: :meth:`Window.run_start`.
     """
 
     open: bool
-    since: int | None = None
     closes: int | None = None
     opens: int | None = None
     recheck: int | None = None
@@ -141,6 +146,9 @@ class Window:
     _memo: dict[str, tuple[int, WindowState, int | None]] = field(
         default_factory=dict, compare=False, repr=False, hash=False
     )
+    _starts: dict[tuple[str, int], int | None] = field(
+        default_factory=dict, compare=False, repr=False, hash=False
+    )
 
     @property
     def key(self) -> str:
@@ -160,76 +168,105 @@ class Window:
         fire = self.schedule.next_fire(-(-t // SECOND) - 1)
         return None if fire is None else fire * SECOND
 
-    def _run_end(self, first: int, limit: int) -> tuple[int, bool]:
-        """End of the run of merged occurrences starting with the firing at ``first``.
+    def _last_fire_at_or_before(self, t: int, fire: int) -> int:
+        """The latest firing at or before ``t``, given one: a binary search on robfig's Next."""
+        lo, hi = fire // SECOND, t // SECOND  # lo is a firing <= hi
+        while True:
+            nxt = self.schedule.next_fire(lo)
+            if nxt is None or nxt > hi:
+                return lo * SECOND
+            mid = (nxt + hi) // 2
+            probe = self.schedule.next_fire(mid) if mid > nxt else None
+            if probe is not None and probe <= hi:
+                lo = probe  # a later firing still <= hi
+            elif mid > nxt:
+                hi = mid  # no firing in (mid, hi]
+            else:
+                lo = nxt
 
-        Occurrences that overlap or touch the run extend it. After
-        :data:`MAX_CHAIN` of them the chaining stops as soon as the end is
-        past ``limit``; the flag says whether the end found is the real one.
+    def _run_end(self, last: int, limit: int) -> tuple[int, bool]:
+        """Follow the run from its firing ``last`` until it ends or its end passes ``limit``.
+
+        Occurrences that overlap or touch it extend it. The flag says whether
+        the end found is the run's real end.
         """
-        end = first + self.duration
-        fire = self._next_fire(first)
-        chained = 0
+        end = last + self.duration
+        fire = self._next_fire(last)
         while fire is not None and fire <= end:
-            if chained >= MAX_CHAIN and end > limit:
+            end = fire + self.duration
+            if end > limit:
                 return end, False
-            end = max(end, fire + self.duration)
-            chained += 1
             fire = self._next_fire(fire)
         return end, True
 
-    def _run_start(self, fire: int) -> tuple[int, bool]:
-        """Walk back from ``fire`` over earlier occurrences that overlap or touch the run.
+    def run_start(self, t: int) -> int | None:
+        """When the run open at ``t`` began, if within :data:`MAX_WALK` jumps back; None if closed.
 
-        Each step jumps to the earliest firing within one duration before;
-        the flag says whether the beginning was reached within
-        :data:`MAX_WALK` steps.
+        Each jump goes to the earliest firing within one duration before.
+        Memoised by the covering firing (a pure function of ``t``).
         """
+        covering = self._next_fire(t - self.duration)
+        if covering is None or covering > t:
+            return None
+        key = ("start", covering)
+        if key in self._starts:
+            return self._starts[key]
+        fire, found = covering, False
         for _ in range(MAX_WALK):
             earlier = self._fire_at_or_after(fire - self.duration)
             if earlier is None or earlier >= fire:
-                return fire, True
+                found = True
+                break
             fire = earlier
-        return fire, False
+        if len(self._starts) > 64:
+            self._starts.clear()
+        self._starts[key] = fire if found else None
+        return self._starts[key]
 
     def state_at(self, t: int) -> WindowState:
-        """Whether the window is open at instant ``t``, since and until when (or when it opens).
+        """Whether the window is open at instant ``t``, and until when (or when it opens).
 
-        The answer is memoised for as long as it holds (until its
-        ``next_change``): the planner asks again at every pass.
+        A pure function of ``t`` (see :data:`HORIZON`), memoised for the span
+        over which it holds.
         """
         memo = self._memo.get("state")
         if memo is not None and memo[0] <= t and (memo[2] is None or t < memo[2]):
             return memo[1]
         covering = self._next_fire(t - self.duration)  # open iff some firing s has t - d < s <= t
-        if covering is not None and covering <= t:
-            start, start_known = self._run_start(covering)
-            end, end_known = self._run_end(covering, t)
-            state = WindowState(
-                open=True,
-                since=start if start_known else None,
-                closes=end if end_known else None,
-                recheck=None if end_known else end,
-            )
-        else:
+        if covering is None or covering > t:
             state = WindowState(open=False, opens=covering)
+        else:
+            hour_end = (t // HORIZON + 1) * HORIZON
+            end, ended = self._run_end(
+                self._last_fire_at_or_before(t, covering), hour_end + HORIZON
+            )
+            if ended:
+                state = WindowState(open=True, closes=end)
+            else:
+                state = WindowState(open=True, recheck=hour_end)
+        # The same answer holds from t until its next change (earlier instants are asked afresh).
         self._memo["state"] = (t, state, state.next_change)
         return state
 
     def intervals(self, start: int, end: int) -> Iterator[Interval]:
         """Merged open intervals intersecting ``[start, end)``, in order.
 
-        The first may begin before ``start``; the last may end after ``end``
-        (reported at least up to ``end``). A run longer than can be followed
-        is reported from the earliest firing found.
+        The first may begin before ``start`` (at its run start, or at the
+        firing covering ``start`` when the run began beyond :data:`MAX_WALK`
+        jumps); the last may end after ``end`` (reported at least up to
+        ``end``).
         """
         covering = self._next_fire(start - self.duration)
+        follow_from: int | None = None
         if covering is not None and covering <= start:
-            first: int | None = self._run_start(covering)[0]
+            began = self.run_start(start)
+            first: int | None = covering if began is None else began
+            follow_from = self._last_fire_at_or_before(start, covering)
         else:
             first = self._fire_at_or_after(start)
         while first is not None and first < end:
-            run_end, _known = self._run_end(first, end)
+            run_end, _ended = self._run_end(first if follow_from is None else follow_from, end)
+            follow_from = None
             yield Interval(first, run_end)
             first = self._next_fire(run_end)
 
@@ -238,6 +275,17 @@ class Window:
         sel = self.selector_text or "every node in scope"
         span = format_go_duration(self.duration)
         return f"{self.start_time!r} ({self.zone_name}) for {span}, nodes: {sel}"
+
+
+def _reason(exc: InvalidInput) -> str:
+    """A parser's reason as one printable line of at most :data:`MAX_MESSAGE_LENGTH` characters."""
+    text = exc.reason
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+    if len(text) > MAX_MESSAGE_LENGTH:
+        cut = f"... ({len(text)} characters, cut)"
+        text = text[: MAX_MESSAGE_LENGTH - len(cut)] + cut
+    return text
 
 
 def yaml_type_name(value: object) -> str:
@@ -312,7 +360,7 @@ def parse_window(
             try:
                 schedule = parse_schedule(start_time)
             except InvalidInput as exc:
-                errors.append(FieldError(START_TIME, exc.reason))
+                errors.append(FieldError(START_TIME, _reason(exc)))
     if zone_text is not None:
         if zone_text == "":
             errors.append(FieldError(TIME_ZONE, "is empty; remove the key to use UTC"))
@@ -329,8 +377,13 @@ def parse_window(
             try:
                 schedule = schedule.in_zone(zone_text)
             except InvalidInput as exc:
-                errors.append(FieldError(TIME_ZONE, exc.reason))
+                errors.append(FieldError(TIME_ZONE, _reason(exc)))
                 schedule = None
+        else:  # startTime is missing or invalid: the zone is still checked on its own
+            try:
+                load_zone(zone_text)
+            except InvalidInput as exc:
+                errors.append(FieldError(TIME_ZONE, _reason(exc)))
     if schedule is not None and schedule.never_fires:
         errors.append(
             FieldError(START_TIME, f"{excerpt(start_time or '')} never fires (no date matches it)")
@@ -344,14 +397,20 @@ def parse_window(
             try:
                 duration = parse_window_duration(duration_text)
             except InvalidInput as exc:
-                errors.append(FieldError(DURATION, exc.reason))
+                errors.append(FieldError(DURATION, _reason(exc)))
 
     selector: Selector | None = None
     if selector_text is not None:
-        try:
-            selector = parse_selector(selector_text)
-        except InvalidInput as exc:
-            errors.append(FieldError(NODE_SELECTOR, exc.reason))
+        if "\x00" in selector_text:
+            # The API server's lexer stops at a NUL: "\0zone=a" would select every node.
+            errors.append(
+                FieldError(NODE_SELECTOR, f"{excerpt(selector_text)} contains a NUL character")
+            )
+        else:
+            try:
+                selector = parse_selector(selector_text)
+            except InvalidInput as exc:
+                errors.append(FieldError(NODE_SELECTOR, _reason(exc)))
 
     if errors or schedule is None or duration is None or selector is None:
         order = {k: i for i, k in enumerate(KNOWN_KEYS)}

@@ -15,7 +15,14 @@ from hypothesis import strategies as st
 
 from kumaco.durations import HOUR, SECOND
 from kumaco.schedule import STAR, Schedule
-from kumaco.windows import MAX_VALUE_LENGTH, Interval, InvalidWindow, Window, parse_window
+from kumaco.windows import (
+    MAX_VALUE_LENGTH,
+    Interval,
+    InvalidWindow,
+    Window,
+    WindowState,
+    parse_window,
+)
 from tests.oracle import Oracle
 
 
@@ -157,11 +164,8 @@ def test_open_on_the_half_open_interval() -> None:
     w = window("0 3 * * *", "2h")
     assert not w.state_at(at("2026-12-01T02:59:59Z")).open
     s = w.state_at(at("2026-12-01T03:00:00Z"))
-    assert (s.open, s.since, s.closes) == (
-        True,
-        at("2026-12-01T03:00:00Z"),
-        at("2026-12-01T05:00:00Z"),
-    )
+    assert (s.open, s.closes) == (True, at("2026-12-01T05:00:00Z"))
+    assert w.run_start(at("2026-12-01T03:00:00Z")) == at("2026-12-01T03:00:00Z")
     assert w.state_at(at("2026-12-01T04:59:59Z")).open
     closed = w.state_at(at("2026-12-01T05:00:00Z"))
     assert (closed.open, closed.opens) == (False, at("2026-12-02T03:00:00Z"))
@@ -175,28 +179,39 @@ def test_sub_second_durations_and_instants() -> None:
 
 def test_overlapping_occurrences_merge() -> None:
     w = window("0 1-5 * * *", "90m")  # five overlapping occurrences: one run 01:00-06:30
-    s = w.state_at(at("2026-12-01T03:10:00Z"))
-    assert (s.open, s.since, s.closes) == (
-        True,
-        at("2026-12-01T01:00:00Z"),
-        at("2026-12-01T06:30:00Z"),
-    )
+    t = at("2026-12-01T05:10:00Z")  # the end lies before the end of the next hour: exact
+    assert w.state_at(t) == WindowState(open=True, closes=at("2026-12-01T06:30:00Z"))
+    assert w.run_start(t) == at("2026-12-01T01:00:00Z")
+    # Earlier, the end is beyond the horizon: "no end in sight", looked at again each full hour.
+    early = w.state_at(at("2026-12-01T01:10:00Z"))
+    assert early == WindowState(open=True, recheck=at("2026-12-01T02:00:00Z"))
 
 
 def test_a_window_that_never_closes_has_no_end_in_sight_and_a_recheck() -> None:
     w = window("0 * * * *", "90m")  # every hour for 90 minutes: always open
     t = at("2026-12-01T10:30:00Z")
     s = w.state_at(t)
-    assert (s.open, s.closes, s.since) == (True, None, None)
-    assert s.recheck is not None and s.recheck > t
+    assert (s.open, s.closes) == (True, None)
+    assert s.recheck == at("2026-12-01T11:00:00Z")
     assert s.next_change == s.recheck
-    assert w.state_at(t + 60 * SECOND) is s  # memoised while it holds
+    assert w.run_start(t) is None  # it began beyond the walk-back bound
+    assert w.state_at(t + 60 * SECOND) == s  # the same answer while it holds
+
+
+def test_the_answer_is_a_pure_function_of_the_instant() -> None:
+    t = at("2026-12-01T10:30:00Z")
+    for spec, duration in (("* 3-4 * * *", "2m"), ("0 * * * *", "90m"), ("*/5 * * * *", "6m")):
+        asked_before = window(spec, duration)
+        for earlier in (t - 3600 * SECOND, t - 1, t - 1800 * SECOND):
+            asked_before.state_at(earlier)
+        assert asked_before.state_at(t) == window(spec, duration).state_at(t), spec
 
 
 def test_touching_occurrences_merge() -> None:
     w = window("0 1,2 * * *", "1h")  # 01:00-02:00 and 02:00-03:00 touch
     s = w.state_at(at("2026-12-01T01:30:00Z"))
-    assert (s.since, s.closes) == (at("2026-12-01T01:00:00Z"), at("2026-12-01T03:00:00Z"))
+    assert s.closes == at("2026-12-01T03:00:00Z")
+    assert w.run_start(at("2026-12-01T01:30:00Z")) == at("2026-12-01T01:00:00Z")
     assert list(w.intervals(at("2026-12-01T00:00:00Z"), at("2026-12-01T12:00:00Z"))) == [
         Interval(at("2026-12-01T01:00:00Z"), at("2026-12-01T03:00:00Z"))
     ]
@@ -213,10 +228,9 @@ def test_intervals_begin_before_the_range_when_open_at_its_start() -> None:
 
 def test_a_zone_shifts_the_utc_instants_with_dst() -> None:
     w = window("CRON_TZ=Europe/Berlin 0 3 * * *", "1h")
-    winter = w.state_at(at("2026-12-01T02:30:00Z"))  # 03:30 CET
-    summer = w.state_at(at("2026-07-01T01:30:00Z"))  # 03:30 CEST
-    assert winter.since == at("2026-12-01T02:00:00Z")
-    assert summer.since == at("2026-07-01T01:00:00Z")
+    assert w.run_start(at("2026-12-01T02:30:00Z")) == at("2026-12-01T02:00:00Z")  # 03:00 CET
+    assert w.run_start(at("2026-07-01T01:30:00Z")) == at("2026-07-01T01:00:00Z")  # 03:00 CEST
+    assert w.state_at(at("2026-07-01T01:30:00Z")).closes == at("2026-07-01T02:00:00Z")
 
 
 def test_spring_forward_gap_does_not_fire_and_fall_back_fires_twice() -> None:
