@@ -15,13 +15,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from kumaco.nodes import NodeSet, NodeView, node_view
+from kumaco.nodes import Condition, NodeSet, NodeView, node_view
 
 
 def newer_or_equal(a: str | None, b: str | None) -> bool:
@@ -36,6 +37,19 @@ def newer_or_equal(a: str | None, b: str | None) -> bool:
     if a.isdigit() and b.isdigit():
         return int(a) >= int(b)
     return True
+
+
+# Kubernetes serialises an object's metadata first: the first "name" and "resourceVersion"
+# in a watch event's bytes are the object's own (kind and apiVersion carry neither).
+_NAME = re.compile(rb'"name":"((?:[^"\\]|\\.)*)"')
+_RESOURCE_VERSION = re.compile(rb'"resourceVersion":"([0-9]+)"')
+_HEAD = 512
+
+
+def leading_resource_version(raw: bytes) -> str | None:
+    """The object's own resourceVersion, read from the first bytes of its JSON (or None)."""
+    m = _RESOURCE_VERSION.search(raw[:_HEAD])
+    return m.group(1).decode() if m else None
 
 
 def _rv(obj: Mapping[str, Any]) -> str | None:
@@ -101,6 +115,44 @@ class NodeStore:
                 changed = self._put_locked(node)
         if changed:
             self._on_change()
+
+    def known(self, raw: bytes) -> str | None:
+        """The resourceVersion of a MODIFIED event already stored (an echo of our write), else None.
+
+        Read from the first bytes without decoding the 15 KB of a node: the
+        echo of each of kumaco's own writes is recognised and dropped cheaply.
+        """
+        if not raw.startswith(b'{"type":"MODIFIED"'):
+            return None
+        head = raw[:_HEAD]
+        name, rv = _NAME.search(head), _RESOURCE_VERSION.search(head)
+        if name is None or rv is None:
+            return None
+        version = rv.group(1).decode()
+        with self._lock:
+            stored = self._rv.get(name.group(1).decode())
+        if stored is not None and stored.isdigit() and int(stored) >= int(version):
+            return version
+        return None
+
+    def put_written(self, name: str, resource_version: str, written: list[Condition]) -> bool:
+        """Write-through from the patch kumaco sent and the resourceVersion it got back.
+
+        The server merged the conditions by type with a resourceVersion
+        precondition, so the node now is the stored view with exactly these
+        conditions replaced. False if the node is not stored (the caller then
+        stores the server's answer instead).
+        """
+        with self._lock:
+            old = self._nodes.get(name)
+            if old is None:
+                return False
+            conditions = dict(old.conditions)
+            for c in written:
+                conditions[c.type] = c
+            view = NodeView(old.name, old.labels, MappingProxyType(conditions))
+            self._put_locked(TrimmedNode(view, resource_version))
+        return True
 
     def put(self, obj: Mapping[str, Any]) -> None:
         """Write-through: store the object a write returned (no wake-up: kumaco caused it)."""

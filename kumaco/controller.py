@@ -43,6 +43,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import datetime as dt
+import json
 import logging
 import threading
 import time
@@ -57,6 +58,7 @@ from kumaco.cache import (
     config_digest,
     config_hash,
     describe_config_change,
+    leading_resource_version,
 )
 from kumaco.config import (
     EXIT_CONFIG_CHANGED,
@@ -75,7 +77,7 @@ from kumaco.kube import (
     TransportError,
     retrying,
 )
-from kumaco.nodes import TRUE, NodeSet, format_instant
+from kumaco.nodes import TRUE, Condition, NodeSet, format_instant
 from kumaco.observability import Metrics
 from kumaco.planner import Desired, Plan, Policy, plan
 from kumaco.selectors import parse_selector
@@ -492,9 +494,7 @@ class Controller:
                 raise Fenced
             t = min(remaining, self.kube.timeout)
             query = {"fieldManager": self.settings.field_manager, "timeout": f"{max(1, int(t))}s"}
-            return self.kube.request(
-                "PATCH", path, query, body, STRATEGIC_MERGE, timeout=t, retry=False
-            )
+            return self.kube.request_raw("PATCH", path, query, body, STRATEGIC_MERGE, timeout=t)
 
         policy = RetryPolicy(deadline=max(0.1, deadline - self.monotonic()))
         try:
@@ -506,7 +506,13 @@ class Controller:
             self.metrics.writes.labels(result="error").inc()
             log.warning("status write failed", extra={"node": w.name, "error": str(exc)[:300]})
             return False
-        self.nodes.put(answer)
+        rv = leading_resource_version(answer)
+        written = [
+            Condition(c["type"], c["status"], c["reason"], c["message"], c["lastTransitionTime"])
+            for c in w.conditions
+        ]
+        if rv is None or not self.nodes.put_written(w.name, rv, written):
+            self.nodes.put(json.loads(answer))
         self.stats.writes += 1
         self.stats.write_log.append((w.name, self.monotonic()))
         if len(self.stats.write_log) > 100_000:
@@ -572,13 +578,12 @@ class Controller:
                 continue
             announced = self._announced.get(key)
             if state.open:
-                run = str(state.since) if state.since is not None else "unbounded"
+                since = w.run_start(result.at)
+                run = str(since) if since is not None else "unbounded"
                 if announced is not None and announced[0] != run:
                     self._emit_ended(cm, w, announced[0], announced[1] or result.at)
                 if announced is None or announced[0] != run:
-                    opened = (
-                        format_instant(state.since) if state.since is not None else "(long ago)"
-                    )
+                    opened = format_instant(since) if since is not None else "(long ago)"
                     closes = (
                         format_instant(state.closes)
                         if state.closes is not None

@@ -263,6 +263,18 @@ class Kube:
             return once()
         return retrying(self.retry, on_retry=self._log_retry(method, path))(once)
 
+    def request_raw(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, str] | None = None,
+        body: Any = None,
+        content_type: str = JSON,
+        timeout: float | None = None,
+    ) -> bytes:
+        """One request, not retried, answering raw bytes (for callers that need little of them)."""
+        return bytes(self._send(method, path, query, body, content_type, timeout).data)
+
     @staticmethod
     def _log_retry(method: str, path: str) -> Callable[[BaseException, float], None]:
         def on_retry(exc: BaseException, delay: float) -> None:
@@ -297,7 +309,7 @@ class Kube:
             query["continue"] = cont
 
     def list_pages(
-        self, path: str, label_selector: str = "", page: int = 500
+        self, path: str, label_selector: str = "", page: int = 250
     ) -> Iterator[tuple[list[dict[str, Any]], str | None]]:
         """LIST page by page (bounded memory); the last page carries the resourceVersion."""
         query: dict[str, str] = {"limit": str(page)}
@@ -313,9 +325,19 @@ class Kube:
             query["continue"] = cont
 
     def watch(
-        self, path: str, resource_version: str, label_selector: str = "", timeout_seconds: int = 300
+        self,
+        path: str,
+        resource_version: str,
+        label_selector: str = "",
+        timeout_seconds: int = 300,
+        known: Callable[[bytes], str | None] | None = None,
     ) -> Iterator[dict[str, Any]]:
-        """Stream watch events from ``resource_version``; raises :class:`Expired` on 410."""
+        """Stream watch events from ``resource_version``; raises :class:`Expired` on 410.
+
+        ``known`` may recognise an event from its raw bytes without decoding it
+        (e.g. the echo of kumaco's own write) and return its resourceVersion:
+        such events are yielded as ``{"type": "KNOWN", "resourceVersion": rv}``.
+        """
         query = {
             "watch": "true",
             "resourceVersion": resource_version,
@@ -337,6 +359,10 @@ class Kube:
                 while b"\n" in buf:
                     line, buf = buf.split(b"\n", 1)
                     if not line.strip():
+                        continue
+                    rv = known(line) if known is not None else None
+                    if rv is not None:
+                        yield {"type": "KNOWN", "resourceVersion": rv}
                         continue
                     event = json.loads(line)
                     if event.get("type") == "ERROR":
@@ -387,6 +413,7 @@ class Reflector:
         name: str,
         watch_timeout: tuple[int, int] = (300, 600),
         rng: random.Random | None = None,
+        page_size: int = 250,
     ) -> None:
         self.kube = kube
         self.path = path
@@ -397,6 +424,7 @@ class Reflector:
         self.watch_timeout = watch_timeout
         self.rng = rng or random.Random()
         self.resource_version: str | None = None
+        self.page_size = page_size
         self.relists = 0
         self.thread = threading.Thread(target=self.run, name=f"reflector-{name}", daemon=True)
 
@@ -406,7 +434,7 @@ class Reflector:
     def _relist(self) -> None:
         objects: list[dict[str, Any]] = []
         rv: str | None = None
-        for page, page_rv in self.kube.list_pages(self.path, self.label_selector):
+        for page, page_rv in self.kube.list_pages(self.path, self.label_selector, self.page_size):
             objects.extend(self.sink.trim(o) for o in page)
             rv = page_rv
         self.sink.replace(objects)
