@@ -1,0 +1,1179 @@
+"""The deployment manifests (kustomize/) against the real kube-apiserver.
+
+Proven here, on the API server of ``hack/controlplane.py``:
+
+* every overlay, alone and with every component, renders with ``kubectl kustomize``
+  and passes a server-side dry-run apply, with no Pod Security warning under the
+  ``restricted`` labels the overlays put on their namespaces;
+* the rendered manifests keep the contract of docs/deploy.md (security context, probes,
+  downward API, exact RBAC rule sets, no namespace in the base ...);
+* the base RBAC is *sufficient*: kumaco, run as the base's ServiceAccount with a
+  TokenRequest token, does its whole job -- conditions, Events, Lease -- without a
+  single 403; and *minimal*: the ServiceAccount's effective rules, as the API server
+  computes them, are exactly the documented ones, and it cannot read Secrets, patch or
+  delete Nodes, read ConfigMaps elsewhere or touch another Lease;
+* overlays/delegated: the maintenance manager can declare windows in its namespace and
+  nothing else, and kumaco, configured only by the rendered Deployment's environment
+  and RBAC, acts on them;
+* overlays/kured: with the rendered environment, MaintenanceInProgress goes to exactly
+  one node that requires a reboot and is not inhibited;
+* components/admission-policy: malformed windows are rejected with a message naming the
+  key, valid windows and other ConfigMaps pass, and it never rejects a window that
+  kumaco accepts (property test against :func:`kumaco.windows.parse_window`).
+
+The API server is shared with other modules: namespaces, node labels and cluster-scoped
+names carry a random run id, and every test removes what it created (namespaces stay
+Terminating, as the test control plane runs no namespace controller).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+
+from hack.controlplane import ControlPlane
+from kumaco.windows import Window, parse_window
+
+T = TypeVar("T")
+
+REPO = Path(__file__).resolve().parents[2]
+KUSTOMIZE = REPO / "kustomize"
+OVERLAYS = sorted(
+    p.name for p in (KUSTOMIZE / "overlays").iterdir() if (p / "kustomization.yaml").exists()
+)
+COMPONENTS = sorted(
+    p.name for p in (KUSTOMIZE / "components").iterdir() if (p / "kustomization.yaml").exists()
+)
+CLUSTER_SCOPED = {
+    "Namespace",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+}
+WINDOW_LABEL = "kured.dev/maintenance-window"
+UM = "kured.dev/UnderMaintenance"
+MIP = "MaintenanceInProgress"
+RUN_LABEL = "kumaco.test/deploy-run"
+# The overlays' own namespace names, remapped to unique ones in each test.
+SYSTEM_NS, MAINTENANCE_NS = "kumaco-system", "maintenance"
+
+
+# ------------------------------------------------------------------------------ helpers
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:6]}"
+
+
+def wait_for(pred: Callable[[], T], timeout: float, what: str, interval: float = 0.1) -> T:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = pred()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+def kubectl(
+    kubeconfig: Path | None, *args: str, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    exe = shutil.which("kubectl")
+    if exe is None:  # never skip: the manifests would go untested
+        pytest.fail("kubectl (with its built-in kustomize) is required", pytrace=False)
+    cmd = [exe, *(["--kubeconfig", str(kubeconfig)] if kubeconfig else []), *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr}")
+    return proc
+
+
+def render(target: str, tmp: Path, components: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """``kubectl kustomize`` of kustomize/<target>, optionally with components added."""
+    path = KUSTOMIZE / target
+    if components:
+        # A throw-away kustomization adding the components; kustomize wants relative paths.
+        wrap = tmp / f"wrap-{uuid.uuid4().hex[:6]}"
+        wrap.mkdir(parents=True)
+        rel = os.path.relpath(KUSTOMIZE, wrap)
+        (wrap / "kustomization.yaml").write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                    "kind": "Kustomization",
+                    "resources": [f"{rel}/{target}"],
+                    "components": [f"{rel}/components/{c}" for c in components],
+                }
+            )
+        )
+        path = wrap
+    out = kubectl(None, "kustomize", str(path)).stdout
+    return [d for d in yaml.safe_load_all(out) if d]
+
+
+def remap(
+    docs: Sequence[dict[str, Any]], ns: Mapping[str, str], suffix: str
+) -> list[dict[str, Any]]:
+    """Move rendered objects to test namespaces and give cluster-scoped objects unique names."""
+    out = []
+    for original in docs:
+        d = copy.deepcopy(original)
+        meta = d["metadata"]
+        kind = d["kind"]
+        if kind == "Namespace":
+            meta["name"] = ns.get(meta["name"], meta["name"])
+        elif kind in CLUSTER_SCOPED:
+            meta["name"] += suffix
+        if "namespace" in meta:
+            meta["namespace"] = ns.get(meta["namespace"], meta["namespace"])
+        for subject in d.get("subjects") or []:
+            if "namespace" in subject:
+                subject["namespace"] = ns.get(subject["namespace"], subject["namespace"])
+        role_ref = d.get("roleRef")
+        if role_ref and role_ref["kind"] == "ClusterRole":
+            role_ref["name"] += suffix
+        if kind == "ValidatingAdmissionPolicyBinding":
+            d["spec"]["policyName"] += suffix
+        if kind == "Deployment":
+            for container in d["spec"]["template"]["spec"]["containers"]:
+                for env in container.get("env") or []:
+                    if env["name"] == "KUMACO_NAMESPACES":
+                        env["value"] = ",".join(ns.get(n, n) for n in env["value"].split(","))
+        out.append(d)
+    return out
+
+
+def write_docs(docs: Sequence[dict[str, Any]], path: Path) -> Path:
+    path.write_text(yaml.safe_dump_all(docs))
+    return path
+
+
+def by_kind(docs: Sequence[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [d for d in docs if d["kind"] == kind]
+
+
+def one(docs: Sequence[dict[str, Any]], kind: str, name: str | None = None) -> dict[str, Any]:
+    found = [d for d in by_kind(docs, kind) if name is None or d["metadata"]["name"] == name]
+    assert len(found) == 1, f"expected one {kind} {name or ''}, found {len(found)}"
+    return found[0]
+
+
+def container_env(docs: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """The KUMACO_* settings of the rendered Deployment (literal values only)."""
+    container = one(docs, "Deployment")["spec"]["template"]["spec"]["containers"][0]
+    return {e["name"]: e["value"] for e in container.get("env") or [] if "value" in e}
+
+
+def rules_of(role: dict[str, Any]) -> set[tuple[str, str, str, str]]:
+    """(apiGroup, resource, verb, resourceName or *) of a Role/ClusterRole or rules review."""
+    out = set()
+    for rule in role.get("rules") or []:
+        for group in rule.get("apiGroups") or [""]:
+            for resource in rule["resources"]:
+                for verb in rule["verbs"]:
+                    for name in rule.get("resourceNames") or ["*"]:
+                        out.add((group, resource, verb, name))
+    return out
+
+
+# Expected grants (apiGroup, resource, verb, resourceName); see docs/deploy.md.
+NODE_RULES = {("", "nodes", v, "*") for v in ("get", "list", "watch")} | {
+    ("", "nodes/status", "patch", "*")
+}
+LEASE_RULES = {
+    ("coordination.k8s.io", "leases", "create", "*"),
+    ("coordination.k8s.io", "leases", "get", "kumaco"),
+    ("coordination.k8s.io", "leases", "update", "kumaco"),
+}
+WINDOW_RULES = {("", "configmaps", v, "*") for v in ("get", "list", "watch")} | {
+    ("events.k8s.io", "events", v, "*") for v in ("create", "patch")
+}
+MANAGER_RULES = {
+    ("", "configmaps", v, "*")
+    for v in ("get", "list", "watch", "create", "update", "patch", "delete")
+}
+
+
+# ------------------------------------------------------------------------ cluster access
+
+
+@dataclass
+class Cluster:
+    """Admin access plus helpers; every object created through it is removed at the end."""
+
+    cp: ControlPlane
+    api: client.ApiClient
+    kubeconfig: Path
+    tmp: Path
+
+    def __post_init__(self) -> None:
+        self.core = client.CoreV1Api(self.api)
+        self.cleanups: list[Callable[[], Any]] = []
+
+    def defer(self, fn: Callable[[], Any]) -> None:
+        self.cleanups.append(fn)
+
+    def cleanup(self) -> None:
+        for fn in reversed(self.cleanups):
+            with contextlib.suppress(ApiException, AssertionError):
+                fn()
+        self.cleanups.clear()
+
+    def apply(
+        self, docs: Sequence[dict[str, Any]], *extra: str
+    ) -> subprocess.CompletedProcess[str]:
+        path = write_docs(docs, self.tmp / f"apply-{uuid.uuid4().hex[:6]}.yaml")
+        return kubectl(self.kubeconfig, "apply", "--server-side", "-f", str(path), *extra)
+
+    def apply_for_real(self, docs: Sequence[dict[str, Any]]) -> None:
+        """Apply, and delete again at cleanup (cluster-scoped objects and namespaces)."""
+        self.apply(docs)
+        for d in docs:
+            kind, name = d["kind"], d["metadata"]["name"]
+            if kind in CLUSTER_SCOPED:
+                resource = {
+                    "Namespace": "namespace",
+                    "ClusterRole": "clusterrole",
+                    "ClusterRoleBinding": "clusterrolebinding",
+                    "ValidatingAdmissionPolicy": "validatingadmissionpolicy",
+                    "ValidatingAdmissionPolicyBinding": "validatingadmissionpolicybinding",
+                }[kind]
+                self.defer(
+                    lambda r=resource, n=name: kubectl(
+                        self.kubeconfig, "delete", r, n, "--wait=false", check=False
+                    )
+                )
+
+    def namespace(self, name: str, labels: Mapping[str, str] | None = None) -> str:
+        self.core.create_namespace(
+            client.V1Namespace(metadata=client.V1ObjectMeta(name=name, labels=dict(labels or {})))
+        )
+        self.defer(lambda: self.core.delete_namespace(name))
+        return name
+
+    def node(self, name: str, labels: Mapping[str, str]) -> str:
+        self.core.create_node(
+            client.V1Node(
+                metadata=client.V1ObjectMeta(name=name, labels=dict(labels)),
+                status=client.V1NodeStatus(
+                    conditions=[
+                        client.V1NodeCondition(
+                            type="Ready",
+                            status="True",
+                            reason="KubeletReady",
+                            last_heartbeat_time="2026-01-01T00:00:00Z",
+                            last_transition_time="2026-01-01T00:00:00Z",
+                        )
+                    ]
+                ),
+            )
+        )
+        self.defer(lambda: self.core.delete_node(name))
+        return name
+
+    def set_condition(self, node: str, ctype: str, status: str) -> None:
+        self.core.patch_node_status(
+            node,
+            {
+                "status": {
+                    "conditions": [
+                        {
+                            "type": ctype,
+                            "status": status,
+                            "reason": "Test",
+                            "lastTransitionTime": "2026-01-01T00:00:00Z",
+                        }
+                    ]
+                }
+            },
+            _content_type="application/strategic-merge-patch+json",
+        )
+
+    def conditions(self, node: str) -> dict[str, str]:
+        status = self.core.read_node_status(node).status
+        return {c.type: c.status for c in (status.conditions or [])}
+
+    def event_reasons(self, ns: str) -> dict[str, set[str]]:
+        """ConfigMap name -> reasons of the events.k8s.io Events regarding it."""
+        out: dict[str, set[str]] = {}
+        for e in client.EventsV1Api(self.api).list_namespaced_event(ns).items:
+            if e.regarding is not None and e.regarding.kind == "ConfigMap":
+                out.setdefault(e.regarding.name, set()).add(e.reason)
+        return out
+
+    def token_kubeconfig(self, ns: str, sa: str) -> Path:
+        """A kubeconfig authenticating as the ServiceAccount, with a TokenRequest token."""
+        req = client.AuthenticationV1TokenRequest(
+            spec=client.V1TokenRequestSpec(audiences=[], expiration_seconds=3600)
+        )
+        token = self.core.create_namespaced_service_account_token(sa, ns, req).status.token
+        path = self.tmp / f"{ns}-{sa}.kubeconfig"
+        path.write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Config",
+                    "current-context": "sa",
+                    "clusters": [
+                        {
+                            "name": "test",
+                            "cluster": {
+                                "server": self.cp.url,
+                                "certificate-authority": self.cp.pki.path("ca.crt"),
+                            },
+                        }
+                    ],
+                    "users": [{"name": sa, "user": {"token": token}}],
+                    "contexts": [{"name": "sa", "context": {"cluster": "test", "user": sa}}],
+                }
+            )
+        )
+        path.chmod(0o600)
+        return path
+
+    def impersonating(self, user: str, group: str) -> client.ApiClient:
+        """An admin client that acts as ``user`` in ``group`` (plus system:authenticated)."""
+        impersonated = client.ApiClient(self.api.configuration)
+        impersonated.set_default_header("Impersonate-User", user)
+        impersonated.set_default_header("Impersonate-Group", group)
+        return impersonated
+
+
+@pytest.fixture
+def cluster(
+    control_plane: ControlPlane, api: client.ApiClient, kubeconfig_path: Path, tmp_path: Path
+) -> Iterator[Cluster]:
+    c = Cluster(control_plane, api, kubeconfig_path, tmp_path)
+    try:
+        yield c
+    finally:
+        c.cleanup()
+
+
+def sa_client(kubeconfig: Path) -> client.ApiClient:
+    from kubernetes import config
+
+    return config.new_client_from_config(str(kubeconfig))
+
+
+def can(
+    who: client.ApiClient,
+    verb: str,
+    resource: str,
+    *,
+    namespace: str = "",
+    group: str = "",
+    name: str = "",
+    subresource: str = "",
+) -> bool:
+    """SelfSubjectAccessReview as ``who``."""
+    review = client.V1SelfSubjectAccessReview(
+        spec=client.V1SelfSubjectAccessReviewSpec(
+            resource_attributes=client.V1ResourceAttributes(
+                verb=verb,
+                group=group,
+                resource=resource,
+                subresource=subresource or None,
+                name=name or None,
+                namespace=namespace or None,
+            )
+        )
+    )
+    return bool(
+        client.AuthorizationV1Api(who).create_self_subject_access_review(review).status.allowed
+    )
+
+
+def effective_rules(who: client.ApiClient, namespace: str) -> set[tuple[str, str, str, str]]:
+    """The resource rules the API server's authorizer grants ``who`` in ``namespace``."""
+    review = client.V1SelfSubjectRulesReview(
+        spec=client.V1SelfSubjectRulesReviewSpec(namespace=namespace)
+    )
+    status = client.AuthorizationV1Api(who).create_self_subject_rules_review(review).status
+    rules = [
+        {
+            "apiGroups": r.api_groups,
+            "resources": r.resources,
+            "verbs": r.verbs,
+            "resourceNames": r.resource_names,
+        }
+        for r in status.resource_rules
+    ]
+    return rules_of({"rules": rules})
+
+
+def status_of(exc: ApiException) -> tuple[int, str]:
+    try:
+        message = json.loads(exc.body or "{}").get("message", "")
+    except ValueError:
+        message = str(exc.body)
+    return exc.status, message
+
+
+# ------------------------------------------------------------------------- kumaco process
+
+
+@dataclass
+class KumacoProcess:
+    proc: subprocess.Popen[bytes]
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def assert_alive(self) -> None:
+        assert self.proc.poll() is None, f"kumaco exited ({self.proc.returncode}):\n{self.log()}"
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError(f"kumaco ignored SIGTERM:\n{self.log()}") from None
+        return self.proc.returncode
+
+
+@contextlib.contextmanager
+def kumaco(
+    kubeconfig: Path, pod_namespace: str, args: Sequence[str], env: Mapping[str, str], log: Path
+) -> Iterator[KumacoProcess]:
+    """``python -m kumaco.cli run`` as the pod would run it (POD_NAME, POD_NAMESPACE, KUMACO_*)."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "kumaco.cli",
+        "run",
+        "--kubeconfig",
+        str(kubeconfig),
+        "--metrics-bind-address",
+        "0",
+        "--health-probe-bind-address",
+        "0",
+        "--log-format",
+        "text",
+        *args,
+    ]
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("KUMACO_")}
+    full_env.update(
+        POD_NAME=unique("kumaco-test"),
+        POD_NAMESPACE=pod_namespace,
+        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+        **env,
+    )
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=full_env, cwd=REPO)
+    k = KumacoProcess(proc, log)
+    try:
+        yield k
+    except BaseException:
+        print(f"--- kumaco log ({log}):\n{k.log()}")  # shown by pytest on failure
+        raise
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def assert_no_forbidden(log: str) -> None:
+    """kumaco logs every API error as '<status> <reason>: <message>'."""
+    bad = [
+        line
+        for line in log.splitlines()
+        if re.search(r"\b403 Forbidden\b", line) or "forbidden" in line.lower()
+    ]
+    assert not bad, "kumaco was denied something:\n" + "\n".join(bad)
+
+
+def window(
+    name: str, data: Mapping[str, str], labels: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "labels": {WINDOW_LABEL: "", **(labels or {})}},
+        "data": dict(data),
+    }
+
+
+OPEN_NOW = {"startTime": "* * * * *", "duration": "10m"}  # fires every minute, lasts 10
+INVALID = {"startTime": "@every 1h", "duration": "1d", "nodeSelector": ""}
+
+
+# =============================================================================== rendering
+
+
+def test_the_overlays_and_components_of_the_issue_exist() -> None:
+    assert set(OVERLAYS) >= {"single-namespace", "delegated", "kured"}
+    assert set(COMPONENTS) >= {"ha", "admission-policy"}
+
+
+@pytest.mark.parametrize("with_components", [False, True], ids=["alone", "with-components"])
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_overlay_renders_and_passes_a_server_side_dry_run(
+    cluster: Cluster, tmp_path: Path, overlay: str, with_components: bool
+) -> None:
+    docs = render(f"overlays/{overlay}", tmp_path, COMPONENTS if with_components else ())
+    run = uuid.uuid4().hex[:6]
+    ns_map = {SYSTEM_NS: f"kdry-{run}-sys", MAINTENANCE_NS: f"kdry-{run}-mnt"}
+    docs = remap(docs, ns_map, f"-{run}")
+    # The namespaces for real (a dry-run cannot create what the rest is applied into), with
+    # the overlay's own labels: Pod Security admission then judges the Deployment.
+    namespaces = by_kind(docs, "Namespace")
+    assert namespaces, "every overlay ships the namespaces it uses"
+    cluster.apply_for_real(namespaces)
+    result = cluster.apply(docs, "--dry-run=server")
+    applied = re.findall(r"^(\S+) serverside-applied \(server dry run\)$", result.stdout, re.M)
+    assert len(applied) == len(docs), result.stdout
+    # kubectl prints admission warnings on stderr, e.g. 'would violate PodSecurity "restricted"'.
+    assert "PodSecurity" not in result.stderr, result.stderr
+    assert "Warning:" not in result.stderr.replace("WARNING: version difference", ""), result.stderr
+
+
+def test_rendered_manifests_keep_the_deployment_contract(tmp_path: Path) -> None:
+    base = render("base", tmp_path)
+    assert all("namespace" not in d["metadata"] for d in base), "the base bakes in no namespace"
+    assert sorted(d["kind"] for d in base) == sorted(
+        [
+            "ServiceAccount",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "Role",
+            "RoleBinding",
+            "Role",
+            "RoleBinding",
+            "Deployment",
+            "NetworkPolicy",
+        ]
+    )
+    assert one(base, "ServiceAccount")["automountServiceAccountToken"] is False
+
+    deployment = one(base, "Deployment")
+    assert deployment["spec"]["replicas"] == 2
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["automountServiceAccountToken"] is True
+    assert pod["serviceAccountName"] == "kumaco"
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    (container,) = pod["containers"]
+    sc = container["securityContext"]
+    assert sc["runAsNonRoot"] is True
+    assert isinstance(sc["runAsUser"], int) and sc["runAsUser"] >= 10000
+    assert sc["readOnlyRootFilesystem"] is True
+    assert sc["allowPrivilegeEscalation"] is False
+    assert sc["capabilities"] == {"drop": ["ALL"]}
+    assert "args" not in container and "command" not in container, "ENTRYPOINT is kumaco run"
+    env = {e["name"]: e for e in container["env"]}
+    assert env["POD_NAME"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.name"}}
+    assert env["POD_NAMESPACE"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    assert ports == {"metrics": 8080, "health": 8081}  # kumaco's default bind addresses
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
+    assert container["resources"] == {
+        "requests": {"cpu": "50m", "memory": "128Mi"},
+        "limits": {"memory": "256Mi"},
+    }
+    assert re.fullmatch(r"[\w./-]+:\d+\.\d+\.\d+", container["image"]), container["image"]
+
+    # RBAC: exactly the documented rules, nothing else anywhere.
+    assert rules_of(one(base, "ClusterRole")) == NODE_RULES
+    assert rules_of(one(base, "Role", "kumaco-leader-election")) == LEASE_RULES
+    assert rules_of(one(base, "Role", "kumaco-windows")) == WINDOW_RULES
+    for overlay in OVERLAYS:
+        docs = render(f"overlays/{overlay}", tmp_path, COMPONENTS)
+        for role in by_kind(docs, "Role") + by_kind(docs, "ClusterRole"):
+            for group, resource, verb, _name in rules_of(role):
+                assert "*" not in (group, resource, verb), (overlay, role["metadata"]["name"])
+                assert resource != "secrets", (overlay, role["metadata"]["name"])
+        assert by_kind(docs, "ClusterRole") == [one(docs, "ClusterRole", "kumaco")]
+
+    # single-namespace: everything in kumaco-system; kumaco watches its own namespace.
+    single = render("overlays/single-namespace", tmp_path)
+    assert {d["metadata"].get("namespace") for d in single if d["kind"] not in CLUSTER_SCOPED} == {
+        SYSTEM_NS
+    }
+    assert one(single, "ClusterRoleBinding")["subjects"] == [
+        {"kind": "ServiceAccount", "name": "kumaco", "namespace": SYSTEM_NS}
+    ]
+    assert "KUMACO_NAMESPACES" not in container_env(single)
+
+    # delegated: kumaco in kumaco-system watches maintenance; rights on ConfigMaps only there.
+    delegated = render("overlays/delegated", tmp_path)
+    assert container_env(delegated)["KUMACO_NAMESPACES"] == MAINTENANCE_NS
+    assert one(delegated, "Deployment")["metadata"]["namespace"] == SYSTEM_NS
+    windows_role = one(delegated, "Role", "kumaco-windows")
+    assert windows_role["metadata"]["namespace"] == MAINTENANCE_NS
+    assert one(delegated, "RoleBinding", "kumaco-windows")["subjects"] == [
+        {"kind": "ServiceAccount", "name": "kumaco", "namespace": SYSTEM_NS}
+    ]
+    manager = one(delegated, "Role", "maintenance-manager")
+    assert manager["metadata"]["namespace"] == MAINTENANCE_NS
+    assert rules_of(manager) == MANAGER_RULES
+    (subject,) = one(delegated, "RoleBinding", "maintenance-manager")["subjects"]
+    assert subject["kind"] in ("Group", "User")
+
+    # kured: the MaintenanceInProgress policy, as environment variables.
+    kured_env = container_env(render("overlays/kured", tmp_path))
+    assert kured_env["KUMACO_MAX_IN_PROGRESS"] == "1"
+    assert kured_env["KUMACO_REQUIRE_CONDITION"] == "kured.dev/RebootRequired"
+    assert kured_env["KUMACO_BLOCK_CONDITION"] == "kured.dev/RebootInhibited"
+
+    # components
+    ha = render("overlays/single-namespace", tmp_path, ["ha"])
+    ha_pod = one(ha, "Deployment")["spec"]["template"]["spec"]
+    assert one(ha, "Deployment")["spec"]["replicas"] == 3
+    assert (
+        one(ha, "PodDisruptionBudget")["spec"]["selector"]
+        == one(ha, "Deployment")["spec"]["selector"]
+    )
+    assert ha_pod["affinity"]["podAntiAffinity"]
+    assert {c["topologyKey"] for c in ha_pod["topologySpreadConstraints"]} == {
+        "kubernetes.io/hostname",
+        "topology.kubernetes.io/zone",
+    }
+    policy = render("overlays/single-namespace", tmp_path, ["admission-policy"])
+    binding = one(policy, "ValidatingAdmissionPolicyBinding")
+    assert binding["spec"]["validationActions"] == ["Deny"]
+    assert (
+        binding["spec"]["policyName"]
+        == one(policy, "ValidatingAdmissionPolicy")["metadata"]["name"]
+    )
+
+
+# ============================================================================ base RBAC
+
+
+@pytest.fixture
+def base_install(cluster: Cluster, tmp_path: Path) -> dict[str, Any]:
+    """The base's RBAC applied for real into a fresh namespace (kustomize sets it)."""
+    run = uuid.uuid4().hex[:6]
+    ns = cluster.namespace(f"kbase-{run}")
+    wrap = tmp_path / "base-in-ns"
+    wrap.mkdir()
+    (wrap / "kustomization.yaml").write_text(
+        yaml.safe_dump({"namespace": ns, "resources": [os.path.relpath(KUSTOMIZE / "base", wrap)]})
+    )
+    docs = [d for d in yaml.safe_load_all(kubectl(None, "kustomize", str(wrap)).stdout) if d]
+    rbac = remap(
+        [d for d in docs if d["kind"] not in ("Deployment", "NetworkPolicy")], {}, f"-{run}"
+    )
+    assert {d["kind"] for d in rbac} == {
+        "ServiceAccount",
+        "Role",
+        "RoleBinding",
+        "ClusterRole",
+        "ClusterRoleBinding",
+    }
+    cluster.apply_for_real(rbac)
+    return {"ns": ns, "run": run, "kubeconfig": cluster.token_kubeconfig(ns, "kumaco")}
+
+
+def test_base_rbac_is_sufficient_for_kumaco_to_do_its_whole_job(
+    cluster: Cluster, base_install: dict[str, Any], tmp_path: Path
+) -> None:
+    ns, run = base_install["ns"], base_install["run"]
+    in_window = [cluster.node(f"kbase-{run}-{i}", {RUN_LABEL: run, "pool": "a"}) for i in range(2)]
+    outside = cluster.node(f"kbase-{run}-2", {RUN_LABEL: run, "pool": "b"})
+    cluster.core.create_namespaced_config_map(
+        ns, window("open", {**OPEN_NOW, "nodeSelector": "pool=a"})
+    )
+    cluster.core.create_namespaced_config_map(ns, window("broken", INVALID))
+
+    args = [
+        "--namespaces",
+        ns,
+        "--leader-election-namespace",
+        ns,
+        "--node-selector",
+        f"{RUN_LABEL}={run}",
+    ]
+    with kumaco(base_install["kubeconfig"], ns, args, {}, tmp_path / "kumaco.log") as k:
+        for node in in_window:
+            wait_for(
+                lambda n=node: cluster.conditions(n).get(UM) == "True", 20, f"{UM}=True on {node}"
+            )
+        wait_for(
+            lambda: (
+                cluster.event_reasons(ns).get("open", set()) >= {"WindowLoaded", "WindowStarted"}
+                and "WindowInvalid" in cluster.event_reasons(ns).get("broken", set())
+            ),
+            20,
+            "WindowLoaded, WindowStarted and WindowInvalid Events",
+        )
+        k.assert_alive()
+        lease = client.CoordinationV1Api(cluster.api).read_namespaced_lease("kumaco", ns)
+        holder = lease.spec.holder_identity
+        assert holder and holder.startswith("kumaco-test-"), holder
+        assert f"identity='{holder}'" in k.log()
+        assert cluster.conditions(outside).get(UM) != "True"
+        code = k.stop()
+    log = k.log()
+    assert code == 0, log
+    assert_no_forbidden(log)
+    # On SIGTERM the leader released its Lease (client-go's ReleaseOnCancel).
+    released = client.CoordinationV1Api(cluster.api).read_namespaced_lease("kumaco", ns)
+    assert not released.spec.holder_identity
+
+    # A restart (as after exit 3) takes the released Lease over (update) and loads the
+    # same windows again: the repeated WindowLoaded/WindowInvalid Events are aggregated
+    # into the existing ones with a patch of their series.
+    with kumaco(base_install["kubeconfig"], ns, args, {}, tmp_path / "again.log") as k2:
+        wait_for(
+            lambda: (
+                {
+                    e.regarding.name
+                    for e in client.EventsV1Api(cluster.api).list_namespaced_event(ns).items
+                    if e.reason in ("WindowLoaded", "WindowInvalid")
+                    and e.series
+                    and e.series.count >= 2
+                }
+                == {"open", "broken"}
+            ),
+            20,
+            "the repeated Events to be aggregated (series.count 2)",
+        )
+        lease = client.CoordinationV1Api(cluster.api).read_namespaced_lease("kumaco", ns)
+        assert lease.spec.holder_identity and lease.spec.holder_identity != holder
+        code = k2.stop()
+    assert code == 0, k2.log()
+    assert_no_forbidden(k2.log())
+
+
+def test_base_rbac_grants_nothing_more(cluster: Cluster, base_install: dict[str, Any]) -> None:
+    ns = base_install["ns"]
+    sa = sa_client(base_install["kubeconfig"])
+    other = cluster.namespace(f"kother-{base_install['run']}")
+
+    # What every authenticated ServiceAccount may do anyway (self reviews, discovery).
+    nobody_ns = cluster.namespace(f"knobody-{base_install['run']}")
+    cluster.core.create_namespaced_service_account(
+        nobody_ns, client.V1ServiceAccount(metadata=client.V1ObjectMeta(name="nobody"))
+    )
+    baseline = effective_rules(sa_client(cluster.token_kubeconfig(nobody_ns, "nobody")), nobody_ns)
+
+    # Exactly the documented rules, as the API server's authorizer computes them.
+    assert effective_rules(sa, ns) - baseline == NODE_RULES | LEASE_RULES | WINDOW_RULES
+    assert effective_rules(sa, other) - baseline == NODE_RULES
+
+    allowed = [
+        ("get", "nodes", {}),
+        ("list", "nodes", {}),
+        ("watch", "nodes", {}),
+        ("patch", "nodes", {"subresource": "status"}),
+        ("list", "configmaps", {"namespace": ns}),
+        ("watch", "configmaps", {"namespace": ns}),
+        ("create", "events", {"namespace": ns, "group": "events.k8s.io"}),
+        ("patch", "events", {"namespace": ns, "group": "events.k8s.io"}),
+        ("create", "leases", {"namespace": ns, "group": "coordination.k8s.io"}),
+        ("update", "leases", {"namespace": ns, "group": "coordination.k8s.io", "name": "kumaco"}),
+    ]
+    denied = [
+        ("get", "secrets", {"namespace": ns}),
+        ("list", "secrets", {"namespace": ns}),
+        ("list", "secrets", {}),
+        ("patch", "nodes", {}),
+        ("update", "nodes", {}),
+        ("delete", "nodes", {}),
+        ("update", "nodes", {"subresource": "status"}),
+        ("get", "configmaps", {"namespace": other}),
+        ("list", "configmaps", {"namespace": other}),
+        ("watch", "configmaps", {"namespace": other}),
+        ("list", "configmaps", {}),
+        ("create", "configmaps", {"namespace": ns}),
+        ("update", "configmaps", {"namespace": ns}),
+        ("create", "events", {"namespace": ns}),  # core-group events: kumaco does not use them
+        ("create", "events", {"namespace": other, "group": "events.k8s.io"}),
+        ("list", "leases", {"namespace": ns, "group": "coordination.k8s.io"}),
+        ("update", "leases", {"namespace": ns, "group": "coordination.k8s.io", "name": "other"}),
+        ("get", "leases", {"namespace": ns, "group": "coordination.k8s.io", "name": "other"}),
+        ("delete", "leases", {"namespace": ns, "group": "coordination.k8s.io", "name": "kumaco"}),
+        ("create", "leases", {"namespace": other, "group": "coordination.k8s.io"}),
+        ("create", "pods", {"namespace": ns}),
+        ("create", "serviceaccounts", {"namespace": ns, "name": "kumaco", "subresource": "token"}),
+    ]
+    for verb, resource, kw in allowed:
+        assert can(sa, verb, resource, **kw), f"kumaco may {verb} {resource} {kw}"
+    for verb, resource, kw in denied:
+        assert not can(sa, verb, resource, **kw), f"kumaco must not {verb} {resource} {kw}"
+
+    # And the API server really refuses (403), not only the review.
+    core = client.CoreV1Api(sa)
+    node = cluster.node(f"kbase-{base_install['run']}-x", {RUN_LABEL: base_install["run"]})
+    cluster.core.create_namespaced_config_map(other, {"metadata": {"name": "elsewhere"}})
+    leases = client.CoordinationV1Api(cluster.api)
+    other_lease = leases.create_namespaced_lease(
+        ns, client.V1Lease(metadata=client.V1ObjectMeta(name="other"), spec=client.V1LeaseSpec())
+    )
+    attempts: dict[str, Callable[[], Any]] = {
+        "list secrets": lambda: core.list_namespaced_secret(ns),
+        "label a node": lambda: core.patch_node(node, {"metadata": {"labels": {"x": "y"}}}),
+        "delete a node": lambda: core.delete_node(node),
+        "read a ConfigMap elsewhere": lambda: core.read_namespaced_config_map("elsewhere", other),
+        "update another Lease": lambda: client.CoordinationV1Api(sa).replace_namespaced_lease(
+            "other", ns, other_lease
+        ),
+    }
+    for what, attempt in attempts.items():
+        with pytest.raises(ApiException) as info:
+            attempt()
+        assert info.value.status == 403, (what, status_of(info.value))
+
+
+# ============================================================================ delegated
+
+
+def test_delegated_overlay_manager_declares_windows_only_and_kumaco_acts_on_them(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    run = uuid.uuid4().hex[:6]
+    sys_ns, mnt_ns = f"kdel-{run}-sys", f"kdel-{run}-mnt"
+    docs = remap(
+        render("overlays/delegated", tmp_path),
+        {SYSTEM_NS: sys_ns, MAINTENANCE_NS: mnt_ns},
+        f"-{run}",
+    )
+    cluster.apply_for_real(by_kind(docs, "Namespace"))
+    cluster.apply_for_real([d for d in docs if d["kind"] not in ("Namespace", "Deployment")])
+    elsewhere = cluster.namespace(f"kdel-{run}-other")
+
+    # The maintenance manager: an identity in the group the shipped RoleBinding names.
+    (group,) = [
+        s["name"]
+        for s in one(docs, "RoleBinding", "maintenance-manager")["subjects"]
+        if s["kind"] == "Group"
+    ]
+    manager = cluster.impersonating(f"alice-{run}", group)
+    nobody = cluster.impersonating(f"bob-{run}", f"nobody-{run}")
+    baseline = effective_rules(nobody, mnt_ns)
+    assert effective_rules(manager, mnt_ns) - baseline == MANAGER_RULES
+    assert effective_rules(manager, sys_ns) - baseline == set()
+    assert effective_rules(manager, elsewhere) - baseline == set()
+
+    as_manager = client.CoreV1Api(manager)
+    nodes = [cluster.node(f"kdel-{run}-{i}", {RUN_LABEL: run}) for i in range(2)]
+    as_manager.create_namespaced_config_map(
+        mnt_ns, window("tonight", {**OPEN_NOW, "nodeSelector": ""})
+    )
+    refused: dict[str, Callable[[], Any]] = {
+        "create a window in kumaco's namespace": lambda: as_manager.create_namespaced_config_map(
+            sys_ns, window("sneaky", {**OPEN_NOW, "nodeSelector": ""})
+        ),
+        "create a window elsewhere": lambda: as_manager.create_namespaced_config_map(
+            elsewhere, window("sneaky", {**OPEN_NOW, "nodeSelector": ""})
+        ),
+        "read secrets": lambda: as_manager.list_namespaced_secret(mnt_ns),
+        "patch a node": lambda: as_manager.patch_node(
+            nodes[0], {"metadata": {"labels": {"x": "y"}}}
+        ),
+        "patch node status": lambda: as_manager.patch_node_status(
+            nodes[0], {"status": {"conditions": [{"type": UM, "status": "True"}]}}
+        ),
+        "create pods": lambda: as_manager.create_namespaced_pod(
+            mnt_ns,
+            {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "x"}]}},
+        ),
+    }
+    for what, attempt in refused.items():
+        with pytest.raises(ApiException) as info:
+            attempt()
+        assert info.value.status == 403, (what, status_of(info.value))
+
+    # kumaco configured only by the rendered Deployment: KUMACO_* env, POD_NAMESPACE, RBAC.
+    env = container_env(docs)
+    assert env["KUMACO_NAMESPACES"] == mnt_ns
+    kc = cluster.token_kubeconfig(sys_ns, "kumaco")
+    with kumaco(
+        kc, sys_ns, ["--node-selector", f"{RUN_LABEL}={run}"], env, tmp_path / "k.log"
+    ) as k:
+        for node in nodes:
+            wait_for(lambda n=node: cluster.conditions(n).get(UM) == "True", 20, f"{UM} on {node}")
+        wait_for(
+            lambda: (
+                cluster.event_reasons(mnt_ns).get("tonight", set())
+                >= {"WindowLoaded", "WindowStarted"}
+            ),
+            20,
+            "Events on the manager's window",
+        )
+        k.assert_alive()
+        lease = client.CoordinationV1Api(cluster.api).read_namespaced_lease("kumaco", sys_ns)
+        assert lease.spec.holder_identity
+        code = k.stop()
+    assert code == 0, k.log()
+    assert_no_forbidden(k.log())
+
+
+# ================================================================================ kured
+
+
+def test_kured_overlay_grants_maintenance_in_progress_to_one_eligible_node(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    run = uuid.uuid4().hex[:6]
+    ns = f"kkured-{run}"
+    docs = remap(render("overlays/kured", tmp_path), {SYSTEM_NS: ns}, f"-{run}")
+    cluster.apply_for_real(by_kind(docs, "Namespace"))
+    cluster.apply_for_real([d for d in docs if d["kind"] not in ("Namespace", "Deployment")])
+    eligible = [cluster.node(f"kkured-{run}-{i}", {RUN_LABEL: run}) for i in range(2)]
+    inhibited = cluster.node(f"kkured-{run}-inhibited", {RUN_LABEL: run})
+    healthy = cluster.node(f"kkured-{run}-healthy", {RUN_LABEL: run})
+    for node in [*eligible, inhibited]:
+        cluster.set_condition(node, "kured.dev/RebootRequired", "True")
+    cluster.set_condition(inhibited, "kured.dev/RebootInhibited", "True")
+    cluster.core.create_namespaced_config_map(ns, window("all", {**OPEN_NOW, "nodeSelector": ""}))
+    every = [*eligible, inhibited, healthy]
+
+    env = container_env(docs)
+    kc = cluster.token_kubeconfig(ns, "kumaco")
+    with kumaco(kc, ns, ["--node-selector", f"{RUN_LABEL}={run}"], env, tmp_path / "k.log") as k:
+
+        def in_progress() -> list[str]:
+            return [n for n in every if cluster.conditions(n).get(MIP) == "True"]
+
+        for node in every:
+            wait_for(lambda n=node: cluster.conditions(n).get(UM) == "True", 20, f"{UM} on {node}")
+        wait_for(in_progress, 20, f"{MIP} on one node")
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline:  # and it stays at one
+            granted = in_progress()
+            assert len(granted) == 1, granted
+            assert granted[0] in eligible, granted
+            time.sleep(0.2)
+        k.assert_alive()
+        code = k.stop()
+    assert code == 0, k.log()
+    assert_no_forbidden(k.log())
+
+
+# ====================================================================== admission policy
+
+
+@dataclass
+class Policy:
+    ns: str
+    core: client.CoreV1Api
+
+    def verdict(self, data: Mapping[str, str], labelled: bool = True) -> tuple[bool, str]:
+        """(accepted, message) of a dry-run create of a ConfigMap with ``data``."""
+        body: dict[str, Any] = {"metadata": {"generateName": "w-"}, "data": dict(data)}
+        if labelled:
+            body["metadata"]["labels"] = {WINDOW_LABEL: ""}
+        try:
+            self.core.create_namespaced_config_map(self.ns, body, dry_run="All")
+        except ApiException as exc:
+            return False, status_of(exc)[1]
+        return True, ""
+
+
+@pytest.fixture(scope="module")
+def policy(
+    control_plane: ControlPlane,
+    api: client.ApiClient,
+    kubeconfig_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Policy]:
+    """components/admission-policy applied for real, its binding scoped to one test namespace.
+
+    The component is applied as shipped except for unique names and, on a copy of the
+    binding, a namespaceSelector: other modules' windows on this shared API server (some
+    deliberately invalid) must not be affected.
+    """
+    tmp = tmp_path_factory.mktemp("policy")
+    c = Cluster(control_plane, api, kubeconfig_path, tmp)
+    run = uuid.uuid4().hex[:6]
+    ns = c.namespace(f"kvap-{run}")
+    docs = remap(render("components/admission-policy", tmp), {}, f"-{run}")
+    binding = one(docs, "ValidatingAdmissionPolicyBinding")
+    assert "matchResources" not in binding["spec"], "the shipped binding is cluster-wide"
+    binding["spec"]["matchResources"] = {
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}}
+    }
+    try:
+        c.apply_for_real(docs)
+        p = Policy(ns, c.core)
+        # Policies take effect asynchronously: wait until a known-bad window is rejected.
+        wait_for(lambda: not p.verdict({})[0], 20, "the admission policy to take effect", 0.2)
+        yield p
+    finally:
+        c.cleanup()
+
+
+WELL_FORMED = {"startTime": "0 3 * * 6", "duration": "1h", "nodeSelector": ""}
+
+
+def spoiled(**changes: str | None) -> dict[str, str]:
+    """A well-formed window's data with keys changed (None: removed)."""
+    data = {**WELL_FORMED, **changes}
+    return {k: v for k, v in data.items() if v is not None}
+
+
+REJECTED = {  # id: (data, what the message must say)
+    "no-startTime": (spoiled(startTime=None), "data.startTime is missing"),
+    "no-duration": (spoiled(duration=None), "data.duration is missing"),
+    "no-nodeSelector": (spoiled(nodeSelector=None), "data.nodeSelector is missing"),
+    "empty": ({}, "data.startTime, data.duration, data.nodeSelector are missing"),
+    "days": (spoiled(duration="1d"), "data.duration is not a Go duration"),
+    "space": (spoiled(duration="1h 30m"), "data.duration is not a Go duration"),
+    "no-unit": (spoiled(duration="90"), "data.duration is not a Go duration"),
+    "zero": (spoiled(duration="0s"), "data.duration must be greater than zero"),
+    "negative": (spoiled(duration="-1h"), "data.duration must be greater than zero"),
+    "every": (spoiled(startTime="@every 1h"), "data.startTime: @every is not supported"),
+    "tz-every": (spoiled(startTime="TZ=UTC @every 1h"), "data.startTime: @every is not supported"),
+    "4-fields": (spoiled(startTime="0 3 * *"), "data.startTime is not a cron schedule"),
+    "6-fields": (spoiled(startTime="0 0 3 * * 6"), "data.startTime is not a cron schedule"),
+    "descriptor": (spoiled(startTime="@fortnightly"), "data.startTime is not a cron schedule"),
+    "junk": (spoiled(startTime="0 3 * * 6;"), "data.startTime is not a cron schedule"),
+    "too-long": (spoiled(duration="1" * 5000), "data.duration is longer than 4096 characters"),
+}
+
+
+@pytest.mark.parametrize(("data", "message"), REJECTED.values(), ids=REJECTED.keys())
+def test_admission_policy_rejects_malformed_windows_naming_the_key(
+    policy: Policy, data: dict[str, str], message: str
+) -> None:
+    accepted, reason = policy.verdict(data)
+    assert not accepted
+    assert message in reason, reason
+    assert not isinstance(parse_window(policy.ns, "w", data), Window), "kumaco rejects it too"
+
+
+ACCEPTED = [
+    {"startTime": "0 3 * * 6", "duration": "4h", "nodeSelector": ""},
+    {"startTime": "@daily", "duration": "1h30m", "nodeSelector": "pool=a"},
+    {"startTime": "CRON_TZ=Europe/Berlin 0 3 * * SAT", "duration": "90m", "nodeSelector": ""},
+    {"startTime": "TZ=UTC  @weekly ", "duration": ".5h", "nodeSelector": ""},
+    {"startTime": "\t0\u00a03 * * mon-fri\n", "duration": "+1h0m0.5s", "nodeSelector": ""},
+    {"startTime": "*/15 * * * *", "duration": "15m", "nodeSelector": "", "timeZone": "Asia/Tokyo"},
+    {"startTime": "*-ignored 3 * * *", "duration": "1µs", "nodeSelector": ""},  # robfig's quirk
+    {**OPEN_NOW, "nodeSelector": ""},
+]
+
+
+def test_admission_policy_accepts_valid_windows_and_leaves_other_configmaps_alone(
+    policy: Policy,
+) -> None:
+    examples = yaml.safe_load_all((KUSTOMIZE / "examples" / "windows.yaml").read_text())
+    for data in [*ACCEPTED, *(d["data"] for d in examples)]:
+        assert isinstance(parse_window(policy.ns, "w", data), Window), data
+        assert policy.verdict(data) == (True, ""), data
+    # Not windows: no label, or another label, whatever the data.
+    assert policy.verdict({"startTime": "@every 1h"}, labelled=False) == (True, "")
+    assert policy.verdict({}, labelled=False) == (True, "")
+    other = {"metadata": {"name": "other", "labels": {"app": "x"}}, "data": {"duration": "1d"}}
+    policy.core.create_namespaced_config_map(policy.ns, other, dry_run="All")
+
+    # UPDATE: a window cannot be broken, but can stop being a window.
+    cm = policy.core.create_namespaced_config_map(
+        policy.ns, window("real", {"startTime": "0 3 * * 6", "duration": "1h", "nodeSelector": ""})
+    )
+    try:
+        with pytest.raises(ApiException) as info:
+            policy.core.patch_namespaced_config_map("real", policy.ns, {"data": {"duration": "1d"}})
+        assert "data.duration" in status_of(info.value)[1]
+        policy.core.patch_namespaced_config_map(
+            "real",
+            policy.ns,
+            {"metadata": {"labels": {WINDOW_LABEL: None}}, "data": {"duration": "1d"}},
+        )
+    finally:
+        policy.core.delete_namespaced_config_map(cm.metadata.name, policy.ns)
+
+
+# Schedules and durations assembled from the pieces of kumaco's grammar, each position
+# from its own pool of valid forms, then sometimes spoiled: the property is only worth
+# something if both verdicts of kumaco occur often (see --hypothesis-show-statistics).
+_FIELDS = [
+    ["*", "?", "0", "*/5", "0-30/10", "1,2", "59", ",", "+7"],  # minute
+    ["*", "3", "1-5", "*/2", "23", "00"],  # hour
+    ["*", "?", "1", "1-7", "31", "*/10"],  # day of month
+    ["*", "JAN", "1-12", "jan-mar", "*/3", "Dec"],  # month
+    ["*", "mon-fri", "SUN", "0", "6", "FR\u0130", "*-ignored", "?-x/2"],  # day of week
+]
+_JUNK = ["60", "5-1", "-1", "0/0", "1-2-3", "1/2/3", "\u00e9", "@", "L", "W", "1#2", "7", "*x", "x"]
+_SPACES = [" "] * 12 + ["  ", "\t", "\u00a0", "\u2003", "\n", "\v", "\x1c", "\u180e"]
+_PREFIXES = [""] * 6 + ["TZ=UTC ", "CRON_TZ=Europe/Berlin ", "TZ= ", "TZ=Nowhere ", "TZ=UTC\t"]
+_DESCRIPTORS = ["@daily", "@weekly", "@hourly", "@annually", "@midnight", "@every 1h", "@Daily"]
+
+
+@st.composite
+def start_times(draw: st.DrawFn) -> str:
+    prefix = draw(st.sampled_from(_PREFIXES))
+    if draw(st.integers(0, 5)) == 0:
+        body = draw(st.sampled_from(_DESCRIPTORS))
+    else:
+        fields = [draw(st.sampled_from(pool)) for pool in _FIELDS]
+        if draw(st.integers(0, 3)) == 0:  # spoil a field, or drop or add one
+            i = draw(st.integers(0, 4))
+            how = draw(st.sampled_from(["junk", "drop", "add"]))
+            if how == "junk":
+                fields[i] = draw(st.sampled_from(_JUNK))
+            elif how == "drop":
+                del fields[i]
+            else:
+                fields.insert(i, "*")
+        body = fields[0] + "".join(draw(st.sampled_from(_SPACES)) + f for f in fields[1:])
+    lead = draw(st.sampled_from(["", "", "", " ", "\t"]))
+    trail = draw(st.sampled_from(["", "", "", " ", "\n"]))
+    return lead + prefix + body + trail
+
+
+@st.composite
+def durations(draw: st.DrawFn) -> str:
+    parts = [
+        draw(st.sampled_from(["1", "90", ".5", "1.", "0", "2.25", "007"]))
+        + draw(st.sampled_from(["h", "m", "s", "ms", "us", "\u00b5s", "\u03bcs", "ns"]))
+        for _ in range(draw(st.integers(1, 3)))
+    ]
+    text = draw(st.sampled_from(["", "", "", "+", "-"])) + "".join(parts)
+    if draw(st.integers(0, 3)) == 0:  # spoil it
+        text = draw(
+            st.sampled_from(["0", "1", "1d", "", " 1h", "1h ", "1h 30m", "1H", ".h", text + "x"])
+        )
+    return text
+
+
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
+)
+@given(start=start_times(), duration=durations())
+def test_admission_policy_never_rejects_a_window_kumaco_accepts(
+    policy: Policy, start: str, duration: str
+) -> None:
+    # One key at a time (the other valid), so that the policy's first failing check --
+    # the one it reports -- is about that key.
+    for key, data in (
+        ("startTime", {"startTime": start, "duration": "1h", "nodeSelector": ""}),
+        ("duration", {"startTime": "0 3 * * 6", "duration": duration, "nodeSelector": ""}),
+    ):
+        accepted, reason = policy.verdict(data)
+        kumaco_accepts = isinstance(parse_window(policy.ns, "w", data), Window)
+        event(
+            f"{key}: kumaco {'accepts' if kumaco_accepts else 'rejects'},"
+            f" policy {'accepts' if accepted else 'rejects'}"
+        )
+        assert accepted or not kumaco_accepts, f"kumaco accepts {data!r}; the policy: {reason}"
