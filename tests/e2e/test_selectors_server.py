@@ -86,10 +86,9 @@ def test_kumaco_matches_exactly_what_the_server_lists(
         assert status == 400, (
             f"kumaco rejects {selector!r} ({exc.reason}) but the server accepts it"
         )
-        assert exc.reason in message or message.endswith(exc.reason) or len(selector) > 400, (
-            exc.reason,
-            message,
-        )
+        # kumaco escapes unprintable characters and shortens huge literals in its messages.
+        if selector.isprintable() and len(selector) <= 400:
+            assert exc.reason in message, (exc.reason, message)
         return
     assert status == 200, f"the server rejects {selector!r} ({message}) but kumaco accepts it"
     ours = {name for name, labels in population.items() if parsed.matches(labels)}

@@ -1,0 +1,710 @@
+#!/usr/bin/env python3
+"""kumaco at scale on the real API server: latency against the physical floor, API cost, memory.
+
+For each scale (nodes x windows) this starts a fresh control plane, seeds
+realistic Nodes (~50 images, kubelet conditions, labels), declares windows in
+3 namespaces and measures, with a separate watcher on its own connection:
+
+* the floor: the same N node-status writes (a condition merged by type) sent
+  by the simplest client there is -- pre-built strategic merge patches over
+  keep-alive connections, sequentially and with kumaco's concurrency -- timed
+  from its first request to the watcher seeing the last node changed;
+* start-up: kumaco (a leader and a follower) from process start to every node
+  carrying its conditions;
+* openings and closings of a window covering every node (repeated): from the
+  window's boundary to the watcher seeing the last node changed;
+* MaintenanceInProgress: a RebootRequired condition appearing on one node,
+  to MaintenanceInProgress=True on it;
+* API cost by verb and resource from kube-apiserver's own
+  ``apiserver_request_total``, for start-up, one opening, and a quiet period;
+* kumaco's peak RSS and CPU seconds (leader and follower), from /proc.
+
+Usage: ``python hack/bench.py`` (1,000 and 5,000 nodes x 10 and 100 windows;
+writes docs/benchmarks.json and docs/benchmarks.md) or
+``python hack/bench.py --nodes 100 --windows 5 --repeats 1 --quiet 20 --check``
+(the small CI form: it asserts the count invariants and exits non-zero if
+they do not hold). The planner micro-benchmark is ``--planner``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import contextlib
+import datetime as dt
+import http.client
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import timeit
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from hack.controlplane import ControlPlane, ensure_assets, node_object, seed_nodes
+from hack.harness import Api, Kumaco, count_delta, request_counts
+
+UM = b'"type":"kured.dev/UnderMaintenance","status":"'
+MIP = b'"type":"MaintenanceInProgress","status":"'
+FLOOR = "bench.kumaco.dev/Floor"
+REQUIRED = "kured.dev/RebootRequired"
+NAME = re.compile(rb'"name":"([^"]+)"')
+
+
+def log(msg: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+# ----------------------------------------------------------------------------- the watcher
+
+
+class LeanWatcher:
+    """Watches all nodes on its own connection; records when each node's conditions change.
+
+    It finds the status of a few condition types with a byte search instead of
+    decoding 15 KB of JSON per event, so that its own cost does not pollute
+    the measurements (the same watcher times kumaco and the floor).
+    """
+
+    TYPES: ClassVar[dict[str, bytes]] = {
+        "um": UM,
+        "mip": MIP,
+        "floor": b'"type":"' + FLOOR.encode() + b'","status":"',
+    }
+
+    def __init__(self, cp: ControlPlane) -> None:
+        self.cp = cp
+        self.state: dict[str, dict[str, str]] = {}
+        self.changes: list[tuple[float, str, str, str]] = []  # (time, node, kind, status)
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        self._lock = threading.Lock()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> LeanWatcher:
+        self.thread.start()
+        assert self._ready.wait(60)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+
+    def _record(self, raw: bytes, at: float) -> None:
+        m = NAME.search(raw)
+        if not m:
+            return
+        name = m.group(1).decode()
+        cur = self.state.setdefault(name, {})
+        for kind, marker in self.TYPES.items():
+            i = raw.find(marker)
+            status = (
+                raw[i + len(marker) : raw.index(b'"', i + len(marker))].decode() if i >= 0 else ""
+            )
+            if cur.get(kind) != status:
+                cur[kind] = status
+                with self._lock:
+                    self.changes.append((at, name, kind, status))
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            conn = self.cp.connection()
+            conn.timeout = 3700  # a watch may be silent for a long time
+            try:
+                conn.request("GET", "/api/v1/nodes?limit=500")
+                doc = json.loads(conn.getresponse().read())
+                items = doc["items"]
+                while doc["metadata"].get("continue"):
+                    conn.request(
+                        "GET", f"/api/v1/nodes?limit=500&continue={doc['metadata']['continue']}"
+                    )
+                    doc = json.loads(conn.getresponse().read())
+                    items += doc["items"]
+                for n in items:
+                    self._record(json.dumps(n, separators=(",", ":")).encode(), time.time())
+                rv = doc["metadata"]["resourceVersion"]
+                conn.request(
+                    "GET", f"/api/v1/nodes?watch=true&resourceVersion={rv}&timeoutSeconds=3600"
+                )
+                resp = conn.getresponse()
+                self._ready.set()
+                buf = b""
+                while not self._stop.is_set():
+                    chunk = resp.read1(1 << 20)
+                    if not chunk:
+                        break
+                    now = time.time()
+                    buf += chunk
+                    *lines, buf = buf.split(b"\n")
+                    for line in lines:
+                        if line.startswith((b'{"type":"MODIFIED"', b'{"type":"ADDED"')):
+                            self._record(line, now)
+            except (OSError, ValueError, http.client.HTTPException) as exc:
+                if self._stop.is_set():
+                    return
+                log(f"watcher reconnecting: {exc}")
+                time.sleep(0.5)
+            finally:
+                conn.close()
+
+    def last_change(
+        self, kind: str, status: str, nodes: set[str], since: float
+    ) -> tuple[float | None, int]:
+        """When the last of ``nodes`` reached ``status`` (after ``since``), and how many did."""
+        with self._lock:
+            seen = {
+                n: t
+                for t, n, k, s in self.changes
+                if k == kind and s == status and t >= since and n in nodes
+            }
+        return (max(seen.values()) if len(seen) == len(nodes) else None), len(seen)
+
+    def per_node(self, kind: str, status: str, nodes: set[str], since: float) -> list[float]:
+        with self._lock:
+            first: dict[str, float] = {}
+            for t, n, k, s in self.changes:
+                if k == kind and s == status and t >= since and n in nodes and n not in first:
+                    first[n] = t
+        return sorted(first.values())
+
+    def wait_all(
+        self, kind: str, status: str, nodes: set[str], since: float, timeout: float
+    ) -> float | None:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            done, _n = self.last_change(kind, status, nodes, since)
+            if done is not None:
+                return done
+            time.sleep(0.05)
+        return None
+
+
+# ----------------------------------------------------------------------------- the floor
+
+
+def floor_writes(cp: ControlPlane, names: list[str], status: str, workers: int) -> float:
+    """The simplest client: pre-built merge-by-type status patches over keep-alive connections."""
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    body = json.dumps(
+        {
+            "status": {
+                "conditions": [
+                    {
+                        "type": FLOOR,
+                        "status": status,
+                        "reason": "Bench",
+                        "message": "the floor",
+                        "lastTransitionTime": stamp,
+                        "lastHeartbeatTime": stamp,
+                    }
+                ]
+            }
+        }
+    ).encode()
+    local = threading.local()
+
+    def write(name: str) -> None:
+        conn = getattr(local, "conn", None)
+        if conn is None:
+            conn = local.conn = cp.connection()
+        conn.request(
+            "PATCH",
+            f"/api/v1/nodes/{name}/status",
+            body=body,
+            headers={"Content-Type": "application/strategic-merge-patch+json"},
+        )
+        resp = conn.getresponse()
+        resp.read()
+        if resp.status != 200:
+            raise RuntimeError(f"floor write {name}: {resp.status}")
+
+    t0 = time.time()
+    if workers == 1:
+        for n in names:
+            write(n)
+    else:
+        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            list(pool.map(write, names))
+    return t0
+
+
+# ----------------------------------------------------------------------------- processes
+
+
+def proc_stats(pid: int) -> dict[str, float]:
+    status = Path(f"/proc/{pid}/status").read_text()
+    hwm = int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1))  # type: ignore[union-attr]
+    rss = int(re.search(r"VmRSS:\s+(\d+) kB", status).group(1))  # type: ignore[union-attr]
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    cpu = (int(fields[11]) + int(fields[12])) / ticks
+    return {
+        "peak_rss_mb": round(hwm / 1024, 1),
+        "rss_mb": round(rss / 1024, 1),
+        "cpu_seconds": round(cpu, 2),
+    }
+
+
+def percentile(values: list[float], p: float) -> float | None:
+    if not values:
+        return None
+    s = sorted(values)
+    k = (len(s) - 1) * p / 100
+    lo, hi = int(k), min(int(k) + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def summarize(counts: dict[tuple[str, str, str], float]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for (verb, resource, sub), v in sorted(counts.items()):
+        out[f"{verb} {resource}{'/' + sub if sub else ''}"] = int(v)
+    return out
+
+
+# ----------------------------------------------------------------------------- one scale
+
+
+@dataclass
+class Scale:
+    """One benchmark configuration."""
+
+    nodes: int
+    windows: int
+    repeats: int
+    quiet: float
+    concurrency: int = 16
+    results: dict[str, Any] = field(default_factory=dict)
+
+
+def window_times(start: dt.datetime, count: int) -> list[dt.datetime]:
+    return [start + dt.timedelta(minutes=i) for i in range(count)]
+
+
+def run_scale(sc: Scale, workdir: Path) -> dict[str, Any]:
+    log(f"scale: {sc.nodes} nodes x {sc.windows} windows, {sc.repeats} openings")
+    cp = ControlPlane(ensure_assets(), log_dir=workdir / "controlplane")
+    cp.start()
+    try:
+        return _run_scale(sc, cp, workdir)
+    finally:
+        cp.stop()
+
+
+def _run_scale(sc: Scale, cp: ControlPlane, workdir: Path) -> dict[str, Any]:
+    api = Api(cp)
+    kubeconfig = workdir / "admin.kubeconfig"
+    cp.write_kubeconfig(kubeconfig)
+    t0 = time.monotonic()
+    seed_nodes(cp, sc.nodes)
+    res: dict[str, Any] = {
+        "nodes": sc.nodes,
+        "windows": sc.windows,
+        "seed_seconds": round(time.monotonic() - t0, 1),
+    }
+    names = {f"node-{i:05d}" for i in range(sc.nodes)}
+    ordered = sorted(names)
+
+    with LeanWatcher(cp) as watcher:
+        # ---- the floor, before kumaco exists (so nothing else competes)
+        floors: dict[str, list[float]] = {"sequential": [], "concurrent": []}
+        flips = 0
+        for _ in range(max(2, sc.repeats)):
+            for mode, workers in (("concurrent", sc.concurrency), ("sequential", 1)):
+                status = "True" if flips % 2 == 0 else "False"  # every round changes every node
+                flips += 1
+                start = floor_writes(cp, ordered, status, workers)
+                done = watcher.wait_all("floor", status, names, start, 600)
+                assert done is not None, "the floor writes never all showed"
+                floors[mode].append(done - start)
+                log(f"floor {mode}: {sc.nodes} writes seen in {done - start:.2f}s")
+        res["floor_seconds"] = {
+            m: {
+                "p50": round(percentile(v, 50) or 0, 3),
+                "p99": round(percentile(v, 99) or 0, 3),
+                "runs": [round(x, 3) for x in v],
+            }
+            for m, v in floors.items()
+        }
+
+        # ---- windows: one measured window over every node, the rest realistic filler
+        namespaces = [api.namespace(f"bench-{i}") for i in range(3)]
+        boot_margin = 15 + sc.nodes / 25
+        first_open = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=boot_margin)).replace(
+            second=0, microsecond=0
+        )
+        first_open += dt.timedelta(minutes=1)
+        opens = window_times(first_open, sc.repeats)
+        by_hour: dict[int, list[int]] = {}
+        for t in opens:
+            by_hour.setdefault(t.hour, []).append(t.minute)
+        measured = []
+        for j, (hour, minutes) in enumerate(sorted(by_hour.items())):
+            name = f"all-nodes-{j}"
+            api.window(
+                namespaces[0],
+                name,
+                {
+                    "startTime": f"{','.join(map(str, minutes))} {hour} * * *",
+                    "duration": "30s",
+                    "nodeSelector": "",
+                },
+            )
+            measured.append(name)
+        selectors = [
+            "topology.kubernetes.io/zone=zone-a",
+            "kumaco.test/pool in (pool-1,pool-2)",
+            "node.kubernetes.io/instance-type!=m6i.xlarge",
+            "node-role.kubernetes.io/worker",
+            "kubernetes.io/hostname in (node-00001,node-00002)",
+            "topology.kubernetes.io/zone notin (zone-c)",
+        ]
+        for i in range(sc.windows - len(measured)):
+            far = (first_open + dt.timedelta(hours=2 + i % 20)).hour
+            api.window(
+                namespaces[i % 3],
+                f"w-{i:03d}",
+                {
+                    "startTime": f"{i % 60} {far} * * {i % 7}",
+                    "duration": "1h",
+                    "nodeSelector": selectors[i % len(selectors)],
+                },
+            )
+
+        # ---- kumaco: a leader and a follower
+        flags = [
+            "--namespaces",
+            ",".join(namespaces),
+            "--leader-election-namespace",
+            namespaces[0],
+            "--max-in-progress",
+            "10%",
+            "--require-condition",
+            REQUIRED,
+            "--write-concurrency",
+            str(sc.concurrency),
+            "--log-level",
+            "warning",
+        ]
+        before = request_counts(cp)
+        started = time.time()
+        leader = Kumaco(
+            kubeconfig, flags, workdir / "leader.log", {"POD_NAME": "bench-leader"}, name="leader"
+        ).start()
+        wait_until(lambda: api.lease(namespaces[0], "kumaco") is not None, 60)
+        follower = Kumaco(
+            kubeconfig,
+            flags,
+            workdir / "follower.log",
+            {"POD_NAME": "bench-follower"},
+            name="follower",
+        ).start()
+        try:
+            done = watcher.wait_all("um", "False", names, started, 600)
+            assert done is not None, "start-up did not converge"
+            time.sleep(3)
+            res["startup"] = {
+                "seconds_to_converge": round(done - started, 2),
+                "requests": summarize(count_delta(before, request_counts(cp))),
+            }
+            log(f"start-up converged in {done - started:.2f}s")
+
+            # ---- repeated openings and closings, and a RebootRequired per opening
+            open_lat, close_lat, mip_lat, node_open = [], [], [], []
+            for k, t_open in enumerate(opens):
+                wait_until(lambda t=t_open: time.time() >= t.timestamp() - 2, 3600)
+                mark = request_counts(cp)
+                b = t_open.timestamp()
+                done = watcher.wait_all("um", "True", names, b - 0.5, 120)
+                assert done is not None, f"opening {k} did not converge"
+                open_lat.append(done - b)
+                node_open += [t - b for t in watcher.per_node("um", "True", names, b - 0.5)]
+                time.sleep(2)
+                if k == 0:
+                    res["opening_requests"] = summarize(count_delta(mark, request_counts(cp)))
+                victim = ordered[(k * 7919) % len(ordered)]
+                t_req = time.time()
+                api.set_condition(victim, REQUIRED, "True")
+                got = watcher.wait_all("mip", "True", {victim}, t_req, 30)
+                if got is not None:
+                    mip_lat.append(got - t_req)
+                c = b + 30
+                done = watcher.wait_all("um", "False", names, c - 0.5, 120)
+                assert done is not None, f"closing {k} did not converge"
+                close_lat.append(done - c)
+                api.set_condition(victim, REQUIRED, "False")
+                log(
+                    f"opening {k + 1}/{len(opens)}: open {open_lat[-1]:.2f}s close {close_lat[-1]:.2f}s"
+                    f" mip {mip_lat[-1] if mip_lat else float('nan'):.3f}s"
+                )
+            res["open_seconds"] = {
+                "p50": percentile(open_lat, 50),
+                "p99": percentile(open_lat, 99),
+                "runs": open_lat,
+            }
+            res["close_seconds"] = {
+                "p50": percentile(close_lat, 50),
+                "p99": percentile(close_lat, 99),
+                "runs": close_lat,
+            }
+            res["per_node_open_seconds"] = {
+                "p50": percentile(node_open, 50),
+                "p99": percentile(node_open, 99),
+            }
+            res["mip_seconds"] = {
+                "p50": percentile(mip_lat, 50),
+                "p99": percentile(mip_lat, 99),
+                "runs": mip_lat,
+            }
+            floor = min(
+                res["floor_seconds"]["concurrent"]["p50"], res["floor_seconds"]["sequential"]["p50"]
+            )
+            res["open_ratio_to_floor"] = (
+                round((percentile(open_lat, 50) or 0) / floor, 3) if floor else None
+            )
+            res["close_ratio_to_floor"] = (
+                round((percentile(close_lat, 50) or 0) / floor, 3) if floor else None
+            )
+
+            # ---- quiet
+            time.sleep(5)
+            quiet0 = request_counts(cp)
+            log(f"quiet period: {sc.quiet:.0f}s")
+            time.sleep(sc.quiet)
+            res["quiet"] = {
+                "seconds": sc.quiet,
+                "requests": summarize(count_delta(quiet0, request_counts(cp))),
+            }
+            res["leader"] = proc_stats(leader.proc.pid)  # type: ignore[union-attr]
+            res["follower"] = proc_stats(follower.proc.pid)  # type: ignore[union-attr]
+        finally:
+            for k in (leader, follower):
+                with contextlib.suppress(AssertionError):
+                    k.stop()
+    return res
+
+
+def wait_until(pred: Any, timeout: float) -> None:
+    deadline = time.time() + timeout
+    while not pred():
+        if time.time() > deadline:
+            raise AssertionError("timed out")
+        time.sleep(0.05)
+
+
+# ----------------------------------------------------------------------------- invariants
+
+
+def check(res: dict[str, Any]) -> list[str]:
+    """The count invariants: zero writes and LISTs when quiet; one write per changed node."""
+    problems = []
+    quiet = res["quiet"]["requests"]
+    writes = {
+        k: v
+        for k, v in quiet.items()
+        if k.split()[0] in ("PATCH", "PUT", "POST", "DELETE", "APPLY") and "leases" not in k
+    }
+    lists = {k: v for k, v in quiet.items() if k.startswith("LIST")}
+    if writes:
+        problems.append(f"writes while quiet: {writes}")
+    if lists:
+        problems.append(f"LISTs while quiet: {lists}")
+    n = res["nodes"]
+    if res["startup"]["requests"].get("PATCH nodes/status") != n:
+        problems.append(
+            f"start-up wrote {res['startup']['requests'].get('PATCH nodes/status')} times for {n} nodes"
+        )
+    if res["opening_requests"].get("PATCH nodes/status") != n:
+        problems.append(
+            f"an opening wrote {res['opening_requests'].get('PATCH nodes/status')} times for {n} nodes"
+        )
+    return problems
+
+
+# ----------------------------------------------------------------------------- planner
+
+
+def planner_benchmark(nodes: int = 5000, windows: int = 100) -> dict[str, Any]:
+    import random
+
+    from kumaco.durations import SECOND
+    from kumaco.nodes import NodeSet, node_view
+    from kumaco.planner import Ceiling, Policy, plan
+    from kumaco.windows import Window, parse_window
+
+    rng = random.Random(1)
+    views = [node_view(node_object(i, rng)) for i in range(nodes)]
+    nodeset = NodeSet(v for v in views if v is not None)
+    sels = [
+        "",
+        "topology.kubernetes.io/zone=zone-a",
+        "kumaco.test/pool in (pool-1,pool-2)",
+        "node.kubernetes.io/instance-type!=m6i.xlarge",
+        "node-role.kubernetes.io/worker",
+        "kubernetes.io/hostname in (node-00001,node-00002)",
+    ]
+    now = int(dt.datetime(2026, 12, 1, 12, 30, tzinfo=dt.UTC).timestamp()) * SECOND
+    policy = Policy(ceiling=Ceiling(10, True), require=(REQUIRED,))
+    out: dict[str, Any] = {"nodes": nodes, "windows": windows}
+    for label, start in (
+        ("realistic", lambda i: f"{i % 60} {i % 24} * * *"),
+        ("all_open", lambda i: "* * * * *"),
+    ):
+        specs = [
+            {"startTime": start(i), "duration": "2h", "nodeSelector": sels[i % len(sels)]}
+            for i in range(windows)
+        ]
+
+        def parsed(specs: list[dict[str, str]] = specs) -> list[Window]:
+            ws = [parse_window("maint", f"w{i}", d) for i, d in enumerate(specs)]
+            return [w for w in ws if isinstance(w, Window)]
+
+        ws = parsed()
+        warm = (
+            min(timeit.repeat(lambda ws=ws: plan(ws, nodeset, now, policy), number=5, repeat=5)) / 5
+        )
+
+        def cold(parsed: Any = parsed) -> None:
+            nodeset.index._selected.clear()
+            plan(parsed(), nodeset, now, policy)
+
+        cold_t = min(timeit.repeat(cold, number=3, repeat=3)) / 3
+        out[label] = {"warm_ms": round(warm * 1000, 1), "cold_ms": round(cold_t * 1000, 1)}
+    return out
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def machine() -> dict[str, Any]:
+    kube = subprocess.run(
+        [str(ensure_assets() / "kube-apiserver"), "--version"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    etcd = subprocess.run(
+        [str(ensure_assets() / "etcd"), "--version"], capture_output=True, text=True, check=False
+    )
+    import kubernetes
+
+    return {
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
+        f"{round(os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30)} GiB",
+        "python": platform.python_version(),
+        "kube_apiserver": kube.stdout.strip(),
+        "etcd": etcd.stdout.splitlines()[0] if etcd.stdout else "",
+        "kubernetes_client": kubernetes.__version__,
+    }
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    m = doc["machine"]
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Measured {m['date']} on {m['machine']}; Python {m['python']}, {m['kube_apiserver']}, {m['etcd']}, "
+        f"kubernetes client {m['kubernetes_client']}. Everything (kube-apiserver, etcd, kumaco, the watcher) "
+        "shares the 2 cores, so absolute times are noisy: compare the ratios, measured in the same run. "
+        "Produced by `python hack/bench.py`; raw data in `docs/benchmarks.json`.",
+        "",
+        "## Latency (seconds; as seen by a separate watcher)",
+        "",
+        "| nodes | windows | floor (16 conns) p50 | floor (1 conn) p50 | open p50 | open p99 | ratio open/floor "
+        "| close p50 | close p99 | MaintenanceInProgress p50 / p99 |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+
+    def f(x: Any) -> str:
+        return "-" if x is None else f"{x:.2f}" if isinstance(x, float) else str(x)
+
+    for r in doc["runs"]:
+        fl = r["floor_seconds"]
+        lines.append(
+            f"| {r['nodes']} | {r['windows']} | {f(fl['concurrent']['p50'])} | {f(fl['sequential']['p50'])} "
+            f"| {f(r['open_seconds']['p50'])} | {f(r['open_seconds']['p99'])} | **{f(r['open_ratio_to_floor'])}** "
+            f"| {f(r['close_seconds']['p50'])} | {f(r['close_seconds']['p99'])} "
+            f"| {f(r['mip_seconds']['p50'])} / {f(r['mip_seconds']['p99'])} |"
+        )
+    lines += ["", "## API cost (from kube-apiserver's `apiserver_request_total`)", ""]
+    for r in doc["runs"]:
+        lines.append(
+            f"**{r['nodes']} nodes x {r['windows']} windows** -- start-up: "
+            f"{_fmt_counts(r['startup']['requests'])}; one opening: {_fmt_counts(r['opening_requests'])}; "
+            f"quiet {int(r['quiet']['seconds'])} s: {_fmt_counts(r['quiet']['requests']) or 'nothing'}."
+        )
+        lines.append("")
+    lines += [
+        "## Resources (kumaco processes, from /proc)",
+        "",
+        "| nodes | windows | leader peak RSS MB | leader CPU s | follower peak RSS MB | follower CPU s "
+        "| start-up s |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in doc["runs"]:
+        lines.append(
+            f"| {r['nodes']} | {r['windows']} | {r['leader']['peak_rss_mb']} | {r['leader']['cpu_seconds']} "
+            f"| {r['follower']['peak_rss_mb']} | {r['follower']['cpu_seconds']} "
+            f"| {r['startup']['seconds_to_converge']} |"
+        )
+    if "planner" in doc:
+        p = doc["planner"]
+        lines += [
+            "",
+            f"## Planner micro-benchmark ({p['nodes']} nodes x {p['windows']} windows, in-process)",
+            "",
+            "| windows | warm (ms) | cold: parse + plan (ms) |",
+            "|---|---|---|",
+            f"| realistic mix | {p['realistic']['warm_ms']} | {p['realistic']['cold_ms']} |",
+            f"| all 100 open | {p['all_open']['warm_ms']} | {p['all_open']['cold_ms']} |",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _fmt_counts(c: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in c.items())
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--nodes", type=int, nargs="+", default=[1000, 5000])
+    p.add_argument("--windows", type=int, nargs="+", default=[10, 100])
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--quiet", type=float, default=300)
+    p.add_argument("--output", type=Path, default=Path("docs/benchmarks.json"))
+    p.add_argument("--markdown", type=Path, default=Path("docs/benchmarks.md"))
+    p.add_argument("--check", action="store_true", help="assert the count invariants (CI)")
+    p.add_argument("--planner", action="store_true", help="run the planner micro-benchmark only")
+    args = p.parse_args()
+    if args.planner:
+        print(json.dumps(planner_benchmark(), indent=2))
+        return 0
+    doc: dict[str, Any] = {"machine": machine(), "runs": []}
+    problems: list[str] = []
+    for n in args.nodes:
+        for w in args.windows:
+            with tempfile.TemporaryDirectory(prefix="kumaco-bench-") as tmp:
+                res = run_scale(Scale(n, w, args.repeats, args.quiet), Path(tmp))
+            doc["runs"].append(res)
+            problems += [f"{n}x{w}: {p}" for p in check(res)]
+            log(json.dumps(res)[:2000])
+    if not args.check:
+        doc["planner"] = planner_benchmark()
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(doc, indent=2) + "\n")
+        args.markdown.write_text(markdown(doc))
+    for problem in problems:
+        log(f"INVARIANT BROKEN: {problem}")
+    print(json.dumps(doc, indent=2))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
