@@ -85,7 +85,9 @@ class RetryPolicy:
 
 
 def _wait(policy: RetryPolicy) -> Callable[[tenacity.RetryCallState], float]:
-    backoff = tenacity.wait_exponential_jitter(initial=policy.initial, max=policy.maximum)
+    backoff = tenacity.wait_exponential_jitter(
+        multiplier=policy.initial, max=policy.maximum, jitter=policy.initial
+    )
 
     def wait(state: tenacity.RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None

@@ -1,0 +1,142 @@
+"""The stores (kumaco.cache): change detection, write-through, echoes, stale events, config hash."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kumaco.cache import (
+    ConfigMapStore,
+    NodeStore,
+    config_digest,
+    config_hash,
+    describe_config_change,
+    leading_resource_version,
+    newer_or_equal,
+)
+from kumaco.nodes import Condition
+
+
+def node(name: str, rv: str, labels: dict[str, str] | None = None, **conds: str) -> dict[str, Any]:
+    return {
+        "kind": "Node",
+        "apiVersion": "v1",
+        "metadata": {
+            "name": name,
+            "uid": "u-" + name,
+            "resourceVersion": rv,
+            "labels": labels or {},
+        },
+        "status": {
+            "conditions": [
+                {"type": t, "status": s, "lastHeartbeatTime": f"2026-01-01T00:00:{rv[-2:]}Z"}
+                for t, s in conds.items()
+            ],
+            "images": [{"names": ["x"], "sizeBytes": 1}] * 50,
+        },
+    }
+
+
+def event(kind: str, obj: dict[str, Any]) -> bytes:
+    return json.dumps({"type": kind, "object": obj}, separators=(",", ":")).encode()
+
+
+def test_only_changes_that_matter_wake_the_loop() -> None:
+    wakes: list[int] = []
+    store = NodeStore(on_change=lambda: wakes.append(1))
+    store.replace([store.trim(node("a", "10", Ready="True"))])
+    assert wakes == [1]  # the first sync
+    store.apply("MODIFIED", store.trim(node("a", "11", Ready="True")))  # only a heartbeat moved
+    assert wakes == [1]
+    store.apply("MODIFIED", store.trim(node("a", "12", {"zone": "a"}, Ready="True")))
+    assert wakes == [1, 1]
+    store.apply("DELETED", store.trim(node("a", "13")))
+    assert wakes == [1, 1, 1]
+    assert len(store) == 0
+
+
+def test_a_stale_event_never_overwrites_a_newer_write_through() -> None:
+    store = NodeStore()
+    store.replace([store.trim(node("a", "10", Ready="True"))])
+    assert store.put_written(
+        "a", "20", [Condition("kured.dev/UnderMaintenance", "True", "R", "m", "t")]
+    )
+    store.apply("MODIFIED", store.trim(node("a", "15", Ready="True")))  # older than 20
+    with store.read() as (nodes, rvs):
+        view = nodes.get("a")
+        assert view is not None
+        assert view.is_true("kured.dev/UnderMaintenance")
+        assert rvs["a"] == "20"
+
+
+def test_the_echo_of_a_write_is_recognised_from_its_first_bytes() -> None:
+    store = NodeStore()
+    store.replace([store.trim(node("a", "10", Ready="True"))])
+    store.put_written("a", "20", [Condition("kured.dev/UnderMaintenance", "True", "R", "m", "t")])
+    assert store.known(event("MODIFIED", node("a", "20"))) == "20"
+    assert store.known(event("MODIFIED", node("a", "19"))) == "19"  # older still: nothing new
+    assert store.known(event("MODIFIED", node("a", "21"))) is None  # somebody else wrote: decode it
+    assert store.known(event("DELETED", node("a", "20"))) is None  # deletions are always decoded
+    assert store.known(event("MODIFIED", node("b", "5"))) is None  # unknown node
+
+
+def test_write_through_keeps_other_conditions_and_labels() -> None:
+    store = NodeStore()
+    store.replace([store.trim(node("a", "10", {"zone": "a"}, Ready="True", Foo="False"))])
+    store.put_written("a", "11", [Condition("kured.dev/UnderMaintenance", "True", "R", "m", "t")])
+    with store.read() as (nodes, _rvs):
+        view = nodes.get("a")
+        assert view is not None
+        assert dict(view.labels) == {"zone": "a"}
+        assert set(view.conditions) == {"Ready", "Foo", "kured.dev/UnderMaintenance"}
+        assert nodes.with_true("kured.dev/UnderMaintenance") == frozenset({"a"})
+    assert not store.put_written("missing", "1", [])
+
+
+def test_leading_resource_version_reads_the_objects_own() -> None:
+    raw = json.dumps(node("a", "1234"), separators=(",", ":")).encode()
+    assert leading_resource_version(raw) == "1234"
+    assert leading_resource_version(b"{}") is None
+
+
+def test_resource_version_order() -> None:
+    assert newer_or_equal("10", "9")
+    assert not newer_or_equal("9", "10")
+    assert newer_or_equal("10", "10")
+    assert newer_or_equal(None, "10")
+    assert newer_or_equal("abc", "10")  # opaque: applied
+
+
+def test_config_hash_covers_data_only_and_names_what_changed() -> None:
+    store = ConfigMapStore(("ns",))
+    sink = store.sink("ns")
+
+    def cm(name: str, data: dict[str, str], label: str = "x") -> dict[str, Any]:
+        return {
+            "metadata": {
+                "name": name,
+                "namespace": "ns",
+                "uid": name,
+                "resourceVersion": "1",
+                "labels": {"l": label},
+            },
+            "data": data,
+        }
+
+    sink.replace(
+        [sink.trim(cm("a", {"startTime": "0 3 * * *"})), sink.trim(cm("b", {"duration": "1h"}))]
+    )
+    before = config_digest(store.snapshot())
+    sink.apply(
+        "MODIFIED", sink.trim(cm("a", {"startTime": "0 3 * * *"}, label="y"))
+    )  # metadata only
+    assert config_hash(config_digest(store.snapshot())) == config_hash(before)
+    sink.apply("MODIFIED", sink.trim(cm("a", {"startTime": "0 4 * * *"})))
+    sink.apply("DELETED", sink.trim(cm("b", {})))
+    sink.apply("ADDED", sink.trim(cm("c", {})))
+    after = config_digest(store.snapshot())
+    assert describe_config_change(before, after) == {
+        "added": ["ns/c"],
+        "removed": ["ns/b"],
+        "edited": ["ns/a"],
+    }

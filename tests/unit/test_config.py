@@ -1,0 +1,117 @@
+"""Settings of kumaco run (kumaco.config): flags, KUMACO_* env vars, validation, identity."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from kumaco.config import (
+    UsageError,
+    add_run_flags,
+    apply_env_defaults,
+    make_identity,
+    own_namespace,
+    parse_bind_address,
+    settings_from_args,
+)
+
+
+def settings(argv: list[str], env: dict[str, str] | None = None, tmp: Path | None = None):  # type: ignore[no-untyped-def]
+    env = {"POD_NAMESPACE": "kumaco-system", "POD_NAME": "kumaco-abc", **(env or {})}
+    p = argparse.ArgumentParser()
+    add_run_flags(p)
+    apply_env_defaults(p, env)
+    return settings_from_args(p.parse_args(argv), env, sa_file=(tmp or Path("/nonexistent")) / "ns")
+
+
+def test_defaults_follow_controller_runtime() -> None:
+    s = settings([])
+    assert (s.lease_duration, s.renew_deadline, s.retry_period) == (15.0, 10.0, 2.0)
+    assert s.leader_elect is True
+    assert s.leader_election_id == "kumaco"
+    assert s.namespaces == ("kumaco-system",)
+    assert s.leader_election_namespace == "kumaco-system"
+    assert s.configmap_selector == "kured.dev/maintenance-window"
+    assert s.max_in_progress is None
+    assert (s.metrics_bind_address, s.health_probe_bind_address) == (":8080", ":8081")
+    assert s.identity.startswith("kumaco-abc_")
+    assert s.user_agent.startswith("kumaco/") and s.identity in s.user_agent
+
+
+def test_every_flag_can_come_from_the_environment_and_the_command_line_wins() -> None:
+    env = {
+        "KUMACO_NAMESPACES": "a,b",
+        "KUMACO_MAX_IN_PROGRESS": "10%",
+        "KUMACO_REQUIRE_CONDITION": "kured.dev/RebootRequired, x/Y",
+        "KUMACO_LEADER_ELECT": "false",
+        "KUMACO_LEADER_ELECT_RETRY_PERIOD": "500ms",
+        "KUMACO_LOG_FORMAT": "text",
+    }
+    s = settings(["--namespaces", "c"], env)
+    assert s.namespaces == ("c",)
+    assert str(s.max_in_progress) == "10%"
+    assert s.require_conditions == ("kured.dev/RebootRequired", "x/Y")
+    assert s.leader_elect is False
+    assert s.retry_period == 0.5
+    assert s.log_format == "text"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--node-selector", "a in (b"], "--node-selector"),
+        (["--configmap-selector", "=x"], "--configmap-selector"),
+        (["--max-in-progress", "-1"], "--max-in-progress"),
+        (["--leader-elect-lease-duration", "1d"], "--leader-elect-lease-duration"),
+        (
+            ["--leader-elect-renew-deadline", "20s"],
+            "retry-period < renew-deadline < lease-duration",
+        ),
+        (["--write-concurrency", "0"], "--write-concurrency"),
+    ],
+)
+def test_bad_values_name_the_flag(argv: list[str], message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        settings(argv)
+
+
+def test_a_bad_environment_value_names_the_variable() -> None:
+    p = argparse.ArgumentParser()
+    add_run_flags(p)
+    with pytest.raises(UsageError, match="KUMACO_LEADER_ELECT"):
+        apply_env_defaults(p, {"KUMACO_LEADER_ELECT": "maybe"})
+
+
+def test_own_namespace_falls_back_to_the_service_account_file(tmp_path: Path) -> None:
+    f = tmp_path / "namespace"
+    f.write_text("from-file\n")
+    assert own_namespace({}, f) == "from-file"
+    assert own_namespace({"POD_NAMESPACE": "env"}, f) == "env"
+    assert own_namespace({}, tmp_path / "missing") is None
+    with pytest.raises(UsageError, match="--namespaces"):
+        settings([], {"POD_NAMESPACE": ""}, tmp_path)
+
+
+def test_identities_are_unique_per_process() -> None:
+    assert make_identity({"POD_NAME": "p"}) != make_identity({"POD_NAME": "p"})
+
+
+@pytest.mark.parametrize(
+    ("text", "address"),
+    [
+        (":8080", ("0.0.0.0", 8080)),
+        ("127.0.0.1:9", ("127.0.0.1", 9)),
+        ("[::1]:80", ("::1", 80)),
+        ("0", None),
+        ("", None),
+    ],
+)
+def test_bind_addresses(text: str, address: tuple[str, int] | None) -> None:
+    assert parse_bind_address(text) == address
+
+
+def test_a_bad_bind_address() -> None:
+    with pytest.raises(UsageError):
+        parse_bind_address(":http")
