@@ -455,10 +455,15 @@ class ControlPlane:
     # -- lifecycle
 
     def start(self, timeout: float = 120.0) -> None:
+        """Start etcd then kube-apiserver; on any failure stop what was started and re-raise."""
         t0 = time.monotonic()
-        self.pki.generate()
-        self.start_etcd()
-        self.start_apiserver(timeout=timeout)
+        try:
+            self.pki.generate()
+            self.start_etcd()
+            self.start_apiserver(timeout=timeout)
+        except BaseException:
+            self.stop()
+            raise
         self.startup_seconds = time.monotonic() - t0
         log(f"control plane ready at {self.url} in {self.startup_seconds:.1f}s")
 

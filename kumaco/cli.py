@@ -31,7 +31,7 @@ from kumaco.config import add_run_flags, apply_env_defaults, settings_from_args
 from kumaco.errors import InvalidInput
 from kumaco.manifests import ManifestError, load_documents, node_views, window_entries
 from kumaco.nodes import NodeSet, format_instant
-from kumaco.planner import IN_PROGRESS, UNDER_MAINTENANCE, Policy, parse_ceiling, plan
+from kumaco.planner import IN_PROGRESS, UNDER_MAINTENANCE, Plan, Policy, parse_ceiling, plan
 from kumaco.selectors import parse_selector
 from kumaco.windows import InvalidWindow, Window
 
@@ -54,7 +54,8 @@ def _read(path: str, stdin: TextIO) -> str:
         raise UsageError(f"{path}: {exc}") from None
 
 
-def _load(paths: Sequence[str], stdin: TextIO) -> list[Any]:
+def load_objects(paths: Sequence[str], stdin: TextIO) -> list[Any]:
+    """Every object in the files (``-`` is stdin), Lists unwrapped; UsageError if unreadable."""
     objects: list[Any] = []
     for path in paths:
         try:
@@ -84,7 +85,7 @@ def _now_ns() -> int:
 
 def cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
     """``kumaco validate``: one verdict line per ConfigMap."""
-    entries = window_entries(_load(args.files, stdin))
+    entries = window_entries(load_objects(args.files, stdin))
     if not entries:
         raise UsageError("no ConfigMap found in the input")
     if args.output == "json":
@@ -120,7 +121,7 @@ def _one_line(text: str) -> str:
 
 def _valid_windows(paths: Sequence[str], err: TextIO, stdin: TextIO) -> list[Window]:
     windows: list[Window] = []
-    for e in window_entries(_load(paths, stdin)):
+    for e in window_entries(load_objects(paths, stdin)):
         if isinstance(e, InvalidWindow):
             err.write(f"skipping invalid {_one_line(e.key)}: {_one_line(e.reason)}\n")
         else:
@@ -161,15 +162,9 @@ def occurrences(
     return found, truncated
 
 
-def cmd_windows(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
-    """``kumaco windows``: open intervals in a time range."""
-    start, until = parse_time(args.from_), parse_time(args.until)
-    if until <= start:
-        raise UsageError("--until must be after --from")
-    found, truncated = occurrences(_valid_windows(args.files, err, stdin), start, until, args.limit)
-    if truncated:
-        err.write(f"warning: output truncated to {args.limit} occurrences (--limit)\n")
-    if args.output == "json":
+def print_windows(found: Sequence[Occurrence], output: str, out: TextIO) -> None:
+    """Print occurrences as ``kumaco windows`` does (text lines or a JSON array)."""
+    if output == "json":
         doc = [
             {
                 "namespace": o.namespace,
@@ -181,11 +176,20 @@ def cmd_windows(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextI
         ]
         json.dump(doc, out, indent=2)
         out.write("\n")
-    else:
-        for o in found:
-            out.write(
-                f"{format_instant(o.start)}  {format_instant(o.end)}  {o.namespace}/{o.name}\n"
-            )
+        return
+    for o in found:
+        out.write(f"{format_instant(o.start)}  {format_instant(o.end)}  {o.namespace}/{o.name}\n")
+
+
+def cmd_windows(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
+    """``kumaco windows``: open intervals in a time range."""
+    start, until = parse_time(args.from_), parse_time(args.until)
+    if until <= start:
+        raise UsageError("--until must be after --from")
+    found, truncated = occurrences(_valid_windows(args.files, err, stdin), start, until, args.limit)
+    if truncated:
+        err.write(f"warning: output truncated to {args.limit} occurrences (--limit)\n")
+    print_windows(found, args.output, out)
     return EXIT_OK
 
 
@@ -219,23 +223,28 @@ def cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) 
     policy = policy_from_args(args)
     at = parse_time(args.at) if args.at else _now_ns()
     windows = _valid_windows(args.windows, err, stdin)
-    nodes = NodeSet(node_views(_load([args.nodes], stdin)))
-    result = plan(windows, nodes, at, policy)
-    rows = [
-        {
-            "name": n.name,
-            "underMaintenance": n.is_under_maintenance,
-            "windows": list(n.windows),
-            "maintenanceInProgress": n.is_in_progress,
-            "reason": (n.in_progress or n.under_maintenance).reason,
-        }
-        for n in result.nodes
-    ]
-    if args.output == "json":
-        json.dump({"at": format_instant(at), "nodes": rows}, out, indent=2)
+    nodes = NodeSet(node_views(load_objects([args.nodes], stdin)))
+    print_plan(plan(windows, nodes, at, policy), args.output, out)
+    return EXIT_OK
+
+
+def print_plan(result: Plan, output: str, out: TextIO) -> None:
+    """Print a plan as ``kumaco plan`` does (a table or the JSON document)."""
+    if output == "json":
+        rows = [
+            {
+                "name": n.name,
+                "underMaintenance": n.is_under_maintenance,
+                "windows": list(n.windows),
+                "maintenanceInProgress": n.is_in_progress,
+                "reason": (n.in_progress or n.under_maintenance).reason,
+            }
+            for n in result.nodes
+        ]
+        json.dump({"at": format_instant(result.at), "nodes": rows}, out, indent=2)
         out.write("\n")
-        return EXIT_OK
-    out.write(f"at {format_instant(at)}")
+        return
+    out.write(f"at {format_instant(result.at)}")
     if result.ceiling is not None:
         out.write(f"; in progress {result.in_progress} of at most {result.ceiling}")
     out.write("\n")
@@ -251,7 +260,6 @@ def cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) 
         for n in result.nodes
     ]
     out.write(format_table(table))
-    return EXIT_OK
 
 
 def format_table(rows: Sequence[Sequence[str]]) -> str:

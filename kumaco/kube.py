@@ -295,20 +295,16 @@ class Kube:
     # ------------------------------------------------------------------ collections
 
     def list_all(
-        self, path: str, label_selector: str = "", page: int = 500
+        self, path: str, label_selector: str = "", page: int = 250
     ) -> tuple[list[dict[str, Any]], str]:
-        """A paginated LIST; returns the items and the list's resourceVersion."""
+        """A paginated LIST, all at once; returns the items and the list's resourceVersion."""
         items: list[dict[str, Any]] = []
-        query: dict[str, str] = {"limit": str(page)}
-        if label_selector:
-            query["labelSelector"] = label_selector
-        while True:
-            doc = self.request("GET", path, query)
-            items.extend(doc.get("items") or ())
-            cont = (doc.get("metadata") or {}).get("continue")
-            if not cont:
-                return items, str(doc["metadata"]["resourceVersion"])
-            query["continue"] = cont
+        rv: str | None = None
+        for chunk, chunk_rv in self.list_pages(path, label_selector, page):
+            items.extend(chunk)
+            rv = chunk_rv
+        assert rv is not None
+        return items, rv
 
     def list_pages(
         self, path: str, label_selector: str = "", page: int = 250

@@ -52,18 +52,19 @@ from kumaco.cli import (
     EXIT_OK,
     EXIT_USAGE,
     UsageError,
-    _load,
     add_policy_flags,
-    format_table,
+    load_objects,
     occurrences,
     parse_time,
     policy_from_args,
+    print_plan,
+    print_windows,
 )
 from kumaco.config import DEFAULT_CONFIGMAP_SELECTOR
 from kumaco.durations import HOUR
 from kumaco.errors import InvalidInput
 from kumaco.manifests import node_views, window_entries
-from kumaco.nodes import NodeSet, format_instant
+from kumaco.nodes import NodeSet
 from kumaco.planner import IN_PROGRESS, UNDER_MAINTENANCE, plan
 from kumaco.selectors import parse_selector
 from kumaco.windows import InvalidWindow, Window
@@ -256,24 +257,7 @@ def _windows(args: argparse.Namespace, cluster: _Cluster, out: TextIO, err: Text
     found, truncated = occurrences(_skip_invalid(entries, err), start, until, args.limit)
     if truncated:
         err.write(f"warning: output truncated to {args.limit} occurrences (--limit)\n")
-    # The same output as `kumaco windows` (kumaco.cli.cmd_windows).
-    if args.output == "json":
-        doc = [
-            {
-                "namespace": o.namespace,
-                "name": o.name,
-                "start": format_instant(o.start),
-                "end": format_instant(o.end),
-            }
-            for o in found
-        ]
-        json.dump(doc, out, indent=2)
-        out.write("\n")
-    else:
-        for o in found:
-            out.write(
-                f"{format_instant(o.start)}  {format_instant(o.end)}  {o.namespace}/{o.name}\n"
-            )
+    print_windows(found, args.output, out)
     return EXIT_OK
 
 
@@ -284,38 +268,7 @@ def _plan(args: argparse.Namespace, cluster: _Cluster, out: TextIO, err: TextIO)
     _fail_on(problems)
     windows = _skip_invalid(entries, err)
     nodes = _cluster_nodes(cluster, args.node_selector)
-    result = plan(windows, nodes, at, policy)
-    # The same output as `kumaco plan` (kumaco.cli.cmd_plan).
-    rows = [
-        {
-            "name": n.name,
-            "underMaintenance": n.is_under_maintenance,
-            "windows": list(n.windows),
-            "maintenanceInProgress": n.is_in_progress,
-            "reason": (n.in_progress or n.under_maintenance).reason,
-        }
-        for n in result.nodes
-    ]
-    if args.output == "json":
-        json.dump({"at": format_instant(at), "nodes": rows}, out, indent=2)
-        out.write("\n")
-        return EXIT_OK
-    out.write(f"at {format_instant(at)}")
-    if result.ceiling is not None:
-        out.write(f"; in progress {result.in_progress} of at most {result.ceiling}")
-    out.write("\n")
-    table = [("NODE", "UNDER-MAINTENANCE", "IN-PROGRESS", "REASON", "WINDOWS")]
-    table += [
-        (
-            n.name,
-            str(n.is_under_maintenance).lower(),
-            "-" if n.is_in_progress is None else str(n.is_in_progress).lower(),
-            (n.in_progress or n.under_maintenance).reason,
-            ",".join(n.windows) or "-",
-        )
-        for n in result.nodes
-    ]
-    out.write(format_table(table))
+    print_plan(plan(windows, nodes, at, policy), args.output, out)
     return EXIT_OK
 
 
@@ -395,10 +348,10 @@ def cmd_timeline(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
     """
     try:
         now = parse_time(args.at) if args.at else _now_ns()
-        entries = window_entries(_load(args.files, stdin))
+        entries = window_entries(load_objects(args.files, stdin))
         if not entries:
             raise UsageError("no ConfigMap found in the input")
-        nodes = NodeSet(node_views(_load([args.nodes], stdin))) if args.nodes else None
+        nodes = NodeSet(node_views(load_objects([args.nodes], stdin))) if args.nodes else None
         source = "windows: " + ", ".join(args.files)
         if args.nodes:
             source += f" · nodes: {args.nodes}"

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from kubernetes import client, config
 
+from hack.chaos import AUDIT_POLICY as CHAOS_AUDIT_POLICY
 from hack.controlplane import ControlPlane, ensure_assets
 
 
@@ -34,20 +35,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 _passed: list[str] = []
 
 # Who wrote node status, and every Lease write with its body (to know the holder):
-# the HA tests reconstruct lease periods and check that no two replicas overlapped.
-AUDIT_POLICY = """\
-apiVersion: audit.k8s.io/v1
-kind: Policy
-omitStages: ["RequestReceived"]
-rules:
-  - level: RequestResponse
-    verbs: ["create", "update", "patch"]
-    resources: [{group: "coordination.k8s.io", resources: ["leases"]}]
-  - level: Metadata
-    verbs: ["patch", "update", "create"]
-    resources: [{group: "", resources: ["nodes/status"]}]
-  - level: None
-"""
+# the HA tests rebuild lease periods and check that no two replicas overlapped.
+AUDIT_POLICY = CHAOS_AUDIT_POLICY
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 from kubernetes import client, watch
@@ -210,3 +211,19 @@ def test_service_account_token_is_denied_until_bound(
                 raise
             time.sleep(0.1)
     assert nodes.kind == "NodeList" or nodes.items is not None
+
+
+def test_a_failed_start_leaves_nothing_running(control_plane: ControlPlane, tmp_path: Path) -> None:
+    assets = tmp_path / "assets"
+    assets.mkdir()
+    (assets / "etcd").symlink_to(control_plane.assets / "etcd")
+    broken = assets / "kube-apiserver"
+    broken.write_text("#!/bin/sh\necho 'refusing to start' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    cp = ControlPlane(assets)
+    with pytest.raises(RuntimeError, match="refusing to start"):
+        cp.start(timeout=20)
+    assert cp.etcd is None
+    assert cp.apiserver is None
+    assert cp.workdir is not None
+    assert not cp.workdir.exists()
