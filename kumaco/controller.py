@@ -355,7 +355,9 @@ class Controller:
         """A new leader re-reads nodes and ConfigMaps (consistent LISTs) before its first write."""
         s = self.settings
         nodes: list[Any] = []
-        for page, _rv in self.kube.list_pages("/api/v1/nodes", s.node_selector):
+        for page, _rv in self.kube.list_pages(
+            "/api/v1/nodes", s.node_selector, shrink=self.nodes.shrink
+        ):
             nodes.extend(self.nodes.trim(o) for o in page)
         self.nodes.replace(nodes)
         for ns in s.namespaces:
@@ -470,16 +472,29 @@ class Controller:
         deadline = self.election.write_deadline()
         if deadline is None:
             raise Fenced
-        futures = [self._pool.submit(self._write, w, deadline) for w in writes]
+        # One retry policy for the batch (a tenacity Retrying keeps per-call state, so the
+        # write threads share it), bounded by the lease deadline.
+        retry = retrying(
+            RetryPolicy(deadline=max(0.1, deadline - self.monotonic())), sleep=self._sleep
+        )
+        futures = [self._pool.submit(self._write, w, deadline, retry) for w in writes]
         ok = True
         for f in concurrent.futures.as_completed(futures):
             try:
                 ok = f.result() and ok
             except Fenced:
                 ok = False
+        summary: dict[str, int] = {}
+        for w in writes:
+            for c in w.conditions:
+                key = f"{c['type']}={c['status']}"
+                summary[key] = summary.get(key, 0) + 1
+        log.info(
+            "status writes", extra={"nodes": len(writes), "all_landed": ok, "conditions": summary}
+        )
         return ok
 
-    def _write(self, w: NodeWrite, deadline: float) -> bool:
+    def _write(self, w: NodeWrite, deadline: float, retry: Any) -> bool:
         path = f"/api/v1/nodes/{w.name}/status"
         body = {
             "metadata": {"resourceVersion": w.resource_version},
@@ -496,9 +511,8 @@ class Controller:
             query = {"fieldManager": self.settings.field_manager, "timeout": f"{max(1, int(t))}s"}
             return self.kube.request_raw("PATCH", path, query, body, STRATEGIC_MERGE, timeout=t)
 
-        policy = RetryPolicy(deadline=max(0.1, deadline - self.monotonic()))
         try:
-            answer = retrying(policy, sleep=self._sleep)(once)
+            answer = retry(once)
         except ApiError as exc:
             return self._write_failed(w, exc)
         except TransportError as exc:
@@ -518,16 +532,15 @@ class Controller:
         if len(self.stats.write_log) > 100_000:
             del self.stats.write_log[:50_000]
         self.metrics.writes.labels(result="ok").inc()
-        for c in w.conditions:
-            log.info(
-                "condition written",
-                extra={
-                    "node": w.name,
-                    "condition": c["type"],
-                    "status": c["status"],
-                    "reason": c["reason"],
-                },
-            )
+        conditions = {c["type"]: f"{c['status']} ({c['reason']})" for c in w.conditions}
+        # A window opening writes every node it covers: those go in the batch summary;
+        # a change of MaintenanceInProgress (what kured acts on) is logged per node.
+        level = (
+            logging.INFO
+            if any(c["type"] == self.policy.in_progress for c in w.conditions)
+            else logging.DEBUG
+        )
+        log.log(level, "conditions written", extra={"node": w.name, "conditions": conditions})
         return True
 
     def _sleep(self, seconds: float) -> None:

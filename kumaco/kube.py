@@ -25,9 +25,11 @@ Contract
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import random
+import ssl
 import threading
 import time
 import urllib.parse
@@ -36,7 +38,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import tenacity
-import urllib3
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
@@ -125,7 +126,7 @@ def retrying(
     )
 
 
-def _retry_after(headers: Mapping[str, str]) -> float | None:
+def _retry_after(headers: Mapping[str, str] | http.client.HTTPMessage) -> float | None:
     value = headers.get("Retry-After")
     if value is None:
         return None
@@ -152,8 +153,140 @@ def load_configuration(
     return cfg
 
 
+class _Connection(http.client.HTTPSConnection):
+    """An HTTPS connection that may present another TLS server name (``tls-server-name``)."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        timeout: float,
+        context: ssl.SSLContext,
+        server_name: str | None = None,
+    ) -> None:
+        super().__init__(host, port, timeout=timeout, context=context)
+        self._tls = context
+        self._server_name = server_name
+
+    def connect(self) -> None:
+        if not self._server_name:
+            super().connect()
+            return
+        http.client.HTTPConnection.connect(self)
+        self.sock = self._tls.wrap_socket(self.sock, server_hostname=self._server_name)
+
+
+@dataclass
+class Response:
+    """An answer: status, headers, and either the whole body or the open stream."""
+
+    status: int
+    headers: http.client.HTTPMessage
+    data: bytes = b""
+    stream: http.client.HTTPResponse | None = None
+    conn: http.client.HTTPConnection | None = None
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+
+
+class Transport:
+    """Keep-alive connections to the API server, one per thread, set up from the Configuration.
+
+    The generated client's urllib3 pool costs about twice the CPU per request of
+    a plain ``http.client`` connection (measured: 0.86 vs 0.39 ms per status
+    write); on a small control plane every client millisecond is taken from
+    kube-apiserver and etcd. TLS settings (CA, client certificate, verification,
+    server name) and an HTTPS proxy come from the Configuration the official
+    client loaded, so every kubeconfig it understands works here too.
+    """
+
+    def __init__(self, cfg: k8s_client.Configuration) -> None:
+        url = urllib.parse.urlsplit(cfg.host)
+        self.https = url.scheme == "https"
+        self.host = url.hostname or "localhost"
+        self.port = url.port or (443 if self.https else 80)
+        self.base_path = url.path.rstrip("/")
+        self.server_name = getattr(cfg, "tls_server_name", None) or None
+        self.context: ssl.SSLContext | None = None
+        if self.https:
+            if cfg.verify_ssl:
+                self.context = ssl.create_default_context(cafile=cfg.ssl_ca_cert or None)
+                if cfg.assert_hostname is False:
+                    self.context.check_hostname = False
+            else:
+                self.context = ssl._create_unverified_context()  # noqa: S323 - the kubeconfig asked for it
+            if cfg.cert_file:
+                self.context.load_cert_chain(cfg.cert_file, cfg.key_file)
+        self.proxy = urllib.parse.urlsplit(cfg.proxy) if cfg.proxy else None
+        self.proxy_headers = dict(cfg.proxy_headers or {})
+        self._local = threading.local()
+
+    def _new(self, timeout: float) -> http.client.HTTPConnection:
+        host, port = self.host, self.port
+        if self.proxy is not None:
+            host, port = self.proxy.hostname or "localhost", self.proxy.port or 3128
+        conn: http.client.HTTPConnection
+        if self.context is not None:
+            conn = _Connection(
+                host, port, timeout=timeout, context=self.context, server_name=self.server_name
+            )
+        else:
+            conn = http.client.HTTPConnection(host, port, timeout=timeout)
+        if self.proxy is not None:
+            conn.set_tunnel(self.host, self.port, headers=self.proxy_headers)
+        return conn
+
+    def send(
+        self,
+        method: str,
+        target: str,
+        headers: Mapping[str, str],
+        body: bytes | None,
+        timeout: float,
+        stream: bool,
+    ) -> Response:
+        """One request; a stale kept-alive connection is replaced once, transparently."""
+        path = self.base_path + target
+        for attempt in (0, 1):
+            conn = None if stream else getattr(self._local, "conn", None)
+            fresh = conn is None
+            if conn is None:
+                conn = self._new(timeout)
+            try:
+                conn.timeout = timeout
+                if conn.sock is not None:
+                    conn.sock.settimeout(timeout)
+                conn.request(method, path, body=body, headers=dict(headers))
+                resp = conn.getresponse()
+            except (OSError, http.client.HTTPException):
+                conn.close()
+                if not stream:
+                    self._local.conn = None
+                if fresh or attempt == 1:
+                    raise
+                continue  # the server closed an idle connection: once more on a new one
+            if stream:
+                return Response(resp.status, resp.headers, stream=resp, conn=conn)
+            try:
+                data = resp.read()
+            except (OSError, http.client.HTTPException):
+                conn.close()
+                self._local.conn = None
+                raise
+            if resp.will_close:
+                conn.close()
+                self._local.conn = None
+            else:
+                self._local.conn = conn
+            return Response(resp.status, resp.headers, data)
+        raise AssertionError("unreachable")
+
+
 class Kube:
-    """Raw-JSON access to the API server through the official client's connection pool."""
+    """Raw-JSON access to the API server, with the official client's configuration and auth."""
 
     def __init__(
         self,
@@ -168,6 +301,7 @@ class Kube:
         configuration.connection_pool_maxsize = pool_size
         self.api = k8s_client.ApiClient(configuration)
         self.api.user_agent = user_agent
+        self.transport = Transport(configuration)
         self.user_agent = user_agent
         self.retry = retry or RetryPolicy()
         self._on_error = on_error
@@ -181,12 +315,22 @@ class Kube:
     def _prepare(
         self, method: str, path: str, query: Mapping[str, str] | None
     ) -> tuple[str, dict[str, str]]:
-        _m, url, headers, _b, _p = self.api.param_serialize(
-            method=method, resource_path=path, header_params={}, auth_settings=["BearerToken"]
-        )
+        """URL and headers of one request: the client's default headers (user agent) and auth.
+
+        What the generated client's ``param_serialize`` gives for a path without
+        templates, without its generic serialisation on every call.
+        ``auth_settings()`` still runs each time, so a rotated token (in-cluster,
+        exec plugins) is refreshed by the client's own hook.
+        """
+        cfg = self.api.configuration
+        headers = dict(self.api.default_headers)
+        for auth in cfg.auth_settings().values():
+            if auth["in"] == "header" and auth["value"]:
+                headers[auth["key"]] = auth["value"]
+        target = path
         if query:
-            url += "?" + urllib.parse.urlencode(query)
-        return url, dict(headers)
+            target += "?" + urllib.parse.urlencode(query)
+        return target, headers
 
     def _send(
         self,
@@ -197,8 +341,8 @@ class Kube:
         content_type: str = JSON,
         timeout: float | None = None,
         stream: bool = False,
-    ) -> urllib3.BaseHTTPResponse:
-        url, headers = self._prepare(method, path, query)
+    ) -> Response:
+        target, headers = self._prepare(method, path, query)
         headers["Accept"] = JSON
         data = None
         if body is not None:
@@ -210,35 +354,21 @@ class Kube:
             headers["Content-Type"] = content_type
         t = timeout if timeout is not None else self.timeout
         try:
-            resp = self.api.rest_client.pool_manager.request(
-                method,
-                url,
-                body=data,
-                headers=headers,
-                preload_content=False,
-                retries=False,
-                timeout=urllib3.Timeout(connect=min(5.0, t), read=t),
-            )
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            resp = self.transport.send(method, target, headers, data, t, stream)
+        except (OSError, http.client.HTTPException) as exc:
             self._count(method, 0)
             raise TransportError(f"{method} {path}: {exc}") from exc
         if resp.status >= 300:
-            try:
-                raw = resp.read()
-            except (urllib3.exceptions.HTTPError, OSError) as exc:
-                raise TransportError(f"{method} {path}: {exc}") from exc
-            finally:
-                resp.release_conn()
+            raw = resp.data
+            if resp.stream is not None:
+                try:
+                    raw = resp.stream.read()
+                except (OSError, http.client.HTTPException) as exc:
+                    raise TransportError(f"{method} {path}: {exc}") from exc
+                finally:
+                    resp.close()
             self._count(method, resp.status)
             raise _api_error(resp.status, raw, resp.headers)
-        if not stream:
-            # Fully read here so the connection returns to the pool.
-            try:
-                resp.read(cache_content=True)
-            except (urllib3.exceptions.HTTPError, OSError) as exc:
-                raise TransportError(f"{method} {path}: {exc}") from exc
-            finally:
-                resp.release_conn()
         return resp
 
     def _count(self, verb: str, status: int) -> None:
@@ -254,12 +384,19 @@ class Kube:
         content_type: str = JSON,
         timeout: float | None = None,
         retry: bool = True,
+        shrink: Callable[[bytes], bytes] | None = None,
     ) -> Any:
-        """One request, decoded JSON answer; retried per :func:`retrying` unless ``retry=False``."""
+        """One request, decoded JSON answer; retried per :func:`retrying` unless ``retry=False``.
+
+        ``shrink`` may cut what the caller never reads out of the raw answer
+        before it is decoded (e.g. the image lists of Nodes).
+        """
 
         def once() -> Any:
             resp = self._send(method, path, query, body, content_type, timeout)
-            return json.loads(resp.data) if resp.data else None
+            if not resp.data:
+                return None
+            return json.loads(shrink(resp.data) if shrink is not None else resp.data)
 
         if not retry:
             return once()
@@ -275,7 +412,7 @@ class Kube:
         timeout: float | None = None,
     ) -> bytes:
         """One request, not retried, answering raw bytes (for callers that need little of them)."""
-        return bytes(self._send(method, path, query, body, content_type, timeout).data)
+        return self._send(method, path, query, body, content_type, timeout).data
 
     @staticmethod
     def _log_retry(method: str, path: str) -> Callable[[BaseException, float], None]:
@@ -307,14 +444,18 @@ class Kube:
         return items, rv
 
     def list_pages(
-        self, path: str, label_selector: str = "", page: int = 250
+        self,
+        path: str,
+        label_selector: str = "",
+        page: int = 250,
+        shrink: Callable[[bytes], bytes] | None = None,
     ) -> Iterator[tuple[list[dict[str, Any]], str | None]]:
         """LIST page by page (bounded memory); the last page carries the resourceVersion."""
         query: dict[str, str] = {"limit": str(page)}
         if label_selector:
             query["labelSelector"] = label_selector
         while True:
-            doc = self.request("GET", path, query)
+            doc = self.request("GET", path, query, shrink=shrink)
             cont = (doc.get("metadata") or {}).get("continue")
             rv = None if cont else str(doc["metadata"]["resourceVersion"])
             yield doc.get("items") or [], rv
@@ -329,6 +470,7 @@ class Kube:
         label_selector: str = "",
         timeout_seconds: int = 300,
         known: Callable[[bytes], str | None] | None = None,
+        shrink: Callable[[bytes], bytes] | None = None,
     ) -> Iterator[dict[str, Any]]:
         """Stream watch events from ``resource_version``; raises :class:`Expired` on 410.
 
@@ -350,9 +492,10 @@ class Kube:
             if exc.status == 410:
                 raise Expired(exc.message) from exc
             raise
+        assert resp.stream is not None
         try:
             buf = b""
-            for chunk in resp.stream(65536, decode_content=True):
+            while chunk := resp.stream.read1(1 << 16):
                 buf += chunk
                 while b"\n" in buf:
                     line, buf = buf.split(b"\n", 1)
@@ -362,7 +505,7 @@ class Kube:
                     if rv is not None:
                         yield {"type": "KNOWN", "resourceVersion": rv}
                         continue
-                    event = json.loads(line)
+                    event = json.loads(shrink(line) if shrink is not None else line)
                     if event.get("type") == "ERROR":
                         status = event.get("object") or {}
                         if status.get("code") == 410:
@@ -374,13 +517,15 @@ class Kube:
                             str(status.get("message", "")),
                         )
                     yield event
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
+        except (OSError, http.client.HTTPException, ValueError) as exc:
             raise TransportError(f"watch {path}: {exc}") from exc
         finally:
-            resp.release_conn()
+            resp.close()
 
 
-def _api_error(status: int, raw: bytes, headers: Mapping[str, str]) -> ApiError:
+def _api_error(
+    status: int, raw: bytes, headers: Mapping[str, str] | http.client.HTTPMessage
+) -> ApiError:
     reason, message = "", raw[:500].decode("utf-8", "replace")
     try:
         doc = json.loads(raw)
@@ -432,7 +577,10 @@ class Reflector:
     def _relist(self) -> None:
         objects: list[dict[str, Any]] = []
         rv: str | None = None
-        for page, page_rv in self.kube.list_pages(self.path, self.label_selector, self.page_size):
+        shrink = getattr(self.sink, "shrink", None)
+        for page, page_rv in self.kube.list_pages(
+            self.path, self.label_selector, self.page_size, shrink
+        ):
             objects.extend(self.sink.trim(o) for o in page)
             rv = page_rv
         self.sink.replace(objects)

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from kumaco.cache import (
     ConfigMapStore,
     NodeStore,
@@ -140,3 +143,84 @@ def test_config_hash_covers_data_only_and_names_what_changed() -> None:
         "removed": ["ns/b"],
         "edited": ["ns/a"],
     }
+
+
+def test_dropping_images_changes_nothing_else() -> None:
+    import random
+
+    from hack.controlplane import node_object
+    from kumaco.cache import drop_images
+    from kumaco.nodes import node_view
+
+    objs = [node_object(i, random.Random(i)) for i in range(5)]
+    objs[0]["status"]["images"] = []
+    del objs[1]["status"]["images"]
+    page = {"kind": "NodeList", "metadata": {"resourceVersion": "9"}, "items": objs}
+    raw = json.dumps(page, separators=(",", ":")).encode()
+    shrunk = drop_images(raw)
+    assert len(shrunk) < len(raw) / 2
+    decoded = json.loads(shrunk)
+    for before, after in zip(objs, decoded["items"], strict=True):
+        assert "images" not in after["status"]
+        expected = {k: v for k, v in before["status"].items() if k != "images"}
+        assert after["status"] == expected
+        assert after["metadata"] == before["metadata"]
+        assert node_view(after) == node_view(before)
+    one = json.dumps({"type": "MODIFIED", "object": objs[2]}, separators=(",", ":")).encode()
+    assert (
+        json.loads(drop_images(one))["object"]["status"]["conditions"]
+        == objs[2]["status"]["conditions"]
+    )
+    assert drop_images(b'{"a":1}') == b'{"a":1}'
+
+
+def test_dropping_images_leaves_unexpected_shapes_alone() -> None:
+    from kumaco.cache import drop_images
+
+    for raw in (
+        b'{"status":{"x":1,"images":[{"names":["a"]}]xyz}',  # not followed by , or }
+        b'{"status":{"x":1,"images":[{"names":["a"],"sizeBytes":1}',  # cut short
+    ):
+        assert drop_images(raw) == raw
+    assert drop_images(b'{"status":{"x":1,"images":[],"y":2}}') == b'{"status":{"x":1,"y":2}}'
+
+
+_image = st.fixed_dictionaries(
+    {
+        "names": st.lists(
+            st.text(alphabet="abc/:@.-_0123456789", min_size=1, max_size=20), max_size=3
+        )
+    },
+    optional={"sizeBytes": st.integers(0, 10**10)},
+)
+_noise = st.dictionaries(
+    st.sampled_from(["a", "b", "conditions", "addresses"]),
+    st.lists(st.dictionaries(st.sampled_from(["type", "x"]), st.text(max_size=5)), max_size=3),
+)
+
+
+@given(
+    st.lists(
+        st.tuples(_noise, st.one_of(st.none(), st.lists(_image, max_size=5)), _noise), max_size=4
+    )
+)
+def test_dropping_images_is_exactly_removing_the_key(
+    nodes: list[tuple[dict, list | None, dict]],
+) -> None:
+    from kumaco.cache import drop_images
+
+    items, expected = [], []
+    for before, images, after in nodes:
+        status: dict[str, object] = {"capacity": {"cpu": "1"}, **before}
+        if images is not None:
+            status["images"] = images
+        status.update({f"z{k}": v for k, v in after.items()})
+        items.append({"metadata": {"name": "n"}, "status": status})
+        expected.append(
+            {
+                "metadata": {"name": "n"},
+                "status": {k: v for k, v in status.items() if k != "images"},
+            }
+        )
+    raw = json.dumps({"items": items}, separators=(",", ":")).encode()
+    assert json.loads(drop_images(raw)) == {"items": expected}
