@@ -291,9 +291,12 @@ class Controller:
             self._announced.clear()
             self._caught_up.clear()
         windows = [p.result for p in entries if isinstance(p.result, Window)]
+        # Conditions first: a new leader's first writes must not wait behind one
+        # Event per window ConfigMap (hundreds with a large or broken config).
+        next_change = self.reconcile(windows)
         if not self._announced_loaded:
             self._announce_config(entries)
-        return self.reconcile(windows)
+        return next_change
 
     def _windows(self) -> list[_Parsed]:
         """Parse each window ConfigMap once per data change."""
