@@ -248,8 +248,11 @@ class Controller:
             try:
                 next_change = self.step()
             except Fenced:
+                # A renewal that began before the write deadline may still land late (a
+                # slow API server): look again one retry period later instead of waiting
+                # for the next event. If the lease is lost instead, the process exits.
                 log.warning("writes stopped: the lease deadline passed")
-                next_change = None
+                next_change = self.now_ns() + int(self.settings.retry_period * 1e9)
             except Exception:  # the loop must survive anything a pass throws
                 log.exception("reconcile failed; retrying")
                 self.stop.wait(1.0)

@@ -169,7 +169,10 @@ class LeaseElection:
         """A Lease request may never outlive this replica's right to act."""
         deadline = self.write_deadline()
         if deadline is None:
-            return max(0.5, self.retry_period)
+            # A follower's request is safe however late it lands (a won lease is fenced
+            # from the round's start), so it may take as long as a renew may: on an API
+            # server answering 2 s late a retry-period bound would never let one win.
+            return max(0.5, self.renew_deadline)
         return max(0.2, min(self.renew_deadline / 2, deadline - self.clock()))
 
     def try_acquire_or_renew(self) -> bool:
