@@ -640,15 +640,32 @@ def markdown(doc: dict[str, Any]) -> str:
             f"| {f(r['close_seconds']['p50'])} | {f(r['close_seconds']['p99'])} "
             f"| {f(r['mip_seconds']['p50'])} / {f(r['mip_seconds']['p99'])} |"
         )
-    lines += ["", "## API cost (from kube-apiserver's `apiserver_request_total`)", ""]
-    for r in doc["runs"]:
-        lines.append(
-            f"**{r['nodes']} nodes x {r['windows']} windows** -- start-up: "
-            f"{_fmt_counts(r['startup']['requests'])}; one opening: {_fmt_counts(r['opening_requests'])}; "
-            f"quiet {int(r['quiet']['seconds'])} s: {_fmt_counts(r['quiet']['requests']) or 'nothing'}."
-        )
-        lines.append("")
     lines += [
+        "",
+        "## API cost (from kube-apiserver's `apiserver_request_total`)",
+        "",
+        "Requests on the resources kumaco uses (nodes, configmaps, events, leases), by verb and "
+        "resource. The counter also sees kube-apiserver's own loopback controllers and the "
+        'benchmark\'s watcher and metrics scrapes; those are counted apart ("others") and listed '
+        "in `docs/benchmarks.json`. Lease GET/PUT are the leader's and followers' renewals.",
+        "",
+        "| nodes | windows | phase | kumaco's resources | others |",
+        "|---|---|---|---|---|",
+    ]
+    for r in doc["runs"]:
+        phases = (
+            ("start-up", r["startup"]["requests"]),
+            ("one opening", r["opening_requests"]),
+            (f"quiet {int(r['quiet']['seconds'])} s", r["quiet"]["requests"]),
+        )
+        for name, counts in phases:
+            mine, others = split_counts(counts)
+            lines.append(
+                f"| {r['nodes']} | {r['windows']} | {name} | {_fmt_counts(mine) or 'nothing'} "
+                f"| {sum(others.values())} |"
+            )
+    lines += [
+        "",
         "## Resources (kumaco processes, from /proc)",
         "",
         "| nodes | windows | leader peak RSS MB | leader CPU s | follower peak RSS MB | follower CPU s "
@@ -672,7 +689,78 @@ def markdown(doc: dict[str, Any]) -> str:
             f"| realistic mix | {p['realistic']['warm_ms']} | {p['realistic']['cold_ms']} |",
             f"| all 100 open | {p['all_open']['warm_ms']} | {p['all_open']['cold_ms']} |",
         ]
+    lines += ["", "## Targets", "", "| target | measured | met |", "|---|---|---|"]
+    for target, measured, met in targets(doc):
+        lines.append(f"| {target} | {measured} | {'yes' if met else '**no**'} |")
     return "\n".join(lines) + "\n"
+
+
+KUMACO_RESOURCES = ("nodes", "configmaps", "events", "leases")
+
+
+def split_counts(counts: dict[str, int]) -> tuple[dict[str, int], dict[str, int]]:
+    """Split ``VERB resource[/sub]`` counts into kumaco's resources and everything else."""
+    mine: dict[str, int] = {}
+    others: dict[str, int] = {}
+    for k, v in counts.items():
+        parts = k.split()
+        resource = parts[1].split("/")[0] if len(parts) > 1 else ""
+        (mine if resource in KUMACO_RESOURCES else others)[k] = v
+    return mine, others
+
+
+def targets(doc: dict[str, Any]) -> list[tuple[str, str, bool]]:
+    """The issue's targets, judged from the measurements (largest scale for latency and RSS)."""
+    out: list[tuple[str, str, bool]] = []
+    big = [r for r in doc["runs"] if r["nodes"] == max(x["nodes"] for x in doc["runs"])]
+    for r in big:
+        ratio = r["open_ratio_to_floor"]
+        out.append(
+            (
+                f"window-open latency <= 1.25x the floor ({r['nodes']} x {r['windows']})",
+                f"{ratio:.2f}x" if ratio is not None else "-",
+                ratio is not None and ratio <= 1.25,
+            )
+        )
+        out.append(
+            (
+                f"leader RSS <= 150 MB ({r['nodes']} x {r['windows']})",
+                f"{r['leader']['peak_rss_mb']} MB",
+                r["leader"]["peak_rss_mb"] <= 150,
+            )
+        )
+    problems = [p for r in doc["runs"] for p in check(r)]
+    out.append(
+        (
+            "quiet: zero writes and zero LISTs; one write per changed node at start-up and opening",
+            "all scales" if not problems else "; ".join(problems),
+            not problems,
+        )
+    )
+    if "planner" in doc:
+        p = doc["planner"]
+        worst = max(p["realistic"]["warm_ms"], p["all_open"]["warm_ms"])
+        out.append(
+            (
+                f"planner <= 50 ms ({p['nodes']} nodes x {p['windows']} windows)",
+                f"{p['realistic']['warm_ms']} ms realistic, {p['all_open']['warm_ms']} ms all open",
+                worst <= 50,
+            )
+        )
+    return out
+
+
+ANALYSIS = "<!-- analysis: kept when hack/bench.py rewrites this file -->"
+
+
+def write_markdown(path: Path, doc: dict[str, Any]) -> None:
+    """Write the generated tables; keep any hand-written analysis after the marker."""
+    kept = ""
+    if path.exists():
+        old = path.read_text()
+        if ANALYSIS in old:
+            kept = old[old.index(ANALYSIS) :]
+    path.write_text(markdown(doc) + ("\n" + kept if kept else ""))
 
 
 def _fmt_counts(c: dict[str, int]) -> str:
@@ -706,7 +794,7 @@ def main() -> int:
         doc["planner"] = planner_benchmark()
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(json.dumps(doc, indent=2) + "\n")
-        args.markdown.write_text(markdown(doc))
+        write_markdown(args.markdown, doc)
     for problem in problems:
         log(f"INVARIANT BROKEN: {problem}")
     print(json.dumps(doc, indent=2))
