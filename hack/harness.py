@@ -202,7 +202,12 @@ def condition_status(conds: Mapping[str, Mapping[str, Any]], ctype: str) -> str 
 
 
 def request_counts(cp: ControlPlane) -> dict[tuple[str, str, str], float]:
-    """Sum ``apiserver_request_total`` by (verb, resource, subresource), as the server counts."""
+    """Sum ``apiserver_request_total`` by (verb, resource, subresource), as the server counts.
+
+    Answers other than 2xx are kept apart: their subresource carries the code
+    (``("PATCH", "nodes", "status 409")``), so a count of writes is a count of
+    writes that landed, and failed attempts stay visible.
+    """
     status, body = cp.get("/metrics")
     assert status == 200
     counts: dict[tuple[str, str, str], float] = {}
@@ -210,7 +215,11 @@ def request_counts(cp: ControlPlane) -> dict[tuple[str, str, str], float]:
         if not line.startswith("apiserver_request_total{"):
             continue
         labels = dict(re.findall(r'(\w+)="([^"]*)"', line[: line.rindex("}")]))
-        key = (labels.get("verb", ""), labels.get("resource", ""), labels.get("subresource", ""))
+        sub = labels.get("subresource", "")
+        code = labels.get("code", "200")
+        if not code.startswith("2"):
+            sub = f"{sub} {code}".strip() if sub else code
+        key = (labels.get("verb", ""), labels.get("resource", ""), sub)
         counts[key] = counts.get(key, 0.0) + float(line.rsplit(" ", 1)[1])
     return counts
 
