@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import http.client
 import json
 import os
 import re
@@ -264,11 +265,17 @@ class Observation:
 
 @dataclass
 class NodeWatcher:
-    """A separate client watching the test's nodes, time-stamping every change it sees."""
+    """A separate client watching the test's nodes, time-stamping every change it sees.
+
+    It survives API outages: it resumes the watch from the last resourceVersion
+    it saw (so it misses no event across a reconnection) and relists only on
+    410 Gone; ``relists`` counts its LISTs, the first one included.
+    """
 
     api: Api
     run: str
     seen: list[Observation] = field(default_factory=list)
+    relists: int = 0
 
     def __post_init__(self) -> None:
         self._stop = threading.Event()
@@ -284,20 +291,31 @@ class NodeWatcher:
         self._stop.set()
 
     def _loop(self) -> None:
+        rv: str | None = None
+        base = f"/api/v1/nodes?labelSelector={RUN_LABEL}%3D{self.run}"
         while not self._stop.is_set():
-            doc = self.api.request("GET", f"/api/v1/nodes?labelSelector={RUN_LABEL}%3D{self.run}")
-            for n in doc["items"]:
-                self._record(n)
-            rv = doc["metadata"]["resourceVersion"]
-            conn = self.api.cp.connection()
-            conn.timeout = 5
+            conn: http.client.HTTPSConnection | None = None
             try:
+                if rv is None:
+                    doc = self.api.request("GET", base)
+                    for n in doc["items"]:
+                        self._record(n)
+                    rv = str(doc["metadata"]["resourceVersion"])
+                    self.relists += 1
+                conn = self.api.cp.connection()
+                conn.timeout = 5
                 conn.request(
                     "GET",
-                    f"/api/v1/nodes?watch=true&resourceVersion={rv}&allowWatchBookmarks=false"
-                    f"&labelSelector={RUN_LABEL}%3D{self.run}&timeoutSeconds=600",
+                    f"{base}&watch=true&resourceVersion={rv}&allowWatchBookmarks=true"
+                    "&timeoutSeconds=300",
                 )
                 resp = conn.getresponse()
+                if resp.status == 410:
+                    rv = None
+                    continue
+                if resp.status != 200:
+                    resp.read()
+                    raise OSError(f"watch answered {resp.status}")
                 self._ready.set()
                 buf = b""
                 while not self._stop.is_set():
@@ -310,14 +328,24 @@ class NodeWatcher:
                     buf += chunk
                     while b"\n" in buf:
                         line, buf = buf.split(b"\n", 1)
-                        if line.strip():
-                            ev = json.loads(line)
-                            if ev.get("type") in ("ADDED", "MODIFIED"):
-                                self._record(ev["object"])
-            except (OSError, ValueError):
-                time.sleep(0.2)
+                        if not line.strip():
+                            continue
+                        ev = json.loads(line)
+                        obj = ev.get("object") or {}
+                        if ev.get("type") == "ERROR":
+                            if obj.get("code") == 410:
+                                rv = None
+                            raise OSError(f"watch error {obj.get('code')}")
+                        new_rv = (obj.get("metadata") or {}).get("resourceVersion")
+                        if ev.get("type") in ("ADDED", "MODIFIED"):
+                            self._record(obj)
+                        if new_rv:
+                            rv = str(new_rv)
+            except (OSError, ValueError, RuntimeError, http.client.HTTPException):
+                self._stop.wait(0.2)
             finally:
-                conn.close()
+                if conn is not None:
+                    conn.close()
 
     def _record(self, node: dict[str, Any]) -> None:
         conds = {c["type"]: c for c in node.get("status", {}).get("conditions", [])}

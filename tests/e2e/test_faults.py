@@ -98,76 +98,6 @@ HEARTBEAT = "example.com/Heartbeat"
 # ----------------------------------------------------------------------------- a watcher that survives
 
 
-@dataclass
-class Watcher(NodeWatcher):
-    """``NodeWatcher`` that survives API outages and resumes from its last resourceVersion.
-
-    The harness's watcher dies on an error of its initial LIST and relists on
-    every reconnection (missing what happened in between); this one catches
-    everything, resumes the watch from the last resourceVersion it saw, and
-    relists only on 410 Gone (counted in ``relists``).
-    """
-
-    relists: int = 0
-
-    def _loop(self) -> None:
-        rv: str | None = None
-        base = f"/api/v1/nodes?labelSelector={RUN_LABEL}%3D{self.run}"
-        while not self._stop.is_set():
-            conn: http.client.HTTPSConnection | None = None
-            try:
-                if rv is None:
-                    doc = self.api.request("GET", base)
-                    for n in doc["items"]:
-                        self._record(n)
-                    rv = str(doc["metadata"]["resourceVersion"])
-                    self.relists += 1
-                conn = self.api.cp.connection()
-                conn.timeout = 5
-                conn.request(
-                    "GET",
-                    f"{base}&watch=true&resourceVersion={rv}&allowWatchBookmarks=true"
-                    "&timeoutSeconds=300",
-                )
-                resp = conn.getresponse()
-                if resp.status == 410:
-                    rv = None
-                    continue
-                if resp.status != 200:
-                    resp.read()
-                    raise OSError(f"watch answered {resp.status}")
-                self._ready.set()
-                buf = b""
-                while not self._stop.is_set():
-                    try:
-                        chunk = resp.read1(65536)
-                    except TimeoutError:
-                        continue
-                    if not chunk:
-                        break
-                    buf += chunk
-                    while b"\n" in buf:
-                        line, buf = buf.split(b"\n", 1)
-                        if not line.strip():
-                            continue
-                        ev = json.loads(line)
-                        obj = ev.get("object") or {}
-                        if ev.get("type") == "ERROR":
-                            if obj.get("code") == 410:
-                                rv = None
-                            raise OSError(f"watch error {obj.get('code')}")
-                        new_rv = (obj.get("metadata") or {}).get("resourceVersion")
-                        if ev.get("type") in ("ADDED", "MODIFIED"):
-                            self._record(obj)
-                        if new_rv:
-                            rv = str(new_rv)
-            except (OSError, ValueError, RuntimeError, http.client.HTTPException):
-                self._stop.wait(0.2)
-            finally:
-                if conn is not None:
-                    conn.close()
-
-
 # ----------------------------------------------------------------------------- the scenario
 
 
@@ -238,7 +168,7 @@ class Scenario:
         )
         self.sup: Supervisor | None = None
         self.made: list[Kumaco] = []
-        self.watcher: Watcher | None = None
+        self.watcher: NodeWatcher | None = None
         self.started = time.time()
         self.holders = set(self.names[:CEILING])  # the oldest reboot requests first
         self.perturbed = 0
@@ -276,7 +206,7 @@ class Scenario:
             self.made.append(k)
             return k
 
-        self.watcher = Watcher(self.raw, self.run)
+        self.watcher = NodeWatcher(self.raw, self.run)
         self.watcher.__enter__()
         self.started = time.time()
         self.sup = Supervisor(make, 3)
