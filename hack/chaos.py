@@ -165,6 +165,25 @@ class Supervisor:
                 k.stop(signal.SIGTERM, timeout=20)
 
 
+def replica_flags(run: str, ns: str, ceiling: int, timings: Timings) -> list[str]:
+    """``kumaco run`` flags of one test's replicas: its namespace, Lease and nodes, a ceiling."""
+    return [
+        "--namespaces",
+        ns,
+        "--leader-election-namespace",
+        ns,
+        "--leader-election-id",
+        run,
+        "--node-selector",
+        f"{RUN_LABEL}={run}",
+        "--max-in-progress",
+        str(ceiling),
+        "--require-condition",
+        REQUIRED,
+        *timings.flags(),
+    ]
+
+
 def _ts(text: str) -> float:
     return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
@@ -261,21 +280,7 @@ def run_chaos(
     for name in names:
         api.node(name, {RUN_LABEL: run})
     api.window(ns, "always", {"startTime": "* * * * *", "duration": "2m", "nodeSelector": ""})
-    flags = [
-        "--namespaces",
-        ns,
-        "--leader-election-namespace",
-        ns,
-        "--leader-election-id",
-        run,
-        "--node-selector",
-        f"{RUN_LABEL}={run}",
-        "--max-in-progress",
-        str(ceiling),
-        "--require-condition",
-        REQUIRED,
-        *timings.flags(),
-    ]
+    flags = replica_flags(run, ns, ceiling, timings)
     started = time.time()
     counter = [0]
 

@@ -79,6 +79,7 @@ from hack.chaos import (
     audit_check,
     audited_control_plane,
     leader_of,
+    replica_flags,
 )
 from hack.harness import MIP, RUN_LABEL, UM, Api, Kumaco, NodeWatcher, condition_status
 from kumaco.nodes import NodeSet, node_view
@@ -272,21 +273,7 @@ class Soak:
                 ceiling=Ceiling(CEILING),
                 require=(REQUIRED,),
             )
-            flags = [
-                "--namespaces",
-                ns,
-                "--leader-election-namespace",
-                ns,
-                "--leader-election-id",
-                run,
-                "--node-selector",
-                f"{RUN_LABEL}={run}",
-                "--max-in-progress",
-                str(CEILING),
-                "--require-condition",
-                REQUIRED,
-                *self.timings.flags(),
-            ]
+            flags = replica_flags(run, ns, CEILING, self.timings)
 
             def make(name: str) -> Kumaco:
                 k = Kumaco(

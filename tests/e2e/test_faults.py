@@ -61,7 +61,15 @@ from typing import Any
 import pytest
 import yaml
 
-from hack.chaos import REQUIRED, ChaosResult, Supervisor, Timings, audit_check, leader_of
+from hack.chaos import (
+    REQUIRED,
+    ChaosResult,
+    Supervisor,
+    Timings,
+    audit_check,
+    leader_of,
+    replica_flags,
+)
 from hack.controlplane import ControlPlane
 from hack.faultproxy import FaultProxy
 from hack.harness import (
@@ -176,21 +184,7 @@ class Scenario:
     # -- processes
 
     def flags(self) -> list[str]:
-        return [
-            "--namespaces",
-            self.ns,
-            "--leader-election-namespace",
-            self.ns,
-            "--leader-election-id",
-            self.run,
-            "--node-selector",
-            f"{RUN_LABEL}={self.run}",
-            "--max-in-progress",
-            str(CEILING),
-            "--require-condition",
-            REQUIRED,
-            *TIMINGS.flags(),
-        ]
+        return replica_flags(self.run, self.ns, CEILING, TIMINGS)
 
     def start(self, kubeconfig: Path | None = None) -> None:
         config = kubeconfig or self.kubeconfig
