@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+import signal
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from kubernetes import client, config
 
 from hack.chaos import AUDIT_POLICY as CHAOS_AUDIT_POLICY
 from hack.controlplane import ControlPlane, ensure_assets
+from hack.harness import Api, Kumaco
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -91,3 +93,27 @@ def kubeconfig_path(control_plane: ControlPlane, tmp_path_factory: pytest.TempPa
 def api(kubeconfig_path: Path) -> client.ApiClient:
     """An admin ApiClient (client certificate in ``system:masters``)."""
     return config.new_client_from_config(str(kubeconfig_path))
+
+
+@pytest.fixture
+def raw(control_plane: ControlPlane) -> Api:
+    """Raw JSON access to the test API server (admin)."""
+    return Api(control_plane)
+
+
+@pytest.fixture
+def spawn(kubeconfig_path: Path, tmp_path: Path) -> Iterator[Callable[..., Kumaco]]:
+    """Start ``kumaco run`` processes (admin kubeconfig); any left alive is SIGKILLed after."""
+    started: list[Kumaco] = []
+
+    def make(*args: str, name: str = "kumaco", env: dict[str, str] | None = None) -> Kumaco:
+        k = Kumaco(
+            kubeconfig_path, args, tmp_path / f"{name}-{len(started)}.log", env or {}, name=name
+        )
+        started.append(k.start())
+        return k
+
+    yield make
+    for k in started:
+        if k.alive:
+            k.stop(signal.SIGKILL)

@@ -13,10 +13,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 from hack.controlplane import ControlPlane
 from hack.harness import (
@@ -36,28 +34,6 @@ from hack.harness import (
 )
 
 ALWAYS = {"startTime": "* * * * *", "duration": "2m"}  # fires every minute, lasts two: always open
-
-
-@pytest.fixture
-def raw(control_plane: ControlPlane) -> Api:
-    return Api(control_plane)
-
-
-@pytest.fixture
-def spawn(kubeconfig_path: Path, tmp_path: Path) -> Iterator[Callable[..., Kumaco]]:
-    started: list[Kumaco] = []
-
-    def make(*args: str, name: str = "kumaco", env: dict[str, str] | None = None) -> Kumaco:
-        k = Kumaco(
-            kubeconfig_path, args, tmp_path / f"{name}-{len(started)}.log", env or {}, name=name
-        )
-        started.append(k.start())
-        return k
-
-    yield make
-    for k in started:
-        if k.alive:
-            k.stop(signal.SIGKILL)
 
 
 def _um(raw: Api, name: str) -> str | None:

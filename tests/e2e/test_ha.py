@@ -22,11 +22,6 @@ ALWAYS = {"startTime": "* * * * *", "duration": "2m"}
 
 
 @pytest.fixture
-def raw(control_plane: ControlPlane) -> Api:
-    return Api(control_plane)
-
-
-@pytest.fixture
 def replicas(kubeconfig_path: Path, tmp_path: Path) -> Iterator[Callable[..., Supervisor]]:
     sups: list[Supervisor] = []
 

@@ -32,17 +32,14 @@ namespace. Then one kumaco replica must:
 from __future__ import annotations
 
 import json
-import signal
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
-from hack.controlplane import ControlPlane
 from hack.harness import RUN_LABEL, UM, Api, Kumaco, unique, wait_for
 from kumaco.nodes import NodeSet, node_view
 from kumaco.planner import Policy, plan
@@ -56,26 +53,6 @@ ONE_MIB = 1 << 20
 HUGE_PATTERNS = {"startTime": "0,", "duration": "1h", "nodeSelector": "a,", "timeZone": "Europe/"}
 MIN_LOADED = 100
 NOW_WINDOW = {"startTime": "* * * * *", "duration": "2m", "nodeSelector": "now=yes"}
-
-
-@pytest.fixture
-def raw(control_plane: ControlPlane) -> Api:
-    return Api(control_plane)
-
-
-@pytest.fixture
-def spawn(kubeconfig_path: Path, tmp_path: Path) -> Iterator[Callable[..., Kumaco]]:
-    started: list[Kumaco] = []
-
-    def make(*args: str) -> Kumaco:
-        k = Kumaco(kubeconfig_path, args, tmp_path / f"kumaco-{len(started)}.log")
-        started.append(k.start())
-        return k
-
-    yield make
-    for k in started:
-        if k.alive:
-            k.stop(signal.SIGKILL)
 
 
 def _load(path: Path) -> dict[str, Any]:
