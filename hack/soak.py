@@ -44,8 +44,8 @@ age and one minute later; its *end* is the median of its last six samples. It
 is judged only if it lived ``--judge-after`` (6 min) beyond its warm-up. Pass: RSS end <=
 baseline x 1.10; threads, fds, sockets and TCP connections at the end not above the
 baseline's maximum -- for a process that led after its warm-up, plus what its pools may
-still add on demand (the write pool, ``--write-concurrency`` = 16 threads, and the
-connection pool, 16 + 8 connections). The longest-lived process, and the longest-lived
+still add on demand (the write pool, ``--write-concurrency`` = 16 threads, and one
+keep-alive connection per thread: 16 + 8 connections). The longest-lived process, and the longest-lived
 one that never led (whose pools never grow), are reported separately.
 
 Output: ``artifacts/soak/result.json`` (``--output``) and a summary on stdout;
@@ -177,7 +177,7 @@ def judge(p: Proc, warmup: float, judge_after: float, write_pool: int) -> dict[s
     def med(xs: list[Sample], attr: str) -> float:
         return float(statistics.median(getattr(s, attr) for s in xs))
 
-    # A leader's write pool (threads) and connection pool grow on demand up to their bounds.
+    # A leader's write pool (threads, one connection each) grows on demand up to its bound.
     led = any(s.leader for s in p.samples if s.age >= warmup)
     out: dict[str, Any] = {
         "pid": p.pid,

@@ -196,11 +196,12 @@ class Transport:
     """Keep-alive connections to the API server, one per thread, set up from the Configuration.
 
     The generated client's urllib3 pool costs about twice the CPU per request of
-    a plain ``http.client`` connection (measured: 0.86 vs 0.39 ms per status
-    write); on a small control plane every client millisecond is taken from
-    kube-apiserver and etcd. TLS settings (CA, client certificate, verification,
-    server name) and an HTTPS proxy come from the Configuration the official
-    client loaded, so every kubeconfig it understands works here too.
+    a plain ``http.client`` connection (measured per status write: 0.86 ms through
+    urllib3, 0.42 ms through this class, 0.37 ms for bare ``http.client``); on a
+    small control plane every client millisecond is taken from kube-apiserver and
+    etcd. TLS settings (CA, client certificate, verification, server name) and an
+    HTTPS proxy come from the Configuration the official client loaded, so every
+    kubeconfig it understands works here too.
     """
 
     def __init__(self, cfg: k8s_client.Configuration) -> None:
@@ -293,12 +294,10 @@ class Kube:
         configuration: k8s_client.Configuration,
         user_agent: str,
         *,
-        pool_size: int = 32,
         retry: RetryPolicy | None = None,
         on_error: Callable[[str, int], None] | None = None,
         timeout: float = 30.0,
     ) -> None:
-        configuration.connection_pool_maxsize = pool_size
         self.api = k8s_client.ApiClient(configuration)
         self.api.user_agent = user_agent
         self.transport = Transport(configuration)

@@ -133,7 +133,6 @@ def _connect(args: argparse.Namespace) -> _Cluster:
     kube = Kube(
         configuration,
         f"kubectl-kumaco/{__version__}",
-        pool_size=4,
         retry=RetryPolicy(attempts=3, initial=0.2, maximum=2.0, deadline=15.0),
         timeout=15.0,
     )

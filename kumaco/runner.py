@@ -45,7 +45,6 @@ def run(settings: Settings) -> int:
     kube = Kube(
         configuration,
         settings.user_agent,
-        pool_size=settings.write_concurrency + 8,
         on_error=metrics.api_error,
     )
     holder: list[Controller] = []
