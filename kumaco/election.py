@@ -34,7 +34,10 @@ preconditions, so two candidates can never both win one round), with:
   controller-runtime does);
 * release: :meth:`LeaseElection.release` clears ``holderIdentity`` (with a
   resourceVersion precondition) so a follower takes over within one retry
-  period, as client-go's ``ReleaseOnCancel``.
+  period, as client-go's ``ReleaseOnCancel``. It first waits for an election
+  round in flight (bounded by the renew deadline): a SIGTERM that lands while
+  an acquiring PUT is on the wire must still release what that PUT wins, or
+  the rollout costs a full lease duration.
 """
 
 from __future__ import annotations
@@ -101,6 +104,9 @@ class LeaseElection:
         if not self.retry_period < self.renew_deadline < self.lease_duration:
             raise ValueError("need retry_period < renew_deadline < lease_duration")
         self._lock = threading.Lock()
+        # Held for one whole election round (GET + PUT + becoming leader), so
+        # release() never judges "not leading" while an acquiring PUT is in flight.
+        self._round = threading.Lock()
         self._leading = False
         self._renewed_at: float | None = None
         self._observed: LeaseRecord | None = None
@@ -140,30 +146,37 @@ class LeaseElection:
         """Follow until elected, then lead until stopped or the renew deadline passes."""
         while not self.stop.is_set():
             self.heartbeat = self.clock()
-            if self.is_leader:
-                self._renew_round()
-            elif self.try_acquire_or_renew():
-                with self._lock:
-                    self._leading = True
+            became = lost = False
+            with self._round:
+                if self.stop.is_set():
+                    break
+                if self.is_leader:
+                    lost = self._renew_round()
+                elif self.try_acquire_or_renew():
+                    with self._lock:
+                        self._leading = became = True
+            if became:
                 self._set_leader(self.identity)
                 log.info("became leader", extra={"identity": self.identity, "lease": self.name})
                 self.on_started_leading()
                 continue
-            self.stop.wait(self.retry_period * (1.0 + 0.2 * self.rng.random()))
-
-    def _renew_round(self) -> None:
-        if self.try_acquire_or_renew():
-            return
-        deadline = self.write_deadline()
-        if deadline is None:
-            with self._lock:
-                was_leading, self._leading = self._leading, False
-            if was_leading:
+            if lost:
                 log.error(
                     "leadership lost: the lease was not renewed within the renew deadline",
                     extra={"identity": self.identity, "lease": self.name},
                 )
                 self.on_stopped_leading()
+            self.stop.wait(self.retry_period * (1.0 + 0.2 * self.rng.random()))
+
+    def _renew_round(self) -> bool:
+        """Renew once; True if leadership was lost in this round (the caller reports it)."""
+        if self.try_acquire_or_renew():
+            return False
+        if self.write_deadline() is not None:
+            return False
+        with self._lock:
+            was_leading, self._leading = self._leading, False
+        return was_leading
 
     def _request_timeout(self) -> float:
         """A Lease request may never outlive this replica's right to act."""
@@ -271,8 +284,25 @@ class LeaseElection:
     # ------------------------------------------------------------------ shutdown
 
     def release(self) -> bool:
-        """Give the lease up if we hold it, so a follower takes over within one retry period."""
+        """Give the lease up if we hold it, so a follower takes over within one retry period.
+
+        Waits (at most the renew deadline) for an election round in flight: its
+        PUT may be winning the lease right now. If the round does not end in
+        time the lease is left to expire, which is safe, only slower.
+        """
         self.stop.set()
+        if not self._round.acquire(timeout=self.renew_deadline):
+            log.warning(
+                "an election round is still in flight; the lease is left to expire",
+                extra={"lease": self.name},
+            )
+            return False
+        try:
+            return self._release_held()
+        finally:
+            self._round.release()
+
+    def _release_held(self) -> bool:
         with self._lock:
             leading, rv = self._leading, self._resource_version
             self._leading = False

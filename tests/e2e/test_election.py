@@ -6,11 +6,14 @@ controlled, so expiry, fencing and release are tested exactly.
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from hack.harness import Api, unique
+from hack.harness import Api, unique, wait_for
 from kumaco.election import LeaseElection
 from kumaco.kube import Kube, load_configuration
 
@@ -98,13 +101,10 @@ def test_fencing_deadline_is_the_renew_deadline_from_the_last_renewal(
     assert a.write_deadline() == pytest.approx(clock.t + 10)
 
 
-def test_a_lost_renewal_stops_leading_and_calls_back(kube: Kube, control_plane: object) -> None:
+def test_a_lost_renewal_stops_leading(kube: Kube, control_plane: object) -> None:
     raw = Api(control_plane)  # type: ignore[arg-type]
     ns, name, clock = raw.namespace(unique("el")), unique("lease"), FakeClock()
-    lost: list[bool] = []
-    a = LeaseElection(
-        kube, ns, name, "replica-0", clock=clock, on_stopped_leading=lambda: lost.append(True)
-    )
+    a = LeaseElection(kube, ns, name, "replica-0", clock=clock)
     assert a.try_acquire_or_renew()
     a._leading = True
     # Somebody else takes the Lease over (e.g. after a network partition healed).
@@ -113,13 +113,46 @@ def test_a_lost_renewal_stops_leading_and_calls_back(kube: Kube, control_plane: 
     lease["spec"]["holderIdentity"] = "intruder"
     raw.request("PUT", f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/{name}", lease)
     clock.advance(2)
-    a._renew_round()
-    assert a.is_leader  # still within the renew deadline: keeps leading, but...
+    assert a._renew_round() is False  # within the renew deadline: not lost yet...
+    assert a.is_leader
     clock.advance(9)
-    a._renew_round()
+    assert a._renew_round() is True  # ...past it: lost, and run() reports it once
     assert not a.is_leader
-    assert lost == [True]
+    assert a._renew_round() is False
     assert a.write_deadline() is None
+
+
+def test_the_run_loop_reports_a_lost_lease_once(kube: Kube, control_plane: object) -> None:
+    raw = Api(control_plane)  # type: ignore[arg-type]
+    ns, name = raw.namespace(unique("el")), unique("lease")
+    events: list[str] = []
+    a = LeaseElection(
+        kube,
+        ns,
+        name,
+        "replica-0",
+        lease_duration=3,
+        renew_deadline=2,
+        retry_period=0.2,
+        on_started_leading=lambda: events.append("started"),
+        on_stopped_leading=lambda: events.append("stopped"),
+    )
+    thread = threading.Thread(target=a.run, daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: a.is_leader, 10, what="leading")
+        # An intruder holds the Lease with a long duration: every renewal now fails.
+        path = f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/{name}"
+        lease = raw.lease(ns, name)
+        assert lease is not None
+        lease["spec"].update(holderIdentity="intruder", leaseDurationSeconds=3600)
+        raw.request("PUT", path, lease)
+        wait_for(lambda: not a.is_leader, 10, what="leadership lost")
+        time.sleep(1.0)  # several more rounds: still reported once
+        assert events == ["started", "stopped"]
+    finally:
+        a.stop.set()
+        thread.join(10)
 
 
 def test_release_hands_over_at_once(kube: Kube, control_plane: object) -> None:
@@ -135,6 +168,57 @@ def test_release_hands_over_at_once(kube: Kube, control_plane: object) -> None:
     assert not lease["spec"].get("holderIdentity")
     assert b.try_acquire_or_renew() is True  # no waiting for expiry
     assert a.write_deadline() is None
+
+
+class HeldPut:
+    """The Kube seam with one acquiring PUT held in flight after the server committed it.
+
+    This is the window a SIGTERM can hit: the new leader is visible in the Lease,
+    but its response has not reached the replica yet.
+    """
+
+    def __init__(self, kube: Kube) -> None:
+        self.kube = kube
+        self.committed = threading.Event()
+        self.go = threading.Event()
+        self.held = False
+
+    def request(self, method: str, path: str, **kw: Any) -> Any:
+        result = self.kube.request(method, path, **kw)
+        body = kw.get("body") or {}
+        winning = method in ("PUT", "POST") and (body.get("spec") or {}).get("holderIdentity")
+        if winning and not self.held:
+            self.held = True
+            self.committed.set()
+            self.go.wait(10)
+        return result
+
+
+def test_release_during_an_acquiring_put_still_releases(kube: Kube, control_plane: object) -> None:
+    """Regression (CI, stop 11): SIGTERM right after a takeover left the lease held for 16 s."""
+    raw = Api(control_plane)  # type: ignore[arg-type]
+    ns, name = raw.namespace(unique("el")), unique("lease")
+    seam = HeldPut(kube)
+    a = LeaseElection(seam, ns, name, "replica-0", retry_period=0.2)  # type: ignore[arg-type]
+    thread = threading.Thread(target=a.run, daemon=True)
+    thread.start()
+    assert seam.committed.wait(10)
+    lease = raw.lease(ns, name)
+    assert lease is not None
+    assert lease["spec"]["holderIdentity"] == "replica-0"  # what a watcher sees: a new leader
+    assert not a.is_leader  # ...while the replica does not know yet
+    released: list[bool] = []
+    stopper = threading.Thread(target=lambda: released.append(a.release()))
+    stopper.start()  # the SIGTERM
+    time.sleep(0.3)
+    seam.go.set()  # the PUT's response arrives
+    stopper.join(10)
+    thread.join(10)
+    assert released == [True]
+    lease = raw.lease(ns, name)
+    assert lease is not None
+    assert not lease["spec"].get("holderIdentity")
+    assert not a.is_leader
 
 
 def test_expiry_is_judged_from_when_the_follower_saw_the_record_not_from_its_timestamps(
