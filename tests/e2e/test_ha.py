@@ -147,9 +147,10 @@ def test_a_config_edit_hands_over_to_another_replica_with_the_new_windows_within
     new = leader_of(raw, ns, run)
     print(f"config edit: new windows applied by another replica {took:.2f}s after the edit")
     assert new != leader
-    assert (old is not None and not old.alive) or (
-        old.proc is not None and old.proc.returncode == 3
-    )
+    # The old leader released the Lease before its teardown (probe servers, interpreter
+    # exit), so the new leader may finish first: wait for the controlled exit.
+    assert old is not None and old.proc is not None
+    assert old.proc.wait(10) == 3
     assert took <= 3.0
 
 
