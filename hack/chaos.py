@@ -165,8 +165,8 @@ class Supervisor:
                 k.stop(signal.SIGTERM, timeout=20)
 
 
-def replica_flags(run: str, ns: str, ceiling: int, timings: Timings) -> list[str]:
-    """``kumaco run`` flags of one test's replicas: its namespace, Lease and nodes, a ceiling."""
+def scope_flags(run: str, ns: str) -> list[str]:
+    """``kumaco run`` flags that scope a test's replicas: its namespace, Lease and nodes."""
     return [
         "--namespaces",
         ns,
@@ -176,6 +176,13 @@ def replica_flags(run: str, ns: str, ceiling: int, timings: Timings) -> list[str
         run,
         "--node-selector",
         f"{RUN_LABEL}={run}",
+    ]
+
+
+def replica_flags(run: str, ns: str, ceiling: int, timings: Timings) -> list[str]:
+    """:func:`scope_flags`, a ceiling on MaintenanceInProgress and the Lease timings."""
+    return [
+        *scope_flags(run, ns),
         "--max-in-progress",
         str(ceiling),
         "--require-condition",

@@ -1026,20 +1026,7 @@ def test_fault_a_lease_renewed_late_does_not_strand_a_change(
     parser = argparse.ArgumentParser()
     add_run_flags(parser)
     args = parser.parse_args(
-        [
-            "--kubeconfig",
-            str(kubeconfig_path),
-            "--namespaces",
-            ns,
-            "--leader-election-id",
-            run,
-            "--node-selector",
-            f"{RUN_LABEL}={run}",
-            "--max-in-progress",
-            "1",
-            "--require-condition",
-            REQUIRED,
-        ]
+        ["--kubeconfig", str(kubeconfig_path), *replica_flags(run, ns, 1, TIMINGS)]
     )
     settings = settings_from_args(args, {"POD_NAME": run})
     kube = Kube(load_configuration(str(kubeconfig_path)), settings.user_agent)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from hack.chaos import Supervisor, Timings, leader_of, run_chaos
+from hack.chaos import Supervisor, Timings, leader_of, run_chaos, scope_flags
 from hack.controlplane import ControlPlane
 from hack.harness import RUN_LABEL, UM, Api, Kumaco, condition_status, unique, wait_for
 
@@ -56,24 +56,11 @@ def _setup(raw: Api, nodes: int = 3, selector: str = "") -> tuple[str, str, list
     return run, ns, names
 
 
-def _flags(run: str, ns: str) -> list[str]:
-    return [
-        "--namespaces",
-        ns,
-        "--leader-election-namespace",
-        ns,
-        "--leader-election-id",
-        run,
-        "--node-selector",
-        f"{RUN_LABEL}={run}",
-    ]
-
-
 def test_failover_after_sigkill_and_sigterm_within_the_bounds(
     raw: Api, replicas: Callable[..., Supervisor]
 ) -> None:
     run, ns, names = _setup(raw)
-    sup = replicas(run, _flags(run, ns))
+    sup = replicas(run, scope_flags(run, ns))
     t = Timings()  # the defaults: 15 s / 10 s / 2 s
     leader = wait_for(lambda: leader_of(raw, ns, run), 30, what="a leader")
     wait_for(
@@ -118,7 +105,7 @@ def test_a_config_edit_hands_over_to_another_replica_with_the_new_windows_within
     sup = replicas(
         run,
         [
-            *_flags(run, ns),
+            *scope_flags(run, ns),
             "--leader-elect-retry-period",
             "1s",
             "--leader-elect-renew-deadline",
@@ -187,7 +174,7 @@ def test_leader_elect_false_acts_alone_without_a_lease(
 ) -> None:
     run, ns, names = _setup(raw)
     k = Kumaco(
-        kubeconfig_path, [*_flags(run, ns), "--leader-elect=false"], tmp_path / "solo.log"
+        kubeconfig_path, [*scope_flags(run, ns), "--leader-elect=false"], tmp_path / "solo.log"
     ).start()
     try:
         wait_for(
