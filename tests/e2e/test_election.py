@@ -50,10 +50,7 @@ def candidates(kube: Kube, ns: str, name: str, clock: FakeClock, n: int = 2) -> 
     ]
 
 
-def test_one_winner_then_expiry_only_after_a_full_lease_duration(
-    kube: Kube, control_plane: object
-) -> None:
-    raw = Api(control_plane)  # type: ignore[arg-type]
+def test_one_winner_then_expiry_only_after_a_full_lease_duration(kube: Kube, raw: Api) -> None:
     ns, name, clock = raw.namespace(unique("el")), unique("lease"), FakeClock()
     a, b = candidates(kube, ns, name, clock)
     assert a.try_acquire_or_renew() is True  # creates the Lease
@@ -72,8 +69,7 @@ def test_one_winner_then_expiry_only_after_a_full_lease_duration(
     assert lease["spec"]["leaseTransitions"] == 1
 
 
-def test_a_renewal_keeps_followers_out(kube: Kube, control_plane: object) -> None:
-    raw = Api(control_plane)  # type: ignore[arg-type]
+def test_a_renewal_keeps_followers_out(kube: Kube, raw: Api) -> None:
     ns, name, clock = raw.namespace(unique("el")), unique("lease"), FakeClock()
     a, b = candidates(kube, ns, name, clock)
     assert a.try_acquire_or_renew()
@@ -83,10 +79,7 @@ def test_a_renewal_keeps_followers_out(kube: Kube, control_plane: object) -> Non
         assert not b.try_acquire_or_renew()  # b re-observes it and waits again
 
 
-def test_fencing_deadline_is_the_renew_deadline_from_the_last_renewal(
-    kube: Kube, control_plane: object
-) -> None:
-    raw = Api(control_plane)  # type: ignore[arg-type]
+def test_fencing_deadline_is_the_renew_deadline_from_the_last_renewal(kube: Kube, raw: Api) -> None:
     ns, name, clock = raw.namespace(unique("el")), unique("lease"), FakeClock()
     (a,) = candidates(kube, ns, name, clock, 1)
     assert a.write_deadline() is None  # not leading yet
@@ -101,8 +94,7 @@ def test_fencing_deadline_is_the_renew_deadline_from_the_last_renewal(
     assert a.write_deadline() == pytest.approx(clock.t + 10)
 
 
-def test_a_lost_renewal_stops_leading(kube: Kube, control_plane: object) -> None:
-    raw = Api(control_plane)  # type: ignore[arg-type]
+def test_a_lost_renewal_stops_leading(kube: Kube, raw: Api) -> None:
     ns, name, clock = raw.namespace(unique("el")), unique("lease"), FakeClock()
     a = LeaseElection(kube, ns, name, "replica-0", clock=clock)
     assert a.try_acquire_or_renew()
@@ -122,8 +114,7 @@ def test_a_lost_renewal_stops_leading(kube: Kube, control_plane: object) -> None
     assert a.write_deadline() is None
 
 
-def test_the_run_loop_reports_a_lost_lease_once(kube: Kube, control_plane: object) -> None:
-    raw = Api(control_plane)  # type: ignore[arg-type]
+def test_the_run_loop_reports_a_lost_lease_once(kube: Kube, raw: Api) -> None:
     ns, name = raw.namespace(unique("el")), unique("lease")
     events: list[str] = []
     a = LeaseElection(
@@ -155,8 +146,7 @@ def test_the_run_loop_reports_a_lost_lease_once(kube: Kube, control_plane: objec
         thread.join(10)
 
 
-def test_release_hands_over_at_once(kube: Kube, control_plane: object) -> None:
-    raw = Api(control_plane)  # type: ignore[arg-type]
+def test_release_hands_over_at_once(kube: Kube, raw: Api) -> None:
     ns, name, clock = raw.namespace(unique("el")), unique("lease"), FakeClock()
     a, b = candidates(kube, ns, name, clock)
     assert a.try_acquire_or_renew()
@@ -194,9 +184,8 @@ class HeldPut:
         return result
 
 
-def test_release_during_an_acquiring_put_still_releases(kube: Kube, control_plane: object) -> None:
+def test_release_during_an_acquiring_put_still_releases(kube: Kube, raw: Api) -> None:
     """Regression (CI, stop 11): SIGTERM right after a takeover left the lease held for 16 s."""
-    raw = Api(control_plane)  # type: ignore[arg-type]
     ns, name = raw.namespace(unique("el")), unique("lease")
     seam = HeldPut(kube)
     a = LeaseElection(seam, ns, name, "replica-0", retry_period=0.2)  # type: ignore[arg-type]
@@ -222,9 +211,8 @@ def test_release_during_an_acquiring_put_still_releases(kube: Kube, control_plan
 
 
 def test_expiry_is_judged_from_when_the_follower_saw_the_record_not_from_its_timestamps(
-    kube: Kube, control_plane: object
+    kube: Kube, raw: Api
 ) -> None:
-    raw = Api(control_plane)  # type: ignore[arg-type]
     ns, name, clock = raw.namespace(unique("el")), unique("lease"), FakeClock()
     a, b = candidates(kube, ns, name, clock)
     assert a.try_acquire_or_renew()
