@@ -568,10 +568,10 @@ def check(res: dict[str, Any]) -> list[str]:
 def planner_benchmark(nodes: int = 5000, windows: int = 100) -> dict[str, Any]:
     import random
 
-    from kumaco.durations import SECOND
-    from kumaco.nodes import NodeSet, node_view
-    from kumaco.planner import Ceiling, Policy, plan
-    from kumaco.windows import Window, parse_window
+    from kumaco.core.durations import SECOND
+    from kumaco.core.nodes import NodeSet, node_view
+    from kumaco.core.planner import Ceiling, Policy, plan
+    from kumaco.core.windows import Window, parse_window
 
     rng = random.Random(1)
     views = [node_view(node_object(i, rng)) for i in range(nodes)]

@@ -83,7 +83,7 @@ if TYPE_CHECKING:
     from hack.chaos import Supervisor
     from hack.controlplane import ControlPlane
     from hack.harness import Api, Kumaco
-    from kumaco.windows import InvalidWindow, Window
+    from kumaco.core.windows import InvalidWindow, Window
 
 NS = "maintenance"
 LEASE = "kumaco"
@@ -229,7 +229,7 @@ _WINDOWS_IN_MESSAGE = re.compile(r"^maintenance windows? (.+?) open (?:until|wit
 
 
 def window_names(row: NodeRow) -> list[str]:
-    """The open windows named by a node's UnderMaintenance message (kumaco.planner's wording)."""
+    """The open windows named by a node's UnderMaintenance message (kumaco.core.planner's wording)."""
     m = _WINDOWS_IN_MESSAGE.match(row.um.message if row.um is not None else "")
     return [k.split("/", 1)[-1] for k in m.group(1).split(", ")] if m else []
 
@@ -577,7 +577,7 @@ class Demo:
 
     def read_windows(self) -> None:
         """The window ConfigMaps as they are now (with --keep, someone may add or edit one)."""
-        from kumaco.windows import parse_window
+        from kumaco.core.windows import parse_window
 
         assert self.api is not None
         doc = self.api.request(
@@ -918,7 +918,7 @@ class Demo:
         return out
 
     def window_line(self, w: Window | InvalidWindow, snap: Snapshot, wide: bool) -> list[Seg]:
-        from kumaco.windows import Window
+        from kumaco.core.windows import Window
 
         segs: list[Seg] = [(f"{w.name:<13}", BOLD)]
         if not isinstance(w, Window):

@@ -391,7 +391,7 @@ class Kumaco:
         cmd = [
             sys.executable,
             "-m",
-            "kumaco.cli",
+            "kumaco",
             "run",
             "--kubeconfig",
             str(self.kubeconfig),

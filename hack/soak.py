@@ -25,7 +25,7 @@ lease timings (15 s / 10 s / 2 s). During the run:
 Every 10 s the soak samples each replica and checks the nodes.
 
 Correctness, at every check: each node's ``kured.dev/UnderMaintenance``
-equals the window arithmetic of :mod:`kumaco.windows` (``Window.state_at``
+equals the window arithmetic of :mod:`kumaco.core.windows` (``Window.state_at``
 and the selector) for the current instant, for the windows as last written;
 within 2 s after a boundary the state before it is accepted too. The check
 also runs the planner on the nodes as read (``MaintenanceInProgress`` must be
@@ -82,10 +82,10 @@ from hack.chaos import (
     replica_flags,
 )
 from hack.harness import MIP, RUN_LABEL, UM, Api, Kumaco, NodeWatcher, condition_status
-from kumaco.nodes import NodeSet, node_view
-from kumaco.planner import Ceiling, Policy, plan
-from kumaco.selectors import parse_selector
-from kumaco.windows import Window, parse_window
+from kumaco.core.nodes import NodeSet, node_view
+from kumaco.core.planner import Ceiling, Policy, plan
+from kumaco.core.selectors import parse_selector
+from kumaco.core.windows import Window, parse_window
 
 SECOND = 1_000_000_000
 CEILING = 2

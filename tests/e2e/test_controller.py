@@ -193,7 +193,7 @@ def test_in_progress_matches_kumaco_plan_with_required_blocking_and_a_ceiling(
         [
             sys.executable,
             "-m",
-            "kumaco.cli",
+            "kumaco",
             "plan",
             "--windows",
             str(tmp_path / "windows.json"),

@@ -19,7 +19,7 @@ Proven here, on the API server of ``hack/controlplane.py``:
   one node that requires a reboot and is not inhibited;
 * components/admission-policy: malformed windows are rejected with a message naming the
   key, valid windows and other ConfigMaps pass, and it never rejects a window that
-  kumaco accepts (property test against :func:`kumaco.windows.parse_window`).
+  kumaco accepts (property test against :func:`kumaco.core.windows.parse_window`).
 
 The API server is shared with other modules: namespaces, node labels and cluster-scoped
 names carry a random run id, and every test removes what it created (namespaces stay
@@ -52,7 +52,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from hack.controlplane import ControlPlane
-from kumaco.windows import Window, parse_window
+from kumaco.core.windows import Window, parse_window
 
 T = TypeVar("T")
 
@@ -462,11 +462,11 @@ class KumacoProcess:
 def kumaco(
     kubeconfig: Path, pod_namespace: str, args: Sequence[str], env: Mapping[str, str], log: Path
 ) -> Iterator[KumacoProcess]:
-    """``python -m kumaco.cli run`` as the pod would run it (POD_NAME, POD_NAMESPACE, KUMACO_*)."""
+    """``python -m kumaco.cmd.cli run`` as the pod would run it (POD_NAME, POD_NAMESPACE, KUMACO_*)."""
     cmd = [
         sys.executable,
         "-m",
-        "kumaco.cli",
+        "kumaco",
         "run",
         "--kubeconfig",
         str(kubeconfig),

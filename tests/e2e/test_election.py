@@ -1,4 +1,4 @@
-"""kumaco.election against the real API server, with an injected (fake) monotonic clock.
+"""kumaco.kube.election against the real API server, with an injected (fake) monotonic clock.
 
 Leases, their resourceVersion conflicts and 404s are real; only time is
 controlled, so expiry, fencing and release are tested exactly.
@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from hack.harness import Api, unique, wait_for
-from kumaco.election import LeaseElection
-from kumaco.kube import Kube, load_configuration
+from kumaco.kube.client import Kube, load_configuration
+from kumaco.kube.election import LeaseElection
 
 
 class FakeClock:

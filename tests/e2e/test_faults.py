@@ -82,14 +82,14 @@ from hack.harness import (
     unique,
     wait_for,
 )
-from kumaco.config import add_run_flags, settings_from_args
-from kumaco.controller import Controller
-from kumaco.kube import Kube, load_configuration
-from kumaco.nodes import NodeSet, node_view
-from kumaco.observability import Metrics
-from kumaco.planner import Ceiling, Policy, plan
-from kumaco.selectors import parse_selector
-from kumaco.windows import Window, parse_window
+from kumaco.cmd.observability import Metrics
+from kumaco.cmd.settings import add_run_flags, settings_from_args
+from kumaco.controller.loop import Controller
+from kumaco.core.nodes import NodeSet, node_view
+from kumaco.core.planner import Ceiling, Policy, plan
+from kumaco.core.selectors import parse_selector
+from kumaco.core.windows import Window, parse_window
+from kumaco.kube.client import Kube, load_configuration
 
 REPO = Path(__file__).resolve().parents[2]
 ALWAYS = {"startTime": "* * * * *", "duration": "2m", "nodeSelector": ""}
@@ -1033,7 +1033,7 @@ def test_fault_a_lease_renewed_late_does_not_strand_a_change(
     election = LapsingElection(settings.retry_period)
     controller = Controller(settings, kube, election, Metrics())
     thread = threading.Thread(target=controller.run, daemon=True)
-    caplog.set_level(logging.WARNING, logger="kumaco.controller")
+    caplog.set_level(logging.WARNING, logger="kumaco.controller.loop")
 
     def in_progress() -> list[str]:
         return [n for n in names if condition_status(raw.conditions(n), MIP) == "True"]

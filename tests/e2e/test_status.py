@@ -45,9 +45,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from hack.controlplane import ControlPlane
-from kumaco.kubectl_plugin import use_color
-from kumaco.nodes import Condition, format_instant
-from kumaco.status import (
+from kumaco.cmd.kubectl import use_color
+from kumaco.core.nodes import Condition, format_instant
+from kumaco.views.report import (
     LeaderStatus,
     NodeStatus,
     Scope,
@@ -307,7 +307,7 @@ def scene(
         [
             sys.executable,
             "-m",
-            "kumaco.cli",
+            "kumaco",
             "run",
             "--kubeconfig",
             str(kubeconfig_path),
@@ -877,7 +877,7 @@ def test_report_without_in_progress_condition_and_released_lease() -> None:
             "renewTime": "2026-03-29T01:39:00.000000Z",
         }
     }
-    from kumaco.nodes import node_view
+    from kumaco.core.nodes import node_view
 
     view = node_view(node)
     assert view is not None
@@ -930,7 +930,7 @@ def test_relative_and_use_color() -> None:
 
 
 def test_default_namespace_follows_kubeconfig_context_like_kubectl(tmp_path: Path) -> None:
-    from kumaco.status import context_namespace, default_namespace
+    from kumaco.views.report import context_namespace, default_namespace
 
     a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
     a.write_text(

@@ -1,4 +1,4 @@
-"""The stores (kumaco.cache): change detection, write-through, echoes, stale events, config hash."""
+"""The stores (kumaco.controller.stores): change detection, write-through, echoes, stale events, config hash."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kumaco.cache import (
+from kumaco.controller.stores import (
     ConfigMapStore,
     NodeStore,
     config_digest,
@@ -17,7 +17,7 @@ from kumaco.cache import (
     leading_resource_version,
     newer_or_equal,
 )
-from kumaco.nodes import Condition
+from kumaco.core.nodes import Condition
 
 
 def node(name: str, rv: str, labels: dict[str, str] | None = None, **conds: str) -> dict[str, Any]:
@@ -149,8 +149,8 @@ def test_dropping_images_changes_nothing_else() -> None:
     import random
 
     from hack.controlplane import node_object
-    from kumaco.cache import drop_images
-    from kumaco.nodes import node_view
+    from kumaco.controller.stores import drop_images
+    from kumaco.core.nodes import node_view
 
     objs = [node_object(i, random.Random(i)) for i in range(5)]
     objs[0]["status"]["images"] = []
@@ -175,7 +175,7 @@ def test_dropping_images_changes_nothing_else() -> None:
 
 
 def test_dropping_images_leaves_unexpected_shapes_alone() -> None:
-    from kumaco.cache import drop_images
+    from kumaco.controller.stores import drop_images
 
     for raw in (
         b'{"status":{"x":1,"images":[{"names":["a"]}]xyz}',  # not followed by , or }
@@ -207,7 +207,7 @@ _noise = st.dictionaries(
 def test_dropping_images_is_exactly_removing_the_key(
     nodes: list[tuple[dict, list | None, dict]],
 ) -> None:
-    from kumaco.cache import drop_images
+    from kumaco.controller.stores import drop_images
 
     items, expected = [], []
     for before, images, after in nodes:

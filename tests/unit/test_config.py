@@ -1,4 +1,4 @@
-"""Settings of kumaco run (kumaco.config): flags, KUMACO_* env vars, validation, identity."""
+"""Settings of kumaco run (kumaco.cmd.settings): flags, KUMACO_* env vars, validation, identity."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kumaco.config import (
+from kumaco.cmd.settings import (
     UsageError,
     add_run_flags,
     apply_env_defaults,

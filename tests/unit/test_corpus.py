@@ -13,7 +13,7 @@ reject. Its annotations say what the test expects:
     does not hold 1 MiB files).
 
 Each file, and the 1 MiB variants, go through ``kumaco validate`` both as a
-subprocess (``python -m kumaco.cli``) and in-process (``kumaco.cli.main``), in
+subprocess (``python -m kumaco.cmd.cli``) and in-process (``kumaco.cmd.cli.main``), in
 text and JSON output: exit status 1, no traceback, nothing on stderr, exactly
 the expected keys named, each message one printable line under 1000
 characters, and the text line ``invalid <ns>/<name>: <key>: <reason>`` made of
@@ -34,8 +34,8 @@ from typing import Any
 import pytest
 import yaml
 
-from kumaco import cli
-from kumaco.windows import KNOWN_KEYS, REQUIRED_KEYS
+from kumaco.cmd import cli
+from kumaco.core.windows import KNOWN_KEYS, REQUIRED_KEYS
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data"
@@ -197,7 +197,7 @@ def corpus_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "kumaco.cli", "validate", *args],
+        [sys.executable, "-m", "kumaco", "validate", *args],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -209,7 +209,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 def _run_both(path: Path) -> tuple[subprocess.CompletedProcess[str], ...]:
     """Text and JSON runs of one file, started together."""
-    cmd = [sys.executable, "-m", "kumaco.cli", "validate"]
+    cmd = [sys.executable, "-m", "kumaco", "validate"]
     procs = [
         subprocess.Popen(
             [*cmd, *extra, str(path)],

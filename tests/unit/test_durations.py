@@ -1,4 +1,4 @@
-"""Go ``time.ParseDuration`` semantics of window durations (kumaco.durations).
+"""Go ``time.ParseDuration`` semantics of window durations (kumaco.core.durations).
 
 Table tests pin each grammar rule; the differential test in
 ``test_durations_oracle.py`` compares with Go itself.
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kumaco.durations import (
+from kumaco.core.durations import (
     HOUR,
     MICROSECOND,
     MILLISECOND,
@@ -22,7 +22,7 @@ from kumaco.durations import (
     parse_go_duration,
     parse_window_duration,
 )
-from kumaco.errors import InvalidInput
+from kumaco.core.errors import InvalidInput
 
 
 @pytest.mark.parametrize(

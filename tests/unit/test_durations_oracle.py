@@ -1,4 +1,4 @@
-"""kumaco.durations against Go's own ``time.ParseDuration`` (the oracle in hack/oracle).
+"""kumaco.core.durations against Go's own ``time.ParseDuration`` (the oracle in hack/oracle).
 
 Every accepted string must give the same nanoseconds and every rejected one
 Go's own message (Go prefixes ``time: ``).
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kumaco.durations import parse_go_duration
-from kumaco.errors import InvalidInput
+from kumaco.core.durations import parse_go_duration
+from kumaco.core.errors import InvalidInput
 from tests.oracle import Oracle
 
 pytestmark = pytest.mark.oracle

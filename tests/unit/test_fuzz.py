@@ -3,10 +3,10 @@
 Robustness: the parsers (schedules, durations, selectors), ``parse_window`` on
 arbitrary decoded YAML/JSON values, ``load_documents``/``window_entries`` on
 arbitrary text and ``node_view`` on malformed Nodes raise nothing but
-:class:`~kumaco.errors.InvalidInput` (``ManifestError`` for unreadable text), and
+:class:`~kumaco.core.errors.InvalidInput` (``ManifestError`` for unreadable text), and
 the planner never crashes on what ``node_view`` makes of malformed Nodes.
 
-Invariants of :func:`kumaco.planner.plan`, over valid windows built from small
+Invariants of :func:`kumaco.core.planner.plan`, over valid windows built from small
 vocabularies (so that many open and match), nodes with labels and conditions
 from small vocabularies, random instants and random policies: the ceiling,
 the scope, eligibility, holders kept, UnderMaintenance exactly when an open
@@ -28,14 +28,14 @@ import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from kumaco.durations import parse_go_duration, parse_window_duration
-from kumaco.errors import InvalidInput
-from kumaco.manifests import ManifestError, load_documents, node_views, window_entries
-from kumaco.nodes import NodeSet, NodeView, node_view, parse_timestamp
-from kumaco.planner import IN_PROGRESS, UNDER_MAINTENANCE, Plan, Policy, parse_ceiling, plan
-from kumaco.schedule import parse_schedule
-from kumaco.selectors import parse_selector
-from kumaco.windows import KNOWN_KEYS, InvalidWindow, Window, parse_window
+from kumaco.core.durations import parse_go_duration, parse_window_duration
+from kumaco.core.errors import InvalidInput
+from kumaco.core.manifests import ManifestError, load_documents, node_views, window_entries
+from kumaco.core.nodes import NodeSet, NodeView, node_view, parse_timestamp
+from kumaco.core.planner import IN_PROGRESS, UNDER_MAINTENANCE, Plan, Policy, parse_ceiling, plan
+from kumaco.core.schedule import parse_schedule
+from kumaco.core.selectors import parse_selector
+from kumaco.core.windows import KNOWN_KEYS, InvalidWindow, Window, parse_window
 from tests.strategies import selector_texts
 
 SECOND = 1_000_000_000

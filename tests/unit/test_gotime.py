@@ -1,4 +1,4 @@
-"""kumaco.gotime: Go time semantics (calendar, zone lookup, Date, AddDate, Truncate)."""
+"""kumaco.core.gotime: Go time semantics (calendar, zone lookup, Date, AddDate, Truncate)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kumaco import gotime
-from kumaco.schedule import _cached_location, _zone_names, load_zone
+from kumaco.core import gotime
+from kumaco.core.schedule import _cached_location, _zone_names, load_zone
 
 UTC = dt.UTC
 

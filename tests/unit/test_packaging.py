@@ -71,12 +71,12 @@ def test_image_script_builds_a_wheel_of_the_package_only(image: dict[str, object
     top = {n.split("/")[0] for n in names}
     assert top == {"kumaco", f"kumaco-{kumaco.__version__}.dist-info"}, top
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
-    source = {p.relative_to(REPO).as_posix() for p in (REPO / "kumaco").glob("*.py")}
+    source = {p.relative_to(REPO).as_posix() for p in (REPO / "kumaco").rglob("*.py")}
     assert {n for n in names if n.startswith("kumaco/")} == source
     entry_points = zipfile.ZipFile(wheel).read(
         f"kumaco-{kumaco.__version__}.dist-info/entry_points.txt"
     )
-    assert b"kumaco = kumaco.cli:main" in entry_points
+    assert b"kumaco = kumaco.cmd.cli:main" in entry_points
 
 
 def test_image_script_installs_a_clean_venv_without_pip(image: dict[str, object]) -> None:
@@ -93,8 +93,9 @@ def test_image_script_installs_a_clean_venv_without_pip(image: dict[str, object]
     # Bytecode is compiled at install time: at run time the root filesystem is read-only
     # and PYTHONDONTWRITEBYTECODE=1, so nothing is compiled (or written) then.
     (site,) = venv.glob("lib/python3.*/site-packages")
-    for module in (REPO / "kumaco").glob("*.py"):
-        assert list((site / "kumaco" / "__pycache__").glob(f"{module.stem}.cpython-*.pyc")), module
+    for module in (REPO / "kumaco").rglob("*.py"):
+        package = site / module.parent.relative_to(REPO)
+        assert list((package / "__pycache__").glob(f"{module.stem}.cpython-*.pyc")), module
 
 
 def test_image_script_smoke_tests_the_installed_commands(image: dict[str, object]) -> None:

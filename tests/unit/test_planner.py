@@ -1,4 +1,4 @@
-"""The planner (kumaco.planner): one table test per rule of UnderMaintenance and MaintenanceInProgress."""
+"""The planner (kumaco.core.planner): one table test per rule of UnderMaintenance and MaintenanceInProgress."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from collections.abc import Mapping
 
 import pytest
 
-from kumaco.durations import SECOND
-from kumaco.errors import InvalidInput
-from kumaco.nodes import NodeSet, node_view
-from kumaco.planner import (
+from kumaco.core.durations import SECOND
+from kumaco.core.errors import InvalidInput
+from kumaco.core.nodes import NodeSet, node_view
+from kumaco.core.planner import (
     ALLOWED,
     BLOCKED,
     CEILING_REACHED,
@@ -23,8 +23,8 @@ from kumaco.planner import (
     parse_ceiling,
     plan,
 )
-from kumaco.selectors import parse_selector
-from kumaco.windows import Window, parse_window
+from kumaco.core.selectors import parse_selector
+from kumaco.core.windows import Window, parse_window
 
 REQ, BLOCK, MIP = "kured.dev/RebootRequired", "kured.dev/RebootInhibited", "MaintenanceInProgress"
 NOW = int(dt.datetime(2026, 12, 1, 3, 30, tzinfo=dt.UTC).timestamp()) * SECOND

@@ -1,4 +1,4 @@
-"""kumaco.schedule: robfig/cron v3 grammar, quirks, zones, never_fires and DST behaviour.
+"""kumaco.core.schedule: robfig/cron v3 grammar, quirks, zones, never_fires and DST behaviour.
 
 The expectations here are hard-coded; tests/unit/test_schedule_oracle.py
 checks the same tables (and random schedules) against the real Go module.
@@ -16,9 +16,9 @@ from croniter import croniter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kumaco import gotime
-from kumaco.errors import InvalidInput
-from kumaco.schedule import (
+from kumaco.core import gotime
+from kumaco.core.errors import InvalidInput
+from kumaco.core.schedule import (
     GO_SPACE,
     STAR,
     Schedule,

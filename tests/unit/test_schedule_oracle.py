@@ -1,4 +1,4 @@
-"""kumaco.schedule against the real robfig/cron v3.0.1 (built from the Go module proxy).
+"""kumaco.core.schedule against the real robfig/cron v3.0.1 (built from the Go module proxy).
 
 Acceptance and every ``next_fire`` must equal robfig's, except for kumaco's
 deliberate rejections: the ``Local`` zone and ``@every``.
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kumaco.errors import InvalidInput
-from kumaco.schedule import GO_SPACE, parse_schedule
+from kumaco.core.errors import InvalidInput
+from kumaco.core.schedule import GO_SPACE, parse_schedule
 from tests.oracle import Oracle
 from tests.unit.test_schedule import (
     DATE_LINE_CASES,

@@ -1,4 +1,4 @@
-"""Tests for kumaco.selectors: the kube-apiserver's label selector semantics.
+"""Tests for kumaco.core.selectors: the kube-apiserver's label selector semantics.
 
 Every expected error text below was checked against k8s.io/apimachinery v0.36.3's
 ``labels.Parse``; the ``oracle`` tests at the end re-check the tables and random
@@ -21,8 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kumaco.errors import InvalidInput
-from kumaco.selectors import LabelIndex, Operator, Requirement, Selector, parse_selector
+from kumaco.core.errors import InvalidInput
+from kumaco.core.selectors import LabelIndex, Operator, Requirement, Selector, parse_selector
 from tests.strategies import (
     INVALID_KEYS,
     INVALID_VALUES,

@@ -1,4 +1,4 @@
-"""The timeline picture (``kumaco timeline``, :mod:`kumaco.timeline`), checked structurally.
+"""The timeline picture (``kumaco timeline``, :mod:`kumaco.views.timeline`), checked structurally.
 
 The SVG is parsed with ``xml.etree``: its bars must be exactly the rows of
 ``kumaco windows`` for the same files and range, each at the x its start
@@ -23,9 +23,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kumaco import cli, timeline
-from kumaco.cli import parse_time
-from kumaco.windows import parse_window
+from kumaco.cmd import cli
+from kumaco.cmd.cli import parse_time
+from kumaco.core.windows import parse_window
+from kumaco.views import timeline
 
 SVG = "{http://www.w3.org/2000/svg}"
 ROOT = Path(__file__).resolve().parents[2]
@@ -537,12 +538,12 @@ def test_writes_the_file_and_reports_usage_errors(
     with pytest.raises(SystemExit) as exc:
         cli.main(["timeline", str(w), *span])  # --output is required
     assert exc.value.code == 2
-    # `python -m kumaco.cli` runs a second copy of kumaco.cli: usage errors must still be clean.
+    # `python -m kumaco` (the module entry point) gives the same clean usage errors.
     proc = subprocess.run(
         [
             sys.executable,
             "-m",
-            "kumaco.cli",
+            "kumaco",
             "timeline",
             str(w),
             "--from",
@@ -569,15 +570,15 @@ def test_offline_timeline_never_loads_kubernetes_nor_reads_a_clock_in_the_render
     w, _n = files
     code = (
         "import sys, io\n"
-        "from kumaco.cli import main\n"
+        "from kumaco.cmd.cli import main\n"
         f"rc = main(['timeline', {str(w)!r}, '--from', '2026-03-26T00:00:00Z', '--until', '2026-03-27T00:00:00Z',"
         " '--output', 'svg', '-o', '/dev/null'])\n"
         "assert rc == 0, rc\n"
-        "assert not [m for m in sys.modules if m.split('.')[0] in ('kubernetes', 'urllib3', 'kumaco.kube')], 'kubernetes loaded'\n"
-        "assert 'kumaco.kube' not in sys.modules and 'kumaco.status' not in sys.modules\n"
+        "assert not [m for m in sys.modules if m.split('.')[0] in ('kubernetes', 'urllib3', 'kumaco.kube.client')], 'kubernetes loaded'\n"
+        "assert 'kumaco.kube.client' not in sys.modules and 'kumaco.views.report' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
-    tree = ast.parse((ROOT / "kumaco" / "timeline.py").read_text())
+    tree = ast.parse((ROOT / "kumaco" / "views" / "timeline.py").read_text())
     clock = {"now", "utcnow", "today", "time", "time_ns", "monotonic", "perf_counter"}
     calls = [
         n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")

@@ -1,4 +1,4 @@
-"""Window ConfigMaps (kumaco.windows): validation naming keys, and open/close arithmetic.
+"""Window ConfigMaps (kumaco.core.windows): validation naming keys, and open/close arithmetic.
 
 The property test checks ``Window.state_at`` against a brute-force,
 minute-by-minute evaluation of the cron fields on the wall clock of the
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kumaco.durations import HOUR, SECOND
-from kumaco.windows import (
+from kumaco.core.durations import HOUR, SECOND
+from kumaco.core.windows import (
     MAX_VALUE_LENGTH,
     Interval,
     InvalidWindow,

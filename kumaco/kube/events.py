@@ -29,10 +29,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kumaco.cache import WindowConfigMap
-from kumaco.kube import MERGE, ApiError, Kube, TransportError
+from kumaco.controller.stores import WindowConfigMap
+from kumaco.kube.client import MERGE, ApiError, Kube, TransportError
 
-log = logging.getLogger("kumaco.events")
+log = logging.getLogger("kumaco.kube.events")
 
 NORMAL, WARNING = "Normal", "Warning"
 LOADED, INVALID, STARTED, ENDED = "WindowLoaded", "WindowInvalid", "WindowStarted", "WindowEnded"

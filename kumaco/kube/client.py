@@ -2,7 +2,7 @@
 
 Contract
 --------
-* This module (with :mod:`kumaco.election`, which calls it) is the only
+* This module (with :mod:`kumaco.kube.election`, which calls it) is the only
   place that imports ``kubernetes``. It uses the official client for what it
   is best at -- loading kubeconfig / in-cluster configuration, authenticating
   (client certificates, bearer tokens refreshed as they rotate, exec plugins)
@@ -41,7 +41,7 @@ import tenacity
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
-log = logging.getLogger("kumaco.kube")
+log = logging.getLogger("kumaco.kube.client")
 
 JSON = "application/json"
 STRATEGIC_MERGE = "application/strategic-merge-patch+json"

@@ -2,7 +2,7 @@ r"""Go ``time.ParseDuration``, exactly, and Go-style formatting of durations.
 
 Contract: :func:`parse_go_duration` accepts precisely the strings Go's
 ``time.ParseDuration`` accepts and returns the same number of nanoseconds;
-for anything else it raises :class:`~kumaco.errors.InvalidInput` with Go's own
+for anything else it raises :class:`~kumaco.core.errors.InvalidInput` with Go's own
 wording (``time: invalid duration "1d"`` becomes ``unknown unit "d" in
 duration "1d"``). :func:`parse_window_duration` adds the window rule: the
 value must be greater than zero. Pure: no I/O, no clock.
@@ -19,7 +19,7 @@ nanoseconds (about 292 years). This is differential-tested against Go's own
 
 from __future__ import annotations
 
-from kumaco.errors import InvalidInput
+from kumaco.core.errors import InvalidInput
 
 NANOSECOND = 1
 MICROSECOND = 1_000

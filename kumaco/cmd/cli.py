@@ -10,7 +10,7 @@ Offline commands (no cluster; a stable contract, tested black-box):
 ``kumaco plan --windows FILE... --nodes FILE [--at T] ...``
     What the controller would set on each node at ``T``.
 
-``kumaco run`` starts the controller (see :mod:`kumaco.config` for its flags).
+``kumaco run`` starts the controller (see :mod:`kumaco.cmd.settings` for its flags).
 A FILE of ``-`` is standard input. Times are RFC 3339; output is UTC with ``Z``.
 """
 
@@ -26,14 +26,14 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from kumaco import __version__
-from kumaco.config import UsageError as RunUsageError
-from kumaco.config import add_run_flags, apply_env_defaults, settings_from_args
-from kumaco.errors import InvalidInput
-from kumaco.manifests import ManifestError, load_documents, node_views, window_entries
-from kumaco.nodes import NodeSet, format_instant
-from kumaco.planner import IN_PROGRESS, UNDER_MAINTENANCE, Plan, Policy, parse_ceiling, plan
-from kumaco.selectors import parse_selector
-from kumaco.windows import InvalidWindow, Window
+from kumaco.cmd.settings import UsageError as RunUsageError
+from kumaco.cmd.settings import add_run_flags, apply_env_defaults, settings_from_args
+from kumaco.core.errors import InvalidInput
+from kumaco.core.manifests import ManifestError, load_documents, node_views, window_entries
+from kumaco.core.nodes import NodeSet, format_instant
+from kumaco.core.planner import IN_PROGRESS, UNDER_MAINTENANCE, Plan, Policy, parse_ceiling, plan
+from kumaco.core.selectors import parse_selector
+from kumaco.core.windows import InvalidWindow, Window
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 MAX_OCCURRENCES = 100_000
@@ -336,8 +336,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_policy_flags(pl)
     pl.set_defaults(func=cmd_plan)
 
-    # ---- timeline: added with kumaco/timeline.py (handler: kumaco.kubectl_plugin) ----
-    from kumaco.kubectl_plugin import add_timeline_flags, cmd_timeline  # noqa: PLC0415
+    # ---- timeline: added with kumaco/timeline.py (handler: kumaco.cmd.kubectl) ----
+    from kumaco.cmd.kubectl import add_timeline_flags, cmd_timeline  # noqa: PLC0415
 
     tl = sub.add_parser("timeline", help="draw when windows are open, as SVG or HTML (offline)")
     tl.add_argument("files", nargs="+", metavar="FILE")
@@ -363,7 +363,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -
     except RunUsageError as exc:
         raise UsageError(str(exc)) from None
     # Imported here so that the offline commands never load the Kubernetes client.
-    from kumaco.runner import run  # noqa: PLC0415
+    from kumaco.cmd.runner import run  # noqa: PLC0415
 
     return run(settings)
 

@@ -34,7 +34,7 @@ Contract
 * Calendar arithmetic is proleptic Gregorian on unbounded Python ints.
 
 Nothing here reads a clock or the file system; TZif bytes are handed in by
-the caller (see :mod:`kumaco.schedule`).
+the caller (see :mod:`kumaco.core.schedule`).
 """
 
 from __future__ import annotations

@@ -4,11 +4,11 @@ Contract
 --------
 :func:`parse_selector` takes the text a client would send as ``?labelSelector=`` on a
 LIST and returns an immutable, hashable :class:`Selector`, or raises
-:class:`kumaco.errors.InvalidInput` -- and nothing else -- for exactly the strings
+:class:`kumaco.core.errors.InvalidInput` -- and nothing else -- for exactly the strings
 the server answers with ``400 Bad Request``. The ``reason`` of that exception is the
 server's own message, word for word, as long as every literal it quotes is at most
 400 characters and the requirement has at most 8 value errors; beyond that the
-literal is replaced by a bounded :func:`kumaco.errors.excerpt` and the surplus errors
+literal is replaced by a bounded :func:`kumaco.core.errors.excerpt` and the surplus errors
 are counted instead of listed, so a message stays short whatever the input. A token
 holding a character that is not printable (a control or format character, a
 non-ASCII space) is also shown through ``excerpt`` -- escaped -- where the server
@@ -82,7 +82,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
-from kumaco.errors import InvalidInput, excerpt
+from kumaco.core.errors import InvalidInput, excerpt
 
 __all__ = [
     "LabelIndex",

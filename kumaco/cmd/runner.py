@@ -1,7 +1,7 @@
 """``kumaco run``: wire settings, API access, election, controller, probes and signals.
 
-Contract: :func:`run` takes a :class:`~kumaco.config.Settings` and returns
-the process exit code (see :mod:`kumaco.config`). SIGTERM and SIGINT stop the
+Contract: :func:`run` takes a :class:`~kumaco.cmd.settings.Settings` and returns
+the process exit code (see :mod:`kumaco.cmd.settings`). SIGTERM and SIGINT stop the
 controller cleanly (in-flight writes finish, a leader releases its Lease,
 exit 0). Nothing here decides anything; it only connects the parts.
 """
@@ -14,11 +14,11 @@ import threading
 from types import FrameType
 
 from kumaco import __version__
-from kumaco.config import EXIT_START_FAILED, Settings, parse_bind_address
-from kumaco.controller import Controller
-from kumaco.election import AlwaysLeader, LeaseElection
-from kumaco.kube import Kube, load_configuration
-from kumaco.observability import HealthServer, Metrics, serve_metrics, setup_logging
+from kumaco.cmd.observability import HealthServer, Metrics, serve_metrics, setup_logging
+from kumaco.cmd.settings import EXIT_START_FAILED, Settings, parse_bind_address
+from kumaco.controller.loop import Controller
+from kumaco.kube.client import Kube, load_configuration
+from kumaco.kube.election import AlwaysLeader, LeaseElection
 
 log = logging.getLogger("kumaco")
 

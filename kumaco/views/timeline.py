@@ -3,7 +3,7 @@
 Contract
 --------
 Pure rendering. :func:`build` takes window entries (valid and invalid), the
-open intervals ``kumaco windows`` computes for them (:func:`kumaco.cli.occurrences`,
+open intervals ``kumaco windows`` computes for them (:func:`kumaco.cmd.cli.occurrences`,
 passed in by the caller) and optionally a node list, and returns a
 :class:`Timeline`; :func:`render_svg` and :func:`render_html` turn it into
 text. No I/O, no clock (``now`` is an argument), no ``kubernetes`` import, no
@@ -54,11 +54,11 @@ from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from kumaco import __version__
-from kumaco.durations import HOUR, SECOND
-from kumaco.nodes import NodeSet, format_instant
-from kumaco.schedule import load_zone
-from kumaco.selectors import Selector
-from kumaco.windows import Interval, InvalidWindow, Window
+from kumaco.core.durations import HOUR, SECOND
+from kumaco.core.nodes import NodeSet, format_instant
+from kumaco.core.schedule import load_zone
+from kumaco.core.selectors import Selector
+from kumaco.core.windows import Interval, InvalidWindow, Window
 
 DAY = 24 * HOUR
 WIDTH = 1280
@@ -94,7 +94,7 @@ _MONTHS = (
 
 
 class OccurrenceLike(Protocol):
-    """One open interval of one window, as :class:`kumaco.cli.Occurrence`."""
+    """One open interval of one window, as :class:`kumaco.cmd.cli.Occurrence`."""
 
     @property
     def namespace(self) -> str: ...

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from kumaco.nodes import Condition, NodeSet, NodeView, node_view
+from kumaco.core.nodes import Condition, NodeSet, NodeView, node_view
 
 
 def newer_or_equal(a: str | None, b: str | None) -> bool:

@@ -3,14 +3,14 @@
 Contract
 --------
 * :func:`gather` reads through :class:`Reader`, a facade over
-  :class:`kumaco.kube.Kube` that can only ``GET`` one object or ``LIST`` a
+  :class:`kumaco.kube.client.Kube` that can only ``GET`` one object or ``LIST`` a
   collection: the window ConfigMaps of each namespace (by label selector), the
   Nodes in scope (``--node-selector``, filtered by the server) and the leader
   election Lease. Nothing is ever written, so ``get``/``list`` on configmaps
   and nodes and ``get`` on leases are all the RBAC it needs. An API error on
   one read (403, say) is recorded in :attr:`Snapshot.problems` and the rest
   is still read; an unreachable server raises
-  :class:`kumaco.kube.TransportError`.
+  :class:`kumaco.kube.client.TransportError`.
 * :func:`report` is pure: a :class:`Snapshot`, the condition names and an
   instant ``now`` (passed in; nothing here reads a clock) give a
   :class:`StatusReport`: each window ConfigMap valid or not (with the
@@ -19,17 +19,17 @@ Contract
   ``UnderMaintenance`` condition is True, the windows open for it, its
   ``MaintenanceInProgress`` condition as kumaco wrote it (reason
   ``BlockedByCondition``, ``RequiredConditionNotTrue``,
-  ``ConcurrencyCeilingReached``... see :mod:`kumaco.planner`) and since
+  ``ConcurrencyCeilingReached``... see :mod:`kumaco.core.planner`) and since
   when; and the Lease holder with whether its lease still runs
   (``renewTime + leaseDurationSeconds`` against ``now``).
-  A window open for longer than :mod:`kumaco.windows` follows its chained
+  A window open for longer than :mod:`kumaco.core.windows` follows its chained
   occurrences has no known close: it is reported as closing *after* the
   instant kumaco will look again (``closesAfter`` in JSON).
 * :func:`to_json` and :func:`format_report` render it (JSON for scripts; an
   aligned table, coloured only when asked).
 
 The default namespace comes from the kubeconfig context
-(:func:`context_namespace`). Only :mod:`kumaco.kube` may import
+(:func:`context_namespace`). Only :mod:`kumaco.kube.client` may import
 ``kubernetes``; until it offers the equivalent, the kubeconfig YAML is read
 here with PyYAML, merging ``$KUBECONFIG`` files as kubectl does.
 """
@@ -44,14 +44,14 @@ from typing import Any
 
 import yaml
 
-from kumaco.config import DEFAULT_CONFIGMAP_SELECTOR, own_namespace
-from kumaco.durations import SECOND
-from kumaco.kube import ApiError, Kube
-from kumaco.nodes import TRUE, Condition, NodeSet, NodeView, format_instant, node_view
-from kumaco.nodes import parse_timestamp as _parse_timestamp
-from kumaco.planner import IN_PROGRESS, UNDER_MAINTENANCE
-from kumaco.timeline import format_local, local_time, matching_counts
-from kumaco.windows import FieldError, InvalidWindow, Window, WindowState, parse_window
+from kumaco.cmd.settings import DEFAULT_CONFIGMAP_SELECTOR, own_namespace
+from kumaco.core.durations import SECOND
+from kumaco.core.nodes import TRUE, Condition, NodeSet, NodeView, format_instant, node_view
+from kumaco.core.nodes import parse_timestamp as _parse_timestamp
+from kumaco.core.planner import IN_PROGRESS, UNDER_MAINTENANCE
+from kumaco.core.windows import FieldError, InvalidWindow, Window, WindowState, parse_window
+from kumaco.kube.client import ApiError, Kube
+from kumaco.views.timeline import format_local, local_time, matching_counts
 
 DEFAULT_NAMESPACE = "default"
 DEFAULT_LEASE = "kumaco"
@@ -107,7 +107,7 @@ def default_namespace(
 ) -> tuple[str | None, str]:
     """The context name and the namespace to use when none is given, as kubectl decides.
 
-    Without ``--kubeconfig``, inside a pod (where :func:`kumaco.kube.load_configuration`
+    Without ``--kubeconfig``, inside a pod (where :func:`kumaco.kube.client.load_configuration`
     uses the service account) it is the pod's namespace; otherwise the
     kubeconfig context's namespace; else ``default``.
     """

@@ -19,7 +19,7 @@ It was the first choice and it falls short where kumaco needs it most:
   follower loop.
 
 So this module implements client-go's algorithm directly on raw Lease JSON
-through :class:`kumaco.kube.Kube` (create or update with resourceVersion
+through :class:`kumaco.kube.client.Kube` (create or update with resourceVersion
 preconditions, so two candidates can never both win one round), with:
 
 * a monotonic clock (injected): a follower judges expiry by when *it* saw the
@@ -51,9 +51,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kumaco.kube import ApiError, Kube, TransportError
+from kumaco.kube.client import ApiError, Kube, TransportError
 
-log = logging.getLogger("kumaco.election")
+log = logging.getLogger("kumaco.kube.election")
 
 
 def _micro_time(epoch_seconds: float) -> str:

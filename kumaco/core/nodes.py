@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from kumaco.selectors import LabelIndex
+from kumaco.core.selectors import LabelIndex
 
 TRUE = "True"
 FALSE = "False"

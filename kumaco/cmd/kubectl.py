@@ -5,11 +5,11 @@ Contract
 :func:`main` is the ``kubectl-kumaco`` console script; kubectl runs it for
 ``kubectl kumaco ...`` (the plugin convention: an executable named
 ``kubectl-<name>`` on ``PATH``). Every command only reads the cluster
-(GET and LIST, through :class:`kumaco.status.Reader`):
+(GET and LIST, through :class:`kumaco.views.report.Reader`):
 
 ``kubectl kumaco status [-o table|json]``
     Window ConfigMaps, nodes under maintenance and the leader
-    (:mod:`kumaco.status`).
+    (:mod:`kumaco.views.report`).
 ``kubectl kumaco windows [--from T] [--until T] [-o text|json]``
     ``kumaco windows`` with the windows read from the ConfigMaps; the same
     output, byte for byte, as the offline command on the same objects.
@@ -17,7 +17,7 @@ Contract
     ``kumaco plan`` with windows from the ConfigMaps and nodes from a LIST;
     the same output as the offline command.
 ``kubectl kumaco timeline --output svg|html [-o PATH] [--from T] [--until T] [--at T]``
-    The picture of :mod:`kumaco.timeline`, fed from the cluster.
+    The picture of :mod:`kumaco.views.timeline`, fed from the cluster.
 
 Flags shared by all (before or after the command): ``--kubeconfig``,
 ``--context``, ``-n/--namespace``, ``--namespaces a,b`` (default: the
@@ -27,8 +27,8 @@ current hour and ``timeline`` at 00:00 UTC today; ``--until`` defaults to
 seven days after ``--from``.
 
 :func:`cmd_timeline` is also the handler of the offline ``kumaco timeline
-FILE...`` (registered by :func:`kumaco.cli.build_parser`); this module
-imports neither ``kubernetes`` nor :mod:`kumaco.kube` until a command needs
+FILE...`` (registered by :func:`kumaco.cmd.cli.build_parser`); this module
+imports neither ``kubernetes`` nor :mod:`kumaco.kube.client` until a command needs
 the cluster, so offline commands never load the client.
 
 Exit codes: 0 done; 1 the cluster could not be read (credentials, network,
@@ -47,8 +47,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from kumaco import __version__, timeline
-from kumaco.cli import (
+from kumaco import __version__
+from kumaco.cmd.cli import (
     EXIT_OK,
     EXIT_USAGE,
     UsageError,
@@ -60,17 +60,18 @@ from kumaco.cli import (
     print_plan,
     print_windows,
 )
-from kumaco.config import DEFAULT_CONFIGMAP_SELECTOR
-from kumaco.durations import HOUR
-from kumaco.errors import InvalidInput
-from kumaco.manifests import node_views, window_entries
-from kumaco.nodes import NodeSet
-from kumaco.planner import IN_PROGRESS, UNDER_MAINTENANCE, plan
-from kumaco.selectors import parse_selector
-from kumaco.windows import InvalidWindow, Window
+from kumaco.cmd.settings import DEFAULT_CONFIGMAP_SELECTOR
+from kumaco.core.durations import HOUR
+from kumaco.core.errors import InvalidInput
+from kumaco.core.manifests import node_views, window_entries
+from kumaco.core.nodes import NodeSet
+from kumaco.core.planner import IN_PROGRESS, UNDER_MAINTENANCE, plan
+from kumaco.core.selectors import parse_selector
+from kumaco.core.windows import InvalidWindow, Window
+from kumaco.views import timeline
 
 if TYPE_CHECKING:
-    from kumaco.status import Reader
+    from kumaco.views.report import Reader
 
 EXIT_CLUSTER = 1
 TIMELINE_LIMIT = 5000
@@ -119,8 +120,8 @@ def _namespaces(args: argparse.Namespace, default: str) -> tuple[str, ...]:
 
 def _connect(args: argparse.Namespace) -> _Cluster:
     # Imported here: only commands that talk to the cluster load the Kubernetes client.
-    from kumaco.kube import Kube, RetryPolicy, load_configuration  # noqa: PLC0415
-    from kumaco.status import Reader, default_namespace  # noqa: PLC0415
+    from kumaco.kube.client import Kube, RetryPolicy, load_configuration  # noqa: PLC0415
+    from kumaco.views.report import Reader, default_namespace  # noqa: PLC0415
 
     kubeconfig = getattr(args, "kubeconfig", None)
     context = getattr(args, "context", None)
@@ -145,7 +146,7 @@ def _cluster_command(
     """Connect, run ``body``, turn API failures into :class:`ClusterError`."""
 
     def run(args: argparse.Namespace, out: TextIO, err: TextIO, _stdin: TextIO) -> int:
-        from kumaco.kube import ApiError, TransportError  # noqa: PLC0415
+        from kumaco.kube.client import ApiError, TransportError  # noqa: PLC0415
 
         cluster = _connect(args)
         try:
@@ -170,8 +171,8 @@ def _selector_flag(flag: str, text: str) -> None:
 def _cluster_windows(
     args: argparse.Namespace, cluster: _Cluster
 ) -> tuple[list[Window | InvalidWindow], list[str]]:
-    from kumaco.status import Scope, list_window_configmaps  # noqa: PLC0415
-    from kumaco.status import window_entries as entries_of  # noqa: PLC0415
+    from kumaco.views.report import Scope, list_window_configmaps  # noqa: PLC0415
+    from kumaco.views.report import window_entries as entries_of  # noqa: PLC0415
 
     selector = _configmap_selector(args)
     scope = Scope(namespaces=cluster.namespaces, configmap_selector=selector)
@@ -180,7 +181,7 @@ def _cluster_windows(
 
 
 def _cluster_nodes(cluster: _Cluster, node_selector: str) -> NodeSet:
-    from kumaco.status import list_nodes  # noqa: PLC0415
+    from kumaco.views.report import list_nodes  # noqa: PLC0415
 
     return NodeSet(list_nodes(cluster.reader, node_selector))
 
@@ -221,7 +222,7 @@ def _range(args: argparse.Namespace, now: int, align: int = HOUR) -> tuple[int, 
 
 
 def _status(args: argparse.Namespace, cluster: _Cluster, out: TextIO, err: TextIO) -> int:
-    from kumaco import status  # noqa: PLC0415
+    from kumaco.views import report as status  # noqa: PLC0415
 
     for flag, text in (("--node-selector", args.node_selector),):
         _selector_flag(flag, text)
@@ -343,7 +344,7 @@ def cmd_timeline(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
 
     Usage errors are reported here (``kumaco timeline: ...``, exit 2) rather
     than raised, so the answer is the same whichever ``main`` dispatched it
-    (``python -m kumaco.cli`` runs a second copy of :mod:`kumaco.cli`).
+    (``python -m kumaco.cmd.cli`` runs a second copy of :mod:`kumaco.cmd.cli`).
     """
     try:
         now = parse_time(args.at) if args.at else _now_ns()

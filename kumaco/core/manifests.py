@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
-from kumaco.nodes import NodeView, node_view
-from kumaco.windows import FieldError, InvalidWindow, Window, parse_window
+from kumaco.core.nodes import NodeView, node_view
+from kumaco.core.windows import FieldError, InvalidWindow, Window, parse_window
 
 DEFAULT_NAMESPACE = "default"
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

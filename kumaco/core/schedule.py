@@ -23,7 +23,7 @@ deviations:
   on by one more day (month) until the time moves, so it answers where
   robfig never returns.
 
-Every rejection raises :class:`kumaco.errors.InvalidInput` -- never any other
+Every rejection raises :class:`kumaco.core.errors.InvalidInput` -- never any other
 exception, whatever the text -- with a one-line message naming the field (or
 the zone, or the descriptor) and a bounded excerpt of the offending token.
 
@@ -58,7 +58,7 @@ Next, and what it does around DST (confirmed against the oracle)
 ---------------------------------------------------------------
 ``next_fire`` replays robfig's field-by-field search in the schedule's zone
 (month, then day, then hour, minute, second; a wrap-around restarts the
-search; at most five years ahead, else ``None``), using :mod:`kumaco.gotime`
+search; at most five years ahead, else ``None``), using :mod:`kumaco.core.gotime`
 for Go's ``Date``/``AddDate``/``Truncate``. Observable consequences:
 
 * a wall-clock time inside a spring-forward gap does not fire that day
@@ -90,8 +90,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from kumaco import gotime
-from kumaco.errors import InvalidInput, excerpt
+from kumaco.core import gotime
+from kumaco.core.errors import InvalidInput, excerpt
 
 __all__ = ["Schedule", "load_zone", "parse_schedule"]
 

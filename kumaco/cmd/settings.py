@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kumaco import __version__
-from kumaco.durations import SECOND, parse_go_duration
-from kumaco.errors import InvalidInput
-from kumaco.planner import IN_PROGRESS, UNDER_MAINTENANCE, Ceiling, parse_ceiling
-from kumaco.selectors import parse_selector
+from kumaco.core.durations import SECOND, parse_go_duration
+from kumaco.core.errors import InvalidInput
+from kumaco.core.planner import IN_PROGRESS, UNDER_MAINTENANCE, Ceiling, parse_ceiling
+from kumaco.core.selectors import parse_selector
 
 EXIT_OK = 0
 EXIT_START_FAILED = 1

@@ -3,7 +3,7 @@
 Contract
 --------
 :class:`Controller` keeps every node's maintenance conditions equal to the
-planner's answer (:func:`kumaco.planner.plan`). It is level-triggered: watch
+planner's answer (:func:`kumaco.core.planner.plan`). It is level-triggered: watch
 events only update the stores and wake the loop; each pass recomputes from
 the full state. Time comes from an injected wall clock (``now_ns``); the loop
 sleeps until the planner's ``next_change`` (a window opening or closing), so
@@ -33,7 +33,7 @@ Config hash
 -----------
 The ``data`` of all watched window ConfigMaps is hashed once the caches are
 synced. When it changes, the leader logs what changed and exits with
-:data:`kumaco.config.EXIT_CONFIG_CHANGED` after releasing the Lease, so a
+:data:`kumaco.cmd.settings.EXIT_CONFIG_CHANGED` after releasing the Lease, so a
 restart rebuilds the state; a follower only logs and adopts the new hash (it
 has no state to rebuild until it leads).
 """
@@ -51,7 +51,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kumaco.cache import (
+from kumaco.cmd.observability import Metrics
+from kumaco.cmd.settings import (
+    EXIT_CONFIG_CHANGED,
+    EXIT_LEADERSHIP_LOST,
+    EXIT_OK,
+    REPORTING_CONTROLLER,
+    Settings,
+)
+from kumaco.controller.stores import (
     ConfigMapStore,
     NodeStore,
     WindowConfigMap,
@@ -60,15 +68,11 @@ from kumaco.cache import (
     describe_config_change,
     leading_resource_version,
 )
-from kumaco.config import (
-    EXIT_CONFIG_CHANGED,
-    EXIT_LEADERSHIP_LOST,
-    EXIT_OK,
-    REPORTING_CONTROLLER,
-    Settings,
-)
-from kumaco.events import ENDED, INVALID, LOADED, NORMAL, STARTED, WARNING, EventRecorder, EventSpec
-from kumaco.kube import (
+from kumaco.core.nodes import TRUE, Condition, NodeSet, format_instant
+from kumaco.core.planner import Desired, Plan, Policy, plan
+from kumaco.core.selectors import parse_selector
+from kumaco.core.windows import InvalidWindow, Window, parse_window
+from kumaco.kube.client import (
     STRATEGIC_MERGE,
     ApiError,
     Kube,
@@ -77,13 +81,18 @@ from kumaco.kube import (
     TransportError,
     retrying,
 )
-from kumaco.nodes import TRUE, Condition, NodeSet, format_instant
-from kumaco.observability import Metrics
-from kumaco.planner import Desired, Plan, Policy, plan
-from kumaco.selectors import parse_selector
-from kumaco.windows import InvalidWindow, Window, parse_window
+from kumaco.kube.events import (
+    ENDED,
+    INVALID,
+    LOADED,
+    NORMAL,
+    STARTED,
+    WARNING,
+    EventRecorder,
+    EventSpec,
+)
 
-log = logging.getLogger("kumaco.controller")
+log = logging.getLogger("kumaco.controller.loop")
 
 RESYNC_SECONDS = 300.0  # re-evaluate at least this often (no I/O unless something changed)
 

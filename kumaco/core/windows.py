@@ -11,11 +11,11 @@ The ConfigMap format (``data``):
 
 ``startTime`` (required)
     A cron schedule with robfig/cron v3 ``ParseStandard`` semantics
-    (:mod:`kumaco.schedule`); UTC unless ``CRON_TZ=``/``TZ=`` or ``timeZone``.
+    (:mod:`kumaco.core.schedule`); UTC unless ``CRON_TZ=``/``TZ=`` or ``timeZone``.
 ``duration`` (required)
-    A Go duration greater than zero (:mod:`kumaco.durations`).
+    A Go duration greater than zero (:mod:`kumaco.core.durations`).
 ``nodeSelector`` (required, may be empty)
-    A Kubernetes label selector (:mod:`kumaco.selectors`); empty selects
+    A Kubernetes label selector (:mod:`kumaco.core.selectors`); empty selects
     every node in kumaco's scope.
 ``timeZone`` (optional)
     An IANA zone, as a CronJob's ``spec.timeZone``; an error together with a
@@ -36,10 +36,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from kumaco.durations import SECOND, format_go_duration, parse_window_duration
-from kumaco.errors import InvalidInput, excerpt
-from kumaco.schedule import Schedule, load_zone, parse_schedule
-from kumaco.selectors import Selector, parse_selector
+from kumaco.core.durations import SECOND, format_go_duration, parse_window_duration
+from kumaco.core.errors import InvalidInput, excerpt
+from kumaco.core.schedule import Schedule, load_zone, parse_schedule
+from kumaco.core.selectors import Selector, parse_selector
 
 START_TIME = "startTime"
 DURATION = "duration"

@@ -34,10 +34,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from kumaco.errors import InvalidInput, excerpt
-from kumaco.nodes import FALSE, TRUE, NodeSet, NodeView, format_instant, parse_timestamp
-from kumaco.selectors import Selector, parse_selector
-from kumaco.windows import Window, WindowState
+from kumaco.core.errors import InvalidInput, excerpt
+from kumaco.core.nodes import FALSE, TRUE, NodeSet, NodeView, format_instant, parse_timestamp
+from kumaco.core.selectors import Selector, parse_selector
+from kumaco.core.windows import Window, WindowState
 
 UNDER_MAINTENANCE = "kured.dev/UnderMaintenance"
 IN_PROGRESS = "MaintenanceInProgress"
