@@ -3,14 +3,21 @@
 kumaco turns maintenance windows declared in ConfigMaps into node conditions
 (``kured.dev/UnderMaintenance`` and, optionally, ``MaintenanceInProgress``).
 
-Package layout (layers, enforced by import-linter, see ``.importlinter``):
+Package layout: five layers, each importing only the layers below it
+(enforced by import-linter, ``.importlinter``; no import cycles, tested by
+``tests/unit/test_layout.py``):
 
-* pure core, no I/O, no clock reads, no ``kubernetes`` import:
-  ``errors``, ``gotime``, ``schedule``, ``durations``, ``selectors``,
-  ``windows``, ``planner``;
-* the I/O edge, the only place that imports ``kubernetes``: ``kube``,
-  ``election``;
-* wiring: ``controller``, ``config``, ``cli``.
+* ``kumaco.cmd`` -- entry points and wiring: settings, the runner, logs,
+  metrics and probes, the ``kumaco`` and ``kubectl kumaco`` command lines;
+* ``kumaco.controller`` -- the stores, the level-triggered loop, the status
+  writer and window announcements;
+* ``kumaco.views`` -- pure renderers: the status report, text tables, the
+  timeline picture (beside ``controller``; neither imports the other);
+* ``kumaco.kube`` -- the I/O edge and the only layer that imports
+  ``kubernetes``: credentials, the HTTP client, the retry policy,
+  reflectors, Lease election, Events;
+* ``kumaco.core`` -- the pure core, no I/O and no clock: schedules,
+  durations, selectors, windows, nodes, ConfigMaps, the planner.
 """
 
 __version__ = "0.1.0"

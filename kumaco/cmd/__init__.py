@@ -1,5 +1,6 @@
-"""Entry points and wiring: settings from flags and environment, ``kumaco run``'s runner,
-logs/metrics/probes, and the ``kumaco`` and ``kubectl kumaco`` command lines.
+"""Entry points and wiring: settings, the runner, logs/metrics/probes, the command lines.
 
-The top layer: it may import every other layer; nothing imports it.
+Settings from flags and environment, ``kumaco run``'s runner, and the ``kumaco``
+and ``kubectl kumaco`` command lines. The top layer: it may import every other
+layer; nothing imports it.
 """

@@ -9,6 +9,8 @@ Offline commands (no cluster; a stable contract, tested black-box):
     The open intervals of every valid window intersecting ``[from, until)``.
 ``kumaco plan --windows FILE... --nodes FILE [--at T] ...``
     What the controller would set on each node at ``T``.
+``kumaco timeline FILE... --from T --until T --output svg|html [-o PATH]``
+    The picture of when windows are open (:mod:`kumaco.cmd.timeline`).
 
 ``kumaco run`` starts the controller (see :mod:`kumaco.cmd.settings` for its flags).
 A FILE of ``-`` is standard input. Times are RFC 3339; output is UTC with ``Z``.
@@ -17,70 +19,23 @@ A FILE of ``-`` is standard input. Times are RFC 3339; output is UTC with ``Z``.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TextIO
 
 from kumaco import __version__
-from kumaco.cmd.settings import UsageError as RunUsageError
-from kumaco.cmd.settings import add_run_flags, apply_env_defaults, settings_from_args
-from kumaco.core.errors import InvalidInput
-from kumaco.core.manifests import ManifestError, load_documents, node_views, window_entries
-from kumaco.core.nodes import NodeSet, format_instant
-from kumaco.core.planner import IN_PROGRESS, UNDER_MAINTENANCE, Plan, Policy, parse_ceiling, plan
-from kumaco.core.selectors import parse_selector
-from kumaco.core.windows import InvalidWindow, Window
+from kumaco.cmd.common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, load_objects, now_ns, time_flag
+from kumaco.cmd.flags import UsageError, add_policy_flags, apply_env_defaults, policy_from_args
+from kumaco.cmd.settings import add_run_flags, settings_from_args
+from kumaco.cmd.timeline import add_timeline_flags, cmd_timeline
+from kumaco.core.manifests import node_views, window_entries
+from kumaco.core.nodes import NodeSet
+from kumaco.core.planner import plan
+from kumaco.core.windows import InvalidWindow, Window, occurrences
+from kumaco.views import listing
 
-EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 MAX_OCCURRENCES = 100_000
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-
-
-class UsageError(Exception):
-    """Input that cannot be read or parsed: exit status 2."""
-
-
-def _read(path: str, stdin: TextIO) -> str:
-    if path == "-":
-        return stdin.read()
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: {exc}") from None
-
-
-def load_objects(paths: Sequence[str], stdin: TextIO) -> list[Any]:
-    """Every object in the files (``-`` is stdin), Lists unwrapped; UsageError if unreadable."""
-    objects: list[Any] = []
-    for path in paths:
-        try:
-            objects.extend(load_documents(_read(path, stdin), path))
-        except ManifestError as exc:
-            raise UsageError(str(exc)) from None
-    return objects
-
-
-def parse_time(text: str) -> int:
-    """An RFC 3339 time with an offset (``Z`` or ``+hh:mm``) as an instant in ns."""
-    try:
-        parsed = dt.datetime.fromisoformat(text.strip().replace("z", "Z").replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(f"{text!r} is not an RFC 3339 time such as 2026-12-01T03:00:00Z") from None
-    if parsed.tzinfo is None:
-        raise UsageError(f"{text!r} has no UTC offset; write e.g. 2026-12-01T03:00:00Z")
-    return ((parsed - _EPOCH) // dt.timedelta(microseconds=1)) * 1000
-
-
-def _now_ns() -> int:
-    return ((dt.datetime.now(dt.UTC) - _EPOCH) // dt.timedelta(microseconds=1)) * 1000
-
-
-# ----------------------------------------------------------------------------- validate
 
 
 def cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
@@ -88,220 +43,60 @@ def cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
     entries = window_entries(load_objects(args.files, stdin))
     if not entries:
         raise UsageError("no ConfigMap found in the input")
-    if args.output == "json":
-        doc = [
-            {
-                "namespace": e.namespace,
-                "name": e.name,
-                "valid": isinstance(e, Window),
-                "errors": []
-                if isinstance(e, Window)
-                else [{"key": f.key, "message": f.message} for f in e.errors],
-            }
-            for e in entries
-        ]
-        json.dump(doc, out, indent=2, ensure_ascii=False)
-        out.write("\n")
-    else:
-        for e in entries:
-            out.write(
-                f"valid {_one_line(e.key)}\n"
-                if isinstance(e, Window)
-                else f"invalid {_one_line(e.key)}: {_one_line(e.reason)}\n"
-            )
+    out.write(listing.validate(entries, args.output))
     return EXIT_OK if all(isinstance(e, Window) for e in entries) else EXIT_INVALID
 
 
-def _one_line(text: str) -> str:
-    """``text`` as one printable line: control, format and separator characters escaped."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
-
-
-def _valid_windows(paths: Sequence[str], err: TextIO, stdin: TextIO) -> list[Window]:
-    windows: list[Window] = []
-    for e in window_entries(load_objects(paths, stdin)):
+def valid_windows(entries: Sequence[Window | InvalidWindow], err: TextIO) -> list[Window]:
+    """The valid windows; a note on ``err`` for each invalid one."""
+    for e in entries:
         if isinstance(e, InvalidWindow):
-            err.write(f"skipping invalid {_one_line(e.key)}: {_one_line(e.reason)}\n")
-        else:
-            windows.append(e)
-    return windows
+            err.write(listing.skipped(e))
+    return [e for e in entries if isinstance(e, Window)]
 
 
-# ----------------------------------------------------------------------------- windows
-
-
-@dataclass(frozen=True, order=True)
-class Occurrence:
-    """One merged open interval of one window."""
-
-    start: int
-    namespace: str
-    name: str
-    end: int
-
-
-def occurrences(
-    windows: Sequence[Window], start: int, until: int, limit: int
-) -> tuple[list[Occurrence], bool]:
-    """Open intervals intersecting ``[start, until)``, sorted; and whether ``limit`` cut them."""
-    found: list[Occurrence] = []
-    truncated = False
-    for w in windows:
-        for n, iv in enumerate(w.intervals(start, until)):
-            if iv.end <= start:
-                continue
-            if n >= limit:
-                truncated = True
-                break
-            found.append(Occurrence(iv.start, w.namespace, w.name, iv.end))
-    found.sort()
-    if len(found) > limit:
-        found, truncated = found[:limit], True
-    return found, truncated
-
-
-def print_windows(found: Sequence[Occurrence], output: str, out: TextIO) -> None:
-    """Print occurrences as ``kumaco windows`` does (text lines or a JSON array)."""
-    if output == "json":
-        doc = [
-            {
-                "namespace": o.namespace,
-                "name": o.name,
-                "start": format_instant(o.start),
-                "end": format_instant(o.end),
-            }
-            for o in found
-        ]
-        json.dump(doc, out, indent=2)
-        out.write("\n")
-        return
-    for o in found:
-        out.write(f"{format_instant(o.start)}  {format_instant(o.end)}  {o.namespace}/{o.name}\n")
+def print_windows(
+    windows: Sequence[Window],
+    start: int,
+    until: int,
+    args: argparse.Namespace,
+    out: TextIO,
+    err: TextIO,
+) -> None:
+    """Occurrences in ``[start, until)`` as ``kumaco windows`` prints them."""
+    found, truncated = occurrences(windows, start, until, args.limit)
+    if truncated:
+        err.write(f"warning: output truncated to {args.limit} occurrences (--limit)\n")
+    out.write(listing.windows(found, args.output))
 
 
 def cmd_windows(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
     """``kumaco windows``: open intervals in a time range."""
-    start, until = parse_time(args.from_), parse_time(args.until)
+    start, until = time_flag(args.from_), time_flag(args.until)
     if until <= start:
         raise UsageError("--until must be after --from")
-    found, truncated = occurrences(_valid_windows(args.files, err, stdin), start, until, args.limit)
-    if truncated:
-        err.write(f"warning: output truncated to {args.limit} occurrences (--limit)\n")
-    print_windows(found, args.output, out)
+    windows = valid_windows(window_entries(load_objects(args.files, stdin)), err)
+    print_windows(windows, start, until, args, out, err)
     return EXIT_OK
-
-
-# ----------------------------------------------------------------------------- plan
-
-
-def policy_from_args(args: argparse.Namespace) -> Policy:
-    """The planner policy from the shared scope/condition/ceiling flags."""
-    try:
-        scope = parse_selector(args.node_selector)
-    except InvalidInput as exc:
-        raise UsageError(f"--node-selector: {exc.reason}") from None
-    try:
-        ceiling = (
-            parse_ceiling(args.max_in_progress) if args.max_in_progress not in (None, "") else None
-        )
-    except InvalidInput as exc:
-        raise UsageError(f"--max-in-progress: {exc.reason}") from None
-    return Policy(
-        scope=scope,
-        under_maintenance=args.under_maintenance_condition,
-        in_progress=args.in_progress_condition,
-        ceiling=ceiling,
-        require=tuple(args.require_condition or ()),
-        block=tuple(args.block_condition or ()),
-    )
 
 
 def cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
     """``kumaco plan``: the planner's answer for a node list at an instant."""
     policy = policy_from_args(args)
-    at = parse_time(args.at) if args.at else _now_ns()
-    windows = _valid_windows(args.windows, err, stdin)
+    at = time_flag(args.at) if args.at else now_ns()
+    windows = valid_windows(window_entries(load_objects(args.windows, stdin)), err)
     nodes = NodeSet(node_views(load_objects([args.nodes], stdin)))
-    print_plan(plan(windows, nodes, at, policy), args.output, out)
+    out.write(listing.plan(plan(windows, nodes, at, policy), args.output))
     return EXIT_OK
 
 
-def print_plan(result: Plan, output: str, out: TextIO) -> None:
-    """Print a plan as ``kumaco plan`` does (a table or the JSON document)."""
-    if output == "json":
-        rows = [
-            {
-                "name": n.name,
-                "underMaintenance": n.is_under_maintenance,
-                "windows": list(n.windows),
-                "maintenanceInProgress": n.is_in_progress,
-                "reason": (n.in_progress or n.under_maintenance).reason,
-            }
-            for n in result.nodes
-        ]
-        json.dump({"at": format_instant(result.at), "nodes": rows}, out, indent=2)
-        out.write("\n")
-        return
-    out.write(f"at {format_instant(result.at)}")
-    if result.ceiling is not None:
-        out.write(f"; in progress {result.in_progress} of at most {result.ceiling}")
-    out.write("\n")
-    table = [("NODE", "UNDER-MAINTENANCE", "IN-PROGRESS", "REASON", "WINDOWS")]
-    table += [
-        (
-            n.name,
-            str(n.is_under_maintenance).lower(),
-            "-" if n.is_in_progress is None else str(n.is_in_progress).lower(),
-            (n.in_progress or n.under_maintenance).reason,
-            ",".join(n.windows) or "-",
-        )
-        for n in result.nodes
-    ]
-    out.write(format_table(table))
+def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
+    """``kumaco run``: the controller."""
+    settings = settings_from_args(args, os.environ)
+    # Imported here so that the offline commands never load the Kubernetes client.
+    from kumaco.cmd.runner import run  # noqa: PLC0415
 
-
-def format_table(rows: Sequence[Sequence[str]]) -> str:
-    """Left-aligned columns separated by two spaces, as kubectl prints."""
-    if not rows:
-        return ""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "".join(
-        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() + "\n" for r in rows
-    )
-
-
-# ----------------------------------------------------------------------------- parser
-
-
-def add_policy_flags(p: argparse.ArgumentParser) -> None:
-    """Flags shared by ``plan`` and ``run``: scope, condition names, ceiling rules."""
-    p.add_argument(
-        "--node-selector",
-        default="",
-        metavar="SEL",
-        help="nodes in scope (label selector; default all)",
-    )
-    p.add_argument(
-        "--require-condition",
-        action="append",
-        metavar="TYPE",
-        help="condition that must be True for MaintenanceInProgress (repeatable)",
-    )
-    p.add_argument(
-        "--block-condition",
-        action="append",
-        metavar="TYPE",
-        help="condition that, when True, blocks MaintenanceInProgress (repeatable)",
-    )
-    p.add_argument(
-        "--max-in-progress",
-        metavar="N|P%",
-        help="ceiling of concurrent MaintenanceInProgress nodes (unset: not managed)",
-    )
-    p.add_argument("--under-maintenance-condition", default=UNDER_MAINTENANCE, metavar="TYPE")
-    p.add_argument("--in-progress-condition", default=IN_PROGRESS, metavar="TYPE")
+    return run(settings)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -336,36 +131,20 @@ def build_parser() -> argparse.ArgumentParser:
     add_policy_flags(pl)
     pl.set_defaults(func=cmd_plan)
 
-    # ---- timeline: added with kumaco/timeline.py (handler: kumaco.cmd.kubectl) ----
-    from kumaco.cmd.kubectl import add_timeline_flags, cmd_timeline  # noqa: PLC0415
-
     tl = sub.add_parser("timeline", help="draw when windows are open, as SVG or HTML (offline)")
     tl.add_argument("files", nargs="+", metavar="FILE")
     tl.add_argument("--nodes", metavar="FILE", help="nodes to count per window (as for plan)")
     add_timeline_flags(tl, range_required=True)
     tl.set_defaults(func=cmd_timeline)
-    # ---- end of timeline ----
 
     r = sub.add_parser("run", help="run the controller (flags may also be set as KUMACO_<FLAG>)")
     add_run_flags(r)
     try:
         apply_env_defaults(r, os.environ)
-    except RunUsageError as exc:
+    except UsageError as exc:
         parser.error(str(exc))
     r.set_defaults(func=cmd_run)
     return parser
-
-
-def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
-    """``kumaco run``: the controller."""
-    try:
-        settings = settings_from_args(args, os.environ)
-    except RunUsageError as exc:
-        raise UsageError(str(exc)) from None
-    # Imported here so that the offline commands never load the Kubernetes client.
-    from kumaco.cmd.runner import run  # noqa: PLC0415
-
-    return run(settings)
 
 
 def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None) -> int:
@@ -381,7 +160,3 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None) -> int:
     except BrokenPipeError:  # e.g. `kumaco windows ... | head`
         return EXIT_OK
     return rc
-
-
-if __name__ == "__main__":
-    sys.exit(main())

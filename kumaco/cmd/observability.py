@@ -6,8 +6,8 @@ Contract:
   python-json-logger (``time``, ``level``, ``logger``, ``message`` and the
   structured fields passed as ``extra=``), or a readable text form. Values
   go in fields (window, node, namespace, reason, identity), not in messages.
-* :class:`Metrics` owns a private Prometheus registry (no global default
-  registry) with every kumaco metric; :func:`serve_metrics` exposes it.
+* :func:`serve_metrics` exposes the private registry of
+  :class:`kumaco.controller.metrics.Metrics` (no global default registry).
 * :class:`HealthServer` answers ``/healthz`` (the process and its election
   loop are alive) and ``/readyz`` (the caches are synced -- true on followers
   too) from callables it is given.
@@ -21,8 +21,10 @@ import threading
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client import start_http_server
 from pythonjsonlogger.json import JsonFormatter
+
+from kumaco.controller.metrics import Metrics
 
 _STANDARD = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {
     "message",
@@ -60,54 +62,6 @@ def setup_logging(fmt: str, level: str, identity: str = "") -> None:
     root.setLevel(level.upper())
     for noisy in ("urllib3", "kubernetes"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-
-
-class Metrics:
-    """Every metric kumaco exports, on its own registry."""
-
-    def __init__(self) -> None:
-        self.registry = CollectorRegistry(auto_describe=True)
-        r = self.registry
-        self.windows = Gauge(
-            "kumaco_windows", "Window ConfigMaps by validity.", ["state"], registry=r
-        )
-        self.windows_open = Gauge("kumaco_windows_open", "Windows open now.", registry=r)
-        self.under_maintenance = Gauge(
-            "kumaco_nodes_under_maintenance",
-            "Nodes in scope with UnderMaintenance=True (desired).",
-            registry=r,
-        )
-        self.in_progress = Gauge(
-            "kumaco_nodes_in_progress",
-            "Nodes in scope with MaintenanceInProgress=True (desired).",
-            registry=r,
-        )
-        self.nodes = Gauge("kumaco_nodes_in_scope", "Nodes in kumaco's scope.", registry=r)
-        self.writes = Counter(
-            "kumaco_condition_writes", "Node status writes by result.", ["result"], registry=r
-        )
-        self.api_errors = Counter(
-            "kumaco_api_errors",
-            "API errors by verb and HTTP status (0: no answer).",
-            ["verb", "code"],
-            registry=r,
-        )
-        self.events = Counter(
-            "kumaco_events", "Kubernetes Events emitted by reason.", ["reason"], registry=r
-        )
-        self.reconcile = Histogram(
-            "kumaco_reconcile_duration_seconds",
-            "Time to plan and apply once.",
-            buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
-            registry=r,
-        )
-        self.leader = Gauge("kumaco_leader", "1 while this replica leads.", registry=r)
-        self.config_hash = Gauge(
-            "kumaco_config_info", "The config hash in force.", ["hash"], registry=r
-        )
-
-    def api_error(self, verb: str, code: int) -> None:
-        self.api_errors.labels(verb=verb, code=str(code)).inc()
 
 
 def serve_metrics(metrics: Metrics, address: tuple[str, int]) -> Any:

@@ -14,10 +14,14 @@ import threading
 from types import FrameType
 
 from kumaco import __version__
-from kumaco.cmd.observability import HealthServer, Metrics, serve_metrics, setup_logging
+from kumaco.cmd.common import now_ns
+from kumaco.cmd.observability import HealthServer, serve_metrics, setup_logging
 from kumaco.cmd.settings import EXIT_START_FAILED, Settings, parse_bind_address
 from kumaco.controller.loop import Controller
-from kumaco.kube.client import Kube, load_configuration
+from kumaco.controller.metrics import Metrics
+from kumaco.core.errors import error_text
+from kumaco.kube.client import Kube
+from kumaco.kube.config import load_configuration
 from kumaco.kube.election import AlwaysLeader, LeaseElection
 
 log = logging.getLogger("kumaco")
@@ -40,7 +44,7 @@ def run(settings: Settings) -> int:
     try:
         configuration = load_configuration(settings.kubeconfig)
     except Exception as exc:  # any failure to find credentials is fatal at start-up
-        log.error("cannot load Kubernetes credentials", extra={"error": str(exc)[:500]})
+        log.error("cannot load Kubernetes credentials", extra={"error": error_text(exc, 500)})
         return EXIT_START_FAILED
     kube = Kube(
         configuration,
@@ -64,7 +68,9 @@ def run(settings: Settings) -> int:
     else:
         log.warning("leader election disabled: run exactly one replica (unsafe with more)")
         election = AlwaysLeader()
-    controller = Controller(settings, kube, election, metrics)
+    controller = Controller(
+        settings.controller_options(), settings.policy, kube, election, metrics, now_ns=now_ns
+    )
     holder.append(controller)
 
     health_address = parse_bind_address(settings.health_probe_bind_address)

@@ -4,8 +4,11 @@ Contract: :func:`settings_from_args` is the only place that reads flags,
 environment variables (``KUMACO_<FLAG>``, e.g. ``KUMACO_MAX_IN_PROGRESS``;
 a flag on the command line wins) and the pod's identity (``POD_NAME``,
 ``POD_NAMESPACE``, the service-account namespace file). Everything else
-receives a :class:`Settings`. Bad values are usage errors with the flag's
-name. Flag names follow controller-runtime where one exists.
+receives a :class:`Settings` -- or the part of it it needs: the
+:class:`~kumaco.core.planner.Policy` and the
+:class:`~kumaco.controller.loop.ControllerOptions`. Bad values are usage
+errors with the flag's name. Flag names follow controller-runtime where one
+exists; the policy flags are :mod:`kumaco.cmd.flags`'s, shared with ``plan``.
 
 Exit codes of ``kumaco run`` (documented in the README):
 
@@ -27,20 +30,45 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kumaco import __version__
+from kumaco.cmd.flags import (
+    UsageError,
+    add_policy_flags,
+    apply_env_defaults,
+    parse_bool,
+    policy_from_args,
+    selector_flag,
+)
+from kumaco.controller.options import (
+    EXIT_CONFIG_CHANGED,
+    EXIT_LEADERSHIP_LOST,
+    EXIT_OK,
+    ControllerOptions,
+)
+from kumaco.core.configmaps import DEFAULT_CONFIGMAP_SELECTOR
 from kumaco.core.durations import SECOND, parse_go_duration
 from kumaco.core.errors import InvalidInput
-from kumaco.core.planner import IN_PROGRESS, UNDER_MAINTENANCE, Ceiling, parse_ceiling
-from kumaco.core.selectors import parse_selector
+from kumaco.core.planner import Ceiling, Policy
+from kumaco.kube.config import SA_NAMESPACE_FILE, own_namespace
 
-EXIT_OK = 0
 EXIT_START_FAILED = 1
 EXIT_USAGE = 2
-EXIT_CONFIG_CHANGED = 3
-EXIT_LEADERSHIP_LOST = 4
 
-SA_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
-DEFAULT_CONFIGMAP_SELECTOR = "kured.dev/maintenance-window"
-REPORTING_CONTROLLER = "kured.dev/kumaco"
+__all__ = [
+    "DEFAULT_CONFIGMAP_SELECTOR",
+    "EXIT_CONFIG_CHANGED",
+    "EXIT_LEADERSHIP_LOST",
+    "EXIT_OK",
+    "EXIT_START_FAILED",
+    "EXIT_USAGE",
+    "Settings",
+    "UsageError",
+    "add_run_flags",
+    "apply_env_defaults",
+    "make_identity",
+    "own_namespace",
+    "parse_bind_address",
+    "settings_from_args",
+]
 
 
 @dataclass(frozen=True)
@@ -51,11 +79,7 @@ class Settings:
     namespaces: tuple[str, ...]
     configmap_selector: str
     node_selector: str
-    under_maintenance_condition: str
-    in_progress_condition: str
-    max_in_progress: Ceiling | None
-    require_conditions: tuple[str, ...]
-    block_conditions: tuple[str, ...]
+    policy: Policy
     leader_elect: bool
     leader_election_id: str
     leader_election_namespace: str
@@ -75,22 +99,31 @@ class Settings:
     def user_agent(self) -> str:
         return f"kumaco/{__version__} ({self.identity})"
 
+    @property
+    def max_in_progress(self) -> Ceiling | None:
+        return self.policy.ceiling
 
-class UsageError(Exception):
-    """A flag or environment value that cannot be used."""
+    @property
+    def require_conditions(self) -> tuple[str, ...]:
+        return self.policy.require
 
+    @property
+    def block_conditions(self) -> tuple[str, ...]:
+        return self.policy.block
 
-def _env_name(flag: str) -> str:
-    return "KUMACO_" + flag.lstrip("-").upper().replace("-", "_")
-
-
-def _bool(text: str) -> bool:
-    value = text.strip().lower()
-    if value in ("1", "t", "true", "yes", "y", "on"):
-        return True
-    if value in ("0", "f", "false", "no", "n", "off"):
-        return False
-    raise argparse.ArgumentTypeError(f"{text!r} is not a boolean (true/false)")
+    def controller_options(self) -> ControllerOptions:
+        """What the controller needs besides the policy."""
+        return ControllerOptions(
+            namespaces=self.namespaces,
+            configmap_selector=self.configmap_selector,
+            node_selector=self.node_selector,
+            instance=self.leader_election_id,
+            identity=self.identity,
+            field_manager=self.field_manager,
+            write_concurrency=self.write_concurrency,
+            event_lookback=self.event_lookback,
+            retry_period=self.retry_period,
+        )
 
 
 def add_run_flags(p: argparse.ArgumentParser) -> None:
@@ -106,24 +139,8 @@ def add_run_flags(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_CONFIGMAP_SELECTOR,
         help="label selector of window ConfigMaps",
     )
-    add("--node-selector", default="", help="nodes in scope (label selector; default: all nodes)")
-    add(
-        "--max-in-progress",
-        metavar="N|P%",
-        help="ceiling of MaintenanceInProgress nodes (unset: not managed)",
-    )
-    add(
-        "--require-condition",
-        action="append",
-        metavar="TYPE",
-        help="required condition (repeatable)",
-    )
-    add(
-        "--block-condition", action="append", metavar="TYPE", help="blocking condition (repeatable)"
-    )
-    add("--under-maintenance-condition", default=UNDER_MAINTENANCE, metavar="TYPE")
-    add("--in-progress-condition", default=IN_PROGRESS, metavar="TYPE")
-    add("--leader-elect", type=_bool, nargs="?", const=True, default=True, metavar="BOOL")
+    add_policy_flags(p)
+    add("--leader-elect", type=parse_bool, nargs="?", const=True, default=True, metavar="BOOL")
     add("--leader-election-id", default="kumaco", help="the Lease name")
     add("--leader-election-namespace", help="namespace of the Lease (default: its own)")
     add("--leader-elect-lease-duration", default="15s", metavar="DURATION")
@@ -140,36 +157,6 @@ def add_run_flags(p: argparse.ArgumentParser) -> None:
     add("--field-manager", default="kumaco", help="field manager name of condition writes")
     add("--write-concurrency", type=int, default=16, help="parallel status writes")
     add("--event-lookback", default="5m", metavar="DURATION", help=argparse.SUPPRESS)
-
-
-def apply_env_defaults(p: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
-    """Let ``KUMACO_<FLAG>`` set each flag's default (so the command line still wins)."""
-    for action in p._actions:
-        longs = [o for o in action.option_strings if o.startswith("--")]
-        if not longs or action.dest in ("help",):
-            continue
-        value = env.get(_env_name(longs[0]))
-        if value is None:
-            continue
-        if isinstance(action, argparse._AppendAction):
-            p.set_defaults(**{action.dest: [v.strip() for v in value.split(",") if v.strip()]})
-        elif action.type is not None and callable(action.type):
-            try:
-                p.set_defaults(**{action.dest: action.type(value)})
-            except (argparse.ArgumentTypeError, ValueError) as exc:
-                raise UsageError(f"{_env_name(longs[0])}: {exc}") from None
-        else:
-            p.set_defaults(**{action.dest: value})
-
-
-def own_namespace(env: Mapping[str, str], sa_file: Path = SA_NAMESPACE_FILE) -> str | None:
-    """``POD_NAMESPACE``, else the service-account namespace file, else None."""
-    if env.get("POD_NAMESPACE"):
-        return env["POD_NAMESPACE"]
-    try:
-        return sa_file.read_text().strip() or None
-    except OSError:
-        return None
 
 
 def make_identity(env: Mapping[str, str]) -> str:
@@ -197,20 +184,8 @@ def settings_from_args(
     if not namespaces:
         raise UsageError("--namespaces: no namespace given and POD_NAMESPACE is not set")
     lease_ns = args.leader_election_namespace or own or namespaces[0]
-    for flag, text in (
-        ("node-selector", args.node_selector),
-        ("configmap-selector", args.configmap_selector),
-    ):
-        try:
-            parse_selector(text)
-        except InvalidInput as exc:
-            raise UsageError(f"--{flag}: {exc.reason}") from None
-    ceiling = None
-    if args.max_in_progress not in (None, ""):
-        try:
-            ceiling = parse_ceiling(args.max_in_progress)
-        except InvalidInput as exc:
-            raise UsageError(f"--max-in-progress: {exc.reason}") from None
+    policy = policy_from_args(args)
+    selector_flag("--configmap-selector", args.configmap_selector)
     lease = _duration("leader-elect-lease-duration", args.leader_elect_lease_duration)
     renew = _duration("leader-elect-renew-deadline", args.leader_elect_renew_deadline)
     retry = _duration("leader-elect-retry-period", args.leader_elect_retry_period)
@@ -223,11 +198,7 @@ def settings_from_args(
         namespaces=namespaces,
         configmap_selector=args.configmap_selector,
         node_selector=args.node_selector,
-        under_maintenance_condition=args.under_maintenance_condition,
-        in_progress_condition=args.in_progress_condition,
-        max_in_progress=ceiling,
-        require_conditions=tuple(args.require_condition or ()),
-        block_conditions=tuple(args.block_condition or ()),
+        policy=policy,
         leader_elect=args.leader_elect,
         leader_election_id=args.leader_election_id,
         leader_election_namespace=lease_ns,

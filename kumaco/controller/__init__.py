@@ -1,5 +1,4 @@
-"""The controller: stores fed by watches, the level-triggered loop, the status writer and
-window announcements.
+"""The controller: stores fed by watches, the loop, the status writer, window announcements.
 
 It may import :mod:`kumaco.kube` and :mod:`kumaco.core`; decisions are the core's
 (:func:`kumaco.core.planner.plan` and :func:`kumaco.core.planner.changes`), this

@@ -13,78 +13,15 @@ to use without it. No I/O, no clock.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
-import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from kumaco.core.configmaps import WindowConfigMap, resource_version
 from kumaco.core.nodes import Condition, NodeSet, NodeView, node_view
-
-
-def newer_or_equal(a: str | None, b: str | None) -> bool:
-    """Whether resourceVersion ``a`` is not older than ``b``.
-
-    Kubernetes calls resourceVersions opaque; etcd-backed servers hand out
-    increasing integers, which this relies on to drop a watch event that is
-    older than a write-through update. Anything non-numeric counts as newer.
-    """
-    if a is None or b is None:
-        return True
-    if a.isdigit() and b.isdigit():
-        return int(a) >= int(b)
-    return True
-
-
-# Kubernetes serialises an object's metadata first: the first "name" and "resourceVersion"
-# in a watch event's bytes are the object's own (kind and apiVersion carry neither).
-_NAME = re.compile(rb'"name":"((?:[^"\\]|\\.)*)"')
-_RESOURCE_VERSION = re.compile(rb'"resourceVersion":"([0-9]+)"')
-_HEAD = 512
-
-
-_IMAGES = b',"images":['
-
-
-def drop_images(raw: bytes) -> bytes:
-    """Cut every Node's ``status.images`` list out of raw JSON before it is decoded.
-
-    The image list is most of a Node (about 8 KB of its 15) and kumaco never
-    reads it. A non-empty list ends at the first ``}]`` after it begins: each
-    entry is ``{"names":[...],"sizeBytes":N}`` and image names hold neither
-    ``}`` nor ``]``; an empty one is ``[]``. The key cannot occur elsewhere: in
-    strings its quotes would be escaped, and managedFields say ``f:images``. A
-    cut is made only where what follows is ``,`` or ``}``; otherwise the input
-    is returned unchanged. Works on one Node, a watch event or a LIST page.
-    """
-    if _IMAGES not in raw:
-        return raw
-    parts = []
-    pos = 0
-    while (start := raw.find(_IMAGES, pos)) >= 0:
-        body = start + len(_IMAGES)
-        end = body + 1 if raw[body : body + 1] == b"]" else raw.find(b"}]", body) + 2
-        if end < 2 or raw[end : end + 1] not in (b",", b"}"):
-            return raw  # not the shape expected: decode it whole
-        parts.append(raw[pos:start])
-        pos = end
-    parts.append(raw[pos:])
-    return b"".join(parts)
-
-
-def leading_resource_version(raw: bytes) -> str | None:
-    """The object's own resourceVersion, read from the first bytes of its JSON (or None)."""
-    m = _RESOURCE_VERSION.search(raw[:_HEAD])
-    return m.group(1).decode() if m else None
-
-
-def _rv(obj: Mapping[str, Any]) -> str | None:
-    meta = obj.get("metadata")
-    rv = meta.get("resourceVersion") if isinstance(meta, Mapping) else None
-    return rv if isinstance(rv, str) else None
+from kumaco.kube.wire import HEAD, NAME, RESOURCE_VERSION, drop_images, newer_or_equal
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +45,7 @@ class NodeStore:
     @staticmethod
     def trim(obj: Mapping[str, Any]) -> TrimmedNode | None:
         view = node_view(obj)
-        return None if view is None else TrimmedNode(view, _rv(obj))
+        return None if view is None else TrimmedNode(view, resource_version(obj))
 
     def _put_locked(self, node: TrimmedNode) -> bool:
         name = node.view.name
@@ -155,8 +92,8 @@ class NodeStore:
         """
         if not raw.startswith(b'{"type":"MODIFIED"'):
             return None
-        head = raw[:_HEAD]
-        name, rv = _NAME.search(head), _RESOURCE_VERSION.search(head)
+        head = raw[:HEAD]
+        name, rv = NAME.search(head), RESOURCE_VERSION.search(head)
         if name is None or rv is None:
             return None
         version = rv.group(1).decode()
@@ -213,27 +150,6 @@ class NodeStore:
             return len(self._nodes)
 
 
-@dataclass(frozen=True, slots=True)
-class WindowConfigMap:
-    """What kumaco keeps of a window ConfigMap."""
-
-    namespace: str
-    name: str
-    uid: str
-    resource_version: str | None
-    data: Mapping[str, object] | None
-    has_binary_data: bool
-
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
-
-    def data_digest(self) -> str:
-        """A digest of ``data`` alone (metadata never counts)."""
-        body = json.dumps(self.data, sort_keys=True, separators=(",", ":"), default=str)
-        return hashlib.sha256(body.encode()).hexdigest()
-
-
 class ConfigMapStore:
     """Window ConfigMaps of every watched namespace, by ``namespace/name``."""
 
@@ -247,21 +163,7 @@ class ConfigMapStore:
 
     @staticmethod
     def trim(obj: Mapping[str, Any]) -> WindowConfigMap | None:
-        meta = obj.get("metadata")
-        if not isinstance(meta, Mapping):
-            return None
-        ns, name, uid = meta.get("namespace"), meta.get("name"), meta.get("uid")
-        if not (isinstance(ns, str) and isinstance(name, str)):
-            return None
-        data = obj.get("data")
-        return WindowConfigMap(
-            namespace=ns,
-            name=name,
-            uid=uid if isinstance(uid, str) else "",
-            resource_version=_rv(obj),
-            data=MappingProxyType(dict(data)) if isinstance(data, Mapping) else None,
-            has_binary_data=bool(obj.get("binaryData")),
-        )
+        return WindowConfigMap.from_object(obj)
 
     def sink(self, namespace: str) -> _NamespaceSink:
         return _NamespaceSink(self, namespace)
@@ -313,27 +215,3 @@ class _NamespaceSink:
 
     def apply(self, event_type: str | None, cm: WindowConfigMap | None) -> None:
         self.store._apply(self.namespace, event_type, cm)
-
-
-def config_digest(configmaps: list[WindowConfigMap]) -> dict[str, str]:
-    """Per-ConfigMap data digests, the basis of the config hash."""
-    return {c.key: c.data_digest() for c in configmaps}
-
-
-def config_hash(digests: Mapping[str, str]) -> str:
-    """One hash over the ``data`` of all window ConfigMaps (sorted by namespace/name)."""
-    h = hashlib.sha256()
-    for key in sorted(digests):
-        h.update(f"{key}\0{digests[key]}\n".encode())
-    return h.hexdigest()
-
-
-def describe_config_change(
-    before: Mapping[str, str], after: Mapping[str, str]
-) -> dict[str, list[str]]:
-    """Which ConfigMaps were added, removed or edited between two digests."""
-    return {
-        "added": sorted(set(after) - set(before)),
-        "removed": sorted(set(before) - set(after)),
-        "edited": sorted(k for k in set(before) & set(after) if before[k] != after[k]),
-    }

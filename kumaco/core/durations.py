@@ -67,6 +67,50 @@ def _is_digit(c: int) -> bool:
     return 0x30 <= c <= 0x39
 
 
+def _leading_int(s: bytes, orig: bytes) -> tuple[int, bytes, bool]:
+    """Go's ``leadingInt``: ``[0-9]*``; overflow beyond 1<<63 is an error."""
+    i, v = 0, 0
+    while i < len(s) and _is_digit(s[i]):
+        if v > _U63 // 10:
+            raise _error("invalid duration", orig)
+        v = v * 10 + s[i] - 0x30
+        if v > _U63:
+            raise _error("invalid duration", orig)
+        i += 1
+    return v, s[i:], i > 0
+
+
+def _leading_fraction(s: bytes) -> tuple[int, float, bytes, bool]:
+    """Go's ``leadingFraction`` after the dot: digits past overflow are consumed and ignored."""
+    i, f, scale, overflow = 0, 0, 1.0, False
+    while i < len(s) and _is_digit(s[i]):
+        if not overflow:
+            if f > _MAX_INT64 // 10:
+                overflow = True
+            else:
+                y = f * 10 + s[i] - 0x30
+                if y > _U63:
+                    overflow = True
+                else:
+                    f = y
+                    scale *= 10
+        i += 1
+    return f, scale, s[i:], i > 0
+
+
+def _unit(s: bytes, orig: bytes) -> tuple[int, bytes]:
+    """The unit, which runs up to the next '.' or digit."""
+    i = 0
+    while i < len(s) and not (s[i] == 0x2E or _is_digit(s[i])):
+        i += 1
+    if i == 0:
+        raise _error("missing unit in duration", orig)
+    unit = _UNITS.get(s[:i])
+    if unit is None:
+        raise _error(f"unknown unit {_go_quote(s[:i])} in duration", orig)
+    return unit, s[i:]
+
+
 def parse_go_duration(text: str) -> int:
     """Parse ``text`` like Go's ``time.ParseDuration``; return nanoseconds."""
     orig = text.encode("utf-8", "surrogatepass")
@@ -81,51 +125,15 @@ def parse_go_duration(text: str) -> int:
         raise _error("invalid duration", orig)
     total = 0
     while s:
-        c = s[0]
-        if not (c == 0x2E or _is_digit(c)):
+        if not (s[0] == 0x2E or _is_digit(s[0])):
             raise _error("invalid duration", orig)
-        # leadingInt: [0-9]*, overflow beyond 1<<63 is an error.
-        i, v = 0, 0
-        while i < len(s) and _is_digit(s[i]):
-            if v > _U63 // 10:
-                raise _error("invalid duration", orig)
-            v = v * 10 + s[i] - 0x30
-            if v > _U63:
-                raise _error("invalid duration", orig)
-            i += 1
-        pre = i > 0
-        s = s[i:]
-        # leadingFraction: (\.[0-9]*)?, digits past overflow are consumed and ignored.
+        v, s, pre = _leading_int(s, orig)
         f, scale, post = 0, 1.0, False
         if s and s[0] == 0x2E:
-            s = s[1:]
-            i, overflow = 0, False
-            while i < len(s) and _is_digit(s[i]):
-                if not overflow:
-                    if f > _MAX_INT64 // 10:
-                        overflow = True
-                    else:
-                        y = f * 10 + s[i] - 0x30
-                        if y > _U63:
-                            overflow = True
-                        else:
-                            f = y
-                            scale *= 10
-                i += 1
-            post = i > 0
-            s = s[i:]
+            f, scale, s, post = _leading_fraction(s[1:])
         if not pre and not post:
             raise _error("invalid duration", orig)
-        # The unit runs up to the next '.' or digit.
-        i = 0
-        while i < len(s) and not (s[i] == 0x2E or _is_digit(s[i])):
-            i += 1
-        if i == 0:
-            raise _error("missing unit in duration", orig)
-        unit_text, s = s[:i], s[i:]
-        unit = _UNITS.get(unit_text)
-        if unit is None:
-            raise _error(f"unknown unit {_go_quote(unit_text)} in duration", orig)
+        unit, s = _unit(s, orig)
         if v > _U63 // unit:
             raise _error("invalid duration", orig)
         v *= unit

@@ -12,9 +12,11 @@ Contract
   as Go's ``tzset`` does, including its truncated modulo for negative
   instants). It also returns a half-open interval ``[start, end)`` around
   the instant on which that offset is constant; callers may cache it.
-* :func:`date` is Go's ``time.Date``: out-of-range month, day, hour, minute
-  and second are normalised by carrying (floor division), and a wall clock
-  that falls into a gap or an overlap resolves the way Go resolves it::
+* Go's ``time.Date`` (used by the schedule engine as ``_Offsets.date``, and
+  kept whole, with ``AddDate`` and the wall-clock reading, as the reference in
+  ``tests/support/reference.py``): out-of-range month, day, hour, minute and
+  second are normalised by carrying (floor division), and a wall clock that
+  falls into a gap or an overlap resolves the way Go resolves it::
 
       o1 = offset at the instant "wall clock read as UTC"
       if that guessed instant (wall - o1) is outside o1's interval:
@@ -28,8 +30,7 @@ Contract
   overlap resolves to its first, daylight reading (01:30 EDT); east of
   Greenwich it is the other way round (Berlin 02:30 -> 03:30 CEST in the
   gap, 02:30 CET in the overlap).
-* :func:`add_date` is ``Time.AddDate`` (``date`` on the wall-clock fields),
-  :func:`truncate` is ``Time.Truncate``, which works on absolute time since
+* :func:`truncate` is ``Time.Truncate``, which works on absolute time since
   Go's zero time (0001-01-01 UTC), never on the local wall clock.
 * Calendar arithmetic is proleptic Gregorian on unbounded Python ints.
 
@@ -50,14 +51,10 @@ __all__ = [
     "UTC",
     "Location",
     "TZifError",
-    "Wall",
-    "add_date",
     "civil_from_days",
-    "date",
     "days_from_civil",
     "location_from_tzif",
     "truncate",
-    "wall",
 ]
 
 SECONDS_PER_DAY = 86400
@@ -414,53 +411,6 @@ def _first_zone(types: list[tuple[int, bool]], indices: bytes) -> int:
 
 # ---------------------------------------------------------------------------
 # Time operations
-
-
-class Wall(NamedTuple):
-    """Wall-clock reading of an instant in a zone (``weekday``: Sunday is 0)."""
-
-    year: int
-    month: int
-    day: int
-    hour: int
-    minute: int
-    second: int
-    weekday: int
-
-
-def wall(t: int, loc: Location) -> Wall:
-    """Go's ``t.Date()``, ``t.Clock()`` and ``t.Weekday()`` in ``loc``."""
-    local = t + loc.lookup(t)[0]
-    days, sod = divmod(local, SECONDS_PER_DAY)
-    y, m, d = civil_from_days(days)
-    return Wall(y, m, d, sod // 3600, sod // 60 % 60, sod % 60, (days + 4) % 7)
-
-
-def date(
-    loc: Location, year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0
-) -> int:
-    """Go's ``time.Date(year, month, day, hour, minute, second, 0, loc)`` as Unix seconds."""
-    year, m0 = year + (month - 1) // 12, (month - 1) % 12
-    local = (
-        days_from_civil(year, m0 + 1, 1) * SECONDS_PER_DAY
-        + (day - 1) * SECONDS_PER_DAY
-        + hour * 3600
-        + minute * 60
-        + second
-    )
-    offset, start, end = loc.lookup(local)
-    if offset != 0:
-        utc = local - offset
-        if utc < start or utc >= end:
-            offset = loc.lookup(utc)[0]
-        local -= offset
-    return local
-
-
-def add_date(t: int, loc: Location, years: int, months: int, days: int) -> int:
-    """Go's ``t.AddDate(years, months, days)`` for ``t`` in ``loc``."""
-    w = wall(t, loc)
-    return date(loc, w.year + years, w.month + months, w.day + days, w.hour, w.minute, w.second)
 
 
 def truncate(t: int, d: int) -> int:

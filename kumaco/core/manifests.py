@@ -6,7 +6,9 @@ raises :class:`ManifestError` only when the text itself cannot be parsed.
 :func:`window_entries` turns ConfigMap objects into windows or invalid
 entries, never raising for bad content: an object without a name becomes an
 invalid entry on ``metadata.name``; a document that is not a ConfigMap is
-reported on ``kind``. Pure: callers pass text, not paths.
+reported on ``kind``. ConfigMaps become windows through
+:func:`kumaco.core.configmaps.window_of`, as in the controller. Pure: callers
+pass text, not paths.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from typing import Any
 
 import yaml
 
+from kumaco.core.configmaps import WindowConfigMap, window_of
 from kumaco.core.nodes import NodeView, node_view
-from kumaco.core.windows import FieldError, InvalidWindow, Window, parse_window
+from kumaco.core.windows import FieldError, InvalidWindow, Window
 
 DEFAULT_NAMESPACE = "default"
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -90,10 +93,9 @@ def window_entries(objects: Iterable[Any]) -> list[Window | InvalidWindow]:
                 InvalidWindow(namespace, shown, (FieldError("metadata.name", "is missing"),))
             )
             continue
-        data = obj.get("data")
-        entries.append(
-            parse_window(namespace, name, data, has_binary_data=bool(obj.get("binaryData")))
-        )
+        cm = WindowConfigMap.from_object(obj, DEFAULT_NAMESPACE)
+        assert cm is not None  # it has a name, and a namespace by default
+        entries.append(window_of(cm))
     return entries
 
 

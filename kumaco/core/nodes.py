@@ -117,29 +117,6 @@ def _timestamp_text(value: Any) -> str | None:
     return None
 
 
-def parse_timestamp(text: str | None) -> int | None:
-    """An RFC 3339 timestamp as an instant (ns since the epoch), or None if absent/malformed."""
-    if not text:
-        return None
-    try:
-        parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        return None
-    return (
-        (parsed - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(microseconds=1)
-    ) * 1000
-
-
-def format_instant(t: int) -> str:
-    """Format an instant (ns) as RFC 3339 UTC with ``Z``, to the second (as Kubernetes does)."""
-    secs = t // 1_000_000_000
-    return (dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(seconds=secs)).strftime(
-        "%Y-%m-%dT%H:%M:%SZ"
-    )
-
-
 class NodeSet:
     """Node views by name, plus a label index and a True-condition index kept in step."""
 

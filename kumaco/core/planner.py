@@ -31,12 +31,13 @@ matching some node in scope opens or closes -- strictly after ``now``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kumaco.core.errors import InvalidInput, excerpt
-from kumaco.core.nodes import FALSE, TRUE, NodeSet, NodeView, format_instant, parse_timestamp
+from kumaco.core.nodes import FALSE, TRUE, NodeSet, NodeView
 from kumaco.core.selectors import Selector, parse_selector
+from kumaco.core.times import format_instant, parse_timestamp
 from kumaco.core.windows import Window, WindowState
 
 UNDER_MAINTENANCE = "kured.dev/UnderMaintenance"
@@ -149,6 +150,8 @@ class Plan:
     windows: Mapping[str, WindowState]
     ceiling: int | None = None
     in_progress: int = 0
+    #: How many nodes in scope each window's selector matches (open or not), by key.
+    matching: Mapping[str, int] = field(default_factory=dict)
 
     def node(self, name: str) -> NodePlan | None:
         return next((n for n in self.nodes if n.name == name), None)
@@ -182,10 +185,12 @@ def plan(windows: Iterable[Window], nodes: NodeSet, now: int, policy: Policy) ->
     groups: dict[tuple[str, ...], frozenset[str]] = {(): frozenset(in_scope)} if in_scope else {}
     closes_of: dict[str, int | None] = {}
     next_change: int | None = None
+    matching: dict[str, int] = {}
     for w in sorted(windows, key=lambda w: w.key):
         selected = w.selector.select(nodes.index) & in_scope
         state = w.state_at(now)
         states[w.key] = state
+        matching[w.key] = len(selected)
         if not selected:
             continue
         nc = state.next_change
@@ -248,6 +253,7 @@ def plan(windows: Iterable[Window], nodes: NodeSet, now: int, policy: Policy) ->
         windows=states,
         ceiling=limit,
         in_progress=count,
+        matching=matching,
     )
 
 
@@ -312,3 +318,110 @@ def _in_progress(
         else:
             result[node.name] = waiting
     return result, count
+
+
+# ----------------------------------------------------------------------------- changes
+
+
+@dataclass(frozen=True, slots=True)
+class ConditionWrite:
+    """One condition as a status write sends it (a NodeCondition)."""
+
+    type: str
+    status: str
+    reason: str
+    message: str
+    last_transition_time: str
+    last_heartbeat_time: str
+
+    def as_json(self) -> dict[str, str]:
+        return {
+            "type": self.type,
+            "status": self.status,
+            "reason": self.reason,
+            "message": self.message,
+            "lastTransitionTime": self.last_transition_time,
+            "lastHeartbeatTime": self.last_heartbeat_time,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class NodeChange:
+    """The status write one node needs: only the conditions that differ from its current ones.
+
+    ``grant`` is True when the write gives the node MaintenanceInProgress it does
+    not hold yet; ``resource_version`` is the version the decision was taken on
+    (the write's precondition).
+    """
+
+    name: str
+    resource_version: str | None
+    conditions: tuple[ConditionWrite, ...]
+    grant: bool
+    desired: tuple[Desired, ...]
+
+
+@dataclass(frozen=True)
+class Changes:
+    """The writes a plan needs: every revocation and other change first, then the grants.
+
+    Sent in that order -- and grants only once every revocation landed -- the
+    number of nodes holding MaintenanceInProgress never exceeds the ceiling,
+    even transiently.
+    """
+
+    revocations: tuple[NodeChange, ...]
+    grants: tuple[NodeChange, ...]
+
+    def __iter__(self) -> Iterator[NodeChange]:
+        yield from self.revocations
+        yield from self.grants
+
+    def __len__(self) -> int:
+        return len(self.revocations) + len(self.grants)
+
+
+def changes(
+    result: Plan,
+    nodes: NodeSet,
+    versions: Mapping[str, str | None],
+    now: int,
+    policy: Policy,
+) -> Changes:
+    """The writes that bring every node of ``result`` to its desired conditions at ``now``.
+
+    A condition is written when its status, reason or message differs;
+    ``lastTransitionTime`` keeps the current value while the status stays the
+    same and becomes ``now`` when it changes. A node whose conditions are all
+    as desired gets no write (no heartbeat writes).
+    """
+    stamp = format_instant(now)
+    revocations: list[NodeChange] = []
+    grants: list[NodeChange] = []
+    for np in result.nodes:
+        node = nodes.get(np.name)
+        if node is None:
+            continue
+        written = tuple(
+            ConditionWrite(
+                d.type,
+                d.status,
+                d.reason,
+                d.message,
+                cur.last_transition_time
+                if cur is not None and cur.status == d.status and cur.last_transition_time
+                else stamp,
+                stamp,
+            )
+            for d in np.desired
+            if (cur := node.condition(d.type)) is None
+            or (cur.status, cur.reason, cur.message) != (d.status, d.reason, d.message)
+        )
+        if not written:
+            continue
+        grant = any(
+            c.type == policy.in_progress and c.status == TRUE for c in written
+        ) and not node.is_true(policy.in_progress)
+        change = NodeChange(np.name, versions.get(np.name), written, grant, np.desired)
+        (grants if grant else revocations).append(change)
+    return Changes(tuple(revocations), tuple(grants))

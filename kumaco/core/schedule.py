@@ -481,262 +481,181 @@ _DAY = 86400
 
 
 def _next(s: Schedule, after: int) -> int | None:
-    """:func:`_next_reference`, with runs of identical steps taken in one jump.
+    """The next firing, as robfig's ``SpecSchedule.Next`` finds it, in jumps where it can.
 
-    A jump is only taken where the zone offset is constant over the whole
-    run (so every skipped step would have been a plain ``+60s``/``+1h``/
-    ``+1 day`` that matched nothing), otherwise the step is replayed exactly.
+    The executable specification, replayed line by line, is ``next_reference``
+    in ``tests/support/reference.py``; this must agree with it everywhere. A
+    jump over a run of identical steps is only taken where the zone offset is
+    constant over the whole run (so every skipped step would have been a plain
+    ``+60s``/``+1h``/``+1 day`` that matched nothing); otherwise the step is
+    replayed exactly.
     """
-    oc = _Offsets(s.location)
-    at, godate, civil = oc.at, oc.date, gotime.civil_from_days
-    minute_bits, hour_bits, dom_bits, month_bits, dow_bits = s.minute, s.hour, s.dom, s.month, s.dow
-    day_and = bool((dom_bits | dow_bits) & STAR)
-
-    t = after + 1
-    local = t + at(t)
-    days, sod = divmod(local, _DAY)
-    y, mo, d = civil(days)
-    year_limit = y + 5
-    added = False
-    while True:  # robfig's WRAP label; (local, days, sod, y, mo, d) describe t here
-        if y > year_limit:
+    c = _Search(s, after)
+    year_limit = c.y + 5
+    while True:  # robfig's WRAP label; the cursor describes t here
+        if c.y > year_limit:
             return None
-        wrapped = False
+        if c.months() or c.days_() or c.hours() or c.minutes() or c.seconds():
+            c.y, c.mo, c.d = gotime.civil_from_days(c.days)
+            continue
+        return c.t
 
-        while not month_bits >> mo & 1:
-            if not added:
-                added = True
-                t = godate(gotime.days_from_civil(y, mo, 1) * _DAY)
-                local = t + at(t)
-                days, sod = divmod(local, _DAY)
-                y, mo, d = civil(days)
+
+class _Search:
+    """The state of one search: ``t``, its wall clock, and whether robfig's "added" is set.
+
+    Each step method advances one field as robfig does and answers whether the
+    search wrapped (went back to the top); ``local``, ``days`` and ``sod`` (second
+    of the day) always describe ``t``, ``y``/``mo``/``d`` its date where robfig reads it.
+    """
+
+    __slots__ = (
+        "added",
+        "at",
+        "d",
+        "day_and",
+        "days",
+        "godate",
+        "local",
+        "mo",
+        "oc",
+        "s",
+        "sod",
+        "t",
+        "y",
+    )
+
+    def __init__(self, s: Schedule, after: int) -> None:
+        self.s = s
+        self.oc = _Offsets(s.location)
+        self.at, self.godate = self.oc.at, self.oc.date
+        self.day_and = bool((s.dom | s.dow) & STAR)
+        self.added = False
+        self._move(after + 1)
+        self.y, self.mo, self.d = gotime.civil_from_days(self.days)
+
+    def _move(self, t: int) -> None:
+        self.t = t
+        self.local = t + self.at(t)
+        self.days, self.sod = divmod(self.local, _DAY)
+
+    def _date(self) -> None:
+        self.y, self.mo, self.d = gotime.civil_from_days(self.days)
+
+    def _day_matches(self, day: int, weekday: int) -> bool:
+        dom, dow = self.s.dom >> day & 1, self.s.dow >> weekday & 1
+        return bool(dom and dow) if self.day_and else bool(dom or dow)
+
+    def months(self) -> bool:
+        month_bits = self.s.month
+        while not month_bits >> self.mo & 1:
+            if not self.added:
+                self.added = True
+                self._move(self.godate(gotime.days_from_civil(self.y, self.mo, 1) * _DAY))
+                self._date()
             # AddDate(0, n, 0): the same wall clock n months later, normalised by Date.
-            prev, n = t, 1
+            prev, n = self.t, 1
             while True:
-                m0 = mo - 1 + n
-                t = godate(
-                    (gotime.days_from_civil(y + m0 // 12, m0 % 12 + 1, 1) + d - 1) * _DAY + sod
-                )
+                m0 = self.mo - 1 + n
+                first = gotime.days_from_civil(self.y + m0 // 12, m0 % 12 + 1, 1)
+                t = self.godate((first + self.d - 1) * _DAY + self.sod)
                 if t > prev:
                     break
                 n += 1  # robfig loops forever here (module docstring)
-            local = t + at(t)
-            days, sod = divmod(local, _DAY)
-            y, mo, d = civil(days)
-            if mo == 1:
-                wrapped = True
-                break
-        if wrapped:
-            continue
+            self._move(t)
+            self._date()
+            if self.mo == 1:
+                return True
+        return False
 
-        while True:
-            weekday = (days + 4) % 7
-            if day_and:
-                if dom_bits >> d & 1 and dow_bits >> weekday & 1:
-                    break
-            elif dom_bits >> d & 1 or dow_bits >> weekday & 1:
-                break
-            if not added:
-                added = True
-                t = godate(days * _DAY)
-                local = t + at(t)
-                days, sod = divmod(local, _DAY)
-                y, mo, d = civil(days)
-            if sod < 3600:
-                # At hour 0 with a constant offset, each step is exactly +1 day.
-                month_len = _month_length(y, mo)
-                k = 1
-                while d + k <= month_len:
-                    wd = (days + k + 4) % 7
-                    if day_and:
-                        if dom_bits >> (d + k) & 1 and dow_bits >> wd & 1:
-                            break
-                    elif dom_bits >> (d + k) & 1 or dow_bits >> wd & 1:
-                        break
-                    k += 1
-                at(t)  # oc.start/oc.end: t's constant-offset interval
-                if k > 1 and oc.start <= min(t, local) and max(t, local) + k * _DAY < oc.end:
-                    t += (k - 1) * _DAY
-                    local += (k - 1) * _DAY
-                    days += k - 1
-                    d += k - 1
-            prev, prev_local, n = t, local, 1
+    def days_(self) -> bool:
+        while not self._day_matches(self.d, (self.days + 4) % 7):
+            if not self.added:
+                self.added = True
+                self._move(self.godate(self.days * _DAY))
+                self._date()
+            if self.sod < 3600:
+                self._skip_days()
+            prev, prev_local, n = self.t, self.local, 1
             while True:
-                t = godate(prev_local + n * _DAY)  # AddDate(0, 0, n)
-                local = t + at(t)
-                days, sod = divmod(local, _DAY)
-                hour = sod // 3600
+                self._move(self.godate(prev_local + n * _DAY))  # AddDate(0, 0, n)
+                hour = self.sod // 3600
                 if hour != 0:
-                    t += (24 - hour) * 3600 if hour > 12 else -hour * 3600
-                    local = t + at(t)
-                    days, sod = divmod(local, _DAY)
-                if t > prev:
+                    self._move(self.t + ((24 - hour) * 3600 if hour > 12 else -hour * 3600))
+                if self.t > prev:
                     break
                 n += 1  # robfig loops forever here (module docstring)
-            y, mo, d = civil(days)
-            if d == 1:
-                wrapped = True
-                break
-        if wrapped:
-            continue
+            self._date()
+            if self.d == 1:
+                return True
+        return False
 
-        hour = sod // 3600
+    def _skip_days(self) -> None:
+        """At hour 0 with a constant offset, each step is exactly +1 day: jump over the run."""
+        month_len = _month_length(self.y, self.mo)
+        k = 1
+        while self.d + k <= month_len and not self._day_matches(
+            self.d + k, (self.days + k + 4) % 7
+        ):
+            k += 1
+        oc, t, local = self.oc, self.t, self.local
+        self.at(t)  # oc.start/oc.end: t's constant-offset interval
+        if k > 1 and oc.start <= min(t, local) and max(t, local) + k * _DAY < oc.end:
+            self.t += (k - 1) * _DAY
+            self.local += (k - 1) * _DAY
+            self.days += k - 1
+            self.d += k - 1
+
+    def hours(self) -> bool:
+        hour_bits, oc = self.s.hour, self.oc
+        hour = self.sod // 3600
         while not hour_bits >> hour & 1:
-            if not added:
-                added = True
-                t = godate(days * _DAY + hour * 3600)
-                local = t + at(t)
-                days, sod = divmod(local, _DAY)
-                y, mo, d = civil(days)
-                hour = sod // 3600
+            if not self.added:
+                self.added = True
+                self._move(self.godate(self.days * _DAY + hour * 3600))
+                self._date()
+                hour = self.sod // 3600
             k = _next_set(hour_bits, hour, 24) - hour
-            at(t)  # oc.start/oc.end: t's constant-offset interval
+            t = self.t
+            self.at(t)  # oc.start/oc.end: t's constant-offset interval
             if k > 1 and oc.start <= t and t + k * 3600 < oc.end:
                 t += (k - 1) * 3600
-            t += 3600
-            local = t + at(t)
-            days, sod = divmod(local, _DAY)
-            hour = sod // 3600
+            self._move(t + 3600)
+            hour = self.sod // 3600
             if hour == 0:
-                y, mo, d = civil(days)
-                wrapped = True
-                break
-        if wrapped:
-            continue
-        y, mo, d = civil(days)
+                return True
+        self._date()
+        return False
 
-        minute = sod // 60 % 60
+    def minutes(self) -> bool:
+        minute_bits, oc = self.s.minute, self.oc
+        minute = self.sod // 60 % 60
         while not minute_bits >> minute & 1:
-            if not added:
-                added = True
-                t = gotime.truncate(t, 60)
-                local = t + at(t)
-                days, sod = divmod(local, _DAY)
-                minute = sod // 60 % 60
+            if not self.added:
+                self.added = True
+                self._move(gotime.truncate(self.t, 60))
+                minute = self.sod // 60 % 60
             k = _next_set(minute_bits, minute, 60) - minute
-            at(t)  # oc.start/oc.end: t's constant-offset interval
+            t = self.t
+            self.at(t)  # oc.start/oc.end: t's constant-offset interval
             if k > 1 and oc.start <= t and t + k * 60 < oc.end:
                 t += (k - 1) * 60
-            t += 60
-            local = t + at(t)
-            days, sod = divmod(local, _DAY)
-            minute = sod // 60 % 60
+            self._move(t + 60)
+            minute = self.sod // 60 % 60
             if minute == 0:
-                wrapped = True
-                break
-        if wrapped:
-            y, mo, d = civil(days)
-            continue
+                return True
+        return False
 
-        while sod % 60 != 0:
-            if not added:
-                added = True  # Truncate(time.Second) is a no-op on whole seconds
-            t += 1
-            local = t + at(t)
-            days, sod = divmod(local, _DAY)
-            if sod % 60 == 0:
-                wrapped = True
-                break
-        if wrapped:
-            y, mo, d = civil(days)
-            continue
-        return t
+    def seconds(self) -> bool:
+        while self.sod % 60 != 0:
+            self.added = True  # Truncate(time.Second) is a no-op on whole seconds
+            self._move(self.t + 1)
+            if self.sod % 60 == 0:
+                return True
+        return False
 
 
 def _month_length(year: int, month: int) -> int:
     if month == 2 and not (year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)):
         return 28
     return _DAYS_IN_MONTH[month]
-
-
-def _next_reference(s: Schedule, after: int) -> int | None:
-    """Replay robfig's ``SpecSchedule.Next`` line by line (the executable spec).
-
-    Slow but obviously faithful; :func:`_next` must agree with it everywhere.
-    """
-    loc = s.location
-    date, add_date, wall = gotime.date, gotime.add_date, gotime.wall
-    day_and = bool((s.dom | s.dow) & STAR)
-
-    def day_matches(w: gotime.Wall) -> bool:
-        dom_ok = s.dom >> w.day & 1
-        dow_ok = s.dow >> w.weekday & 1
-        return bool(dom_ok and dow_ok) if day_and else bool(dom_ok or dow_ok)
-
-    def next_day(t0: int, n: int) -> int:
-        t = add_date(t0, loc, 0, 0, n)
-        w = wall(t, loc)
-        if w.hour != 0:
-            t += (24 - w.hour) * 3600 if w.hour > 12 else -w.hour * 3600
-        return t
-
-    t = after + 1
-    year_limit = wall(t, loc).year + 5
-    added = False
-    while True:
-        w = wall(t, loc)
-        if w.year > year_limit:
-            return None
-        wrapped = False
-        while not s.month >> w.month & 1:
-            if not added:
-                added = True
-                t = date(loc, w.year, w.month, 1)
-            prev, t, n = t, add_date(t, loc, 0, 1, 0), 1
-            while t <= prev:  # robfig loops forever here (module docstring)
-                n += 1
-                t = add_date(prev, loc, 0, n, 0)
-            w = wall(t, loc)
-            if w.month == 1:
-                wrapped = True
-                break
-        if wrapped:
-            continue
-        while not day_matches(w):
-            if not added:
-                added = True
-                t = date(loc, w.year, w.month, w.day)
-            prev, t, n = t, next_day(t, 1), 1
-            while t <= prev:  # robfig loops forever here (module docstring)
-                n += 1
-                t = next_day(prev, n)
-            w = wall(t, loc)
-            if w.day == 1:
-                wrapped = True
-                break
-        if wrapped:
-            continue
-        while not s.hour >> w.hour & 1:
-            if not added:
-                added = True
-                t = date(loc, w.year, w.month, w.day, w.hour)
-            t += 3600
-            w = wall(t, loc)
-            if w.hour == 0:
-                wrapped = True
-                break
-        if wrapped:
-            continue
-        while not s.minute >> w.minute & 1:
-            if not added:
-                added = True
-                t = gotime.truncate(t, 60)
-            t += 60
-            w = wall(t, loc)
-            if w.minute == 0:
-                wrapped = True
-                break
-        if wrapped:
-            continue
-        while w.second != 0:
-            if not added:
-                added = True
-                t = gotime.truncate(t, 1)
-            t += 1
-            w = wall(t, loc)
-            if w.second == 0:
-                wrapped = True
-                break
-        if wrapped:
-            continue
-        return t

@@ -15,7 +15,8 @@ non-ASCII space) is also shown through ``excerpt`` -- escaped -- where the serve
 would print it raw in its ``found '...'`` messages; values quoted with ``%q`` are
 escaped by the server itself and shown identically.
 :meth:`Selector.matches` answers what the server's ``Selector.Matches`` answers for a
-label set, ``str(selector)`` is the server's ``Selector.String()``, and
+label set, ``str(selector)`` is the server's ``Selector.String()`` (up to the order of
+requirements that share a key, beyond 12 requirements), and
 :meth:`Selector.select` gives the same answer as filtering a :class:`LabelIndex` with
 ``matches`` but through set operations on the index. No I/O, no clock, no
 ``kubernetes`` import.
@@ -744,221 +745,6 @@ def _check_values(key: str, operator: Operator, values: tuple[str, ...]) -> None
 
 
 # ---------------------------------------------------------------------------
-# Go's sort.Sort, needed only for the order of requirements with equal keys
-
-
-class _GoSort:
-    """Go's ``sort.Sort`` (pattern-defeating quicksort) over requirements by key.
-
-    Reimplemented because it is not stable: with more than 12 requirements, ones
-    that share a key end up in an order that ``String()`` shows.
-    """
-
-    _SMALL = 12
-    _MASK = (1 << 64) - 1
-
-    def __init__(self, items: list[Requirement]) -> None:
-        self.items = items
-        self.keys = [item.key for item in items]
-        self.swaps = 0
-
-    def less(self, i: int, j: int) -> bool:
-        return self.keys[i] < self.keys[j]
-
-    def swap(self, i: int, j: int) -> None:
-        keys, items = self.keys, self.items
-        keys[i], keys[j] = keys[j], keys[i]
-        items[i], items[j] = items[j], items[i]
-
-    def run(self) -> None:
-        count = len(self.items)
-        if count > 1:
-            self.quicksort(0, count, count.bit_length())
-
-    def insertion(self, low: int, high: int) -> None:
-        for start in range(low + 1, high):
-            j = start
-            while j > low and self.less(j, j - 1):
-                self.swap(j, j - 1)
-                j -= 1
-
-    def sift(self, root: int, end: int, base: int) -> None:
-        while True:
-            child = 2 * root + 1
-            if child >= end:
-                return
-            if child + 1 < end and self.less(base + child, base + child + 1):
-                child += 1
-            if not self.less(base + root, base + child):
-                return
-            self.swap(base + root, base + child)
-            root = child
-
-    def heapsort(self, low: int, high: int) -> None:
-        size = high - low
-        for root in range((size - 1) // 2, -1, -1):
-            self.sift(root, size, low)
-        for last in range(size - 1, -1, -1):
-            self.swap(low, low + last)
-            self.sift(0, last, low)
-
-    def quicksort(self, low: int, high: int, budget: int) -> None:
-        balanced = True
-        partitioned = True
-        while True:
-            size = high - low
-            if size <= self._SMALL:
-                self.insertion(low, high)
-                return
-            if budget == 0:
-                self.heapsort(low, high)
-                return
-            if not balanced:
-                self.scramble(low, high)
-                budget -= 1
-            pivot, trend = self.pick_pivot(low, high)
-            if trend < 0:
-                self.reverse(low, high)
-                pivot = (high - 1) - (pivot - low)
-                trend = 1
-            if balanced and partitioned and trend > 0 and self.nearly_sorted(low, high):
-                return
-            if low > 0 and not self.less(low - 1, pivot):
-                low = self.split_equal(low, high, pivot)
-                continue
-            middle, partitioned = self.split(low, high, pivot)
-            left, right = middle - low, high - middle
-            if left < right:
-                balanced = left >= size // 8
-                self.quicksort(low, middle, budget)
-                low = middle + 1
-            else:
-                balanced = right >= size // 8
-                self.quicksort(middle + 1, high, budget)
-                high = middle
-
-    def split(self, low: int, high: int, pivot: int) -> tuple[int, bool]:
-        self.swap(low, pivot)
-        i, j = low + 1, high - 1
-        while i <= j and self.less(i, low):
-            i += 1
-        while i <= j and not self.less(j, low):
-            j -= 1
-        if i > j:
-            self.swap(j, low)
-            return j, True
-        self.swap(i, j)
-        i, j = i + 1, j - 1
-        while True:
-            while i <= j and self.less(i, low):
-                i += 1
-            while i <= j and not self.less(j, low):
-                j -= 1
-            if i > j:
-                break
-            self.swap(i, j)
-            i, j = i + 1, j - 1
-        self.swap(j, low)
-        return j, False
-
-    def split_equal(self, low: int, high: int, pivot: int) -> int:
-        self.swap(low, pivot)
-        i, j = low + 1, high - 1
-        while True:
-            while i <= j and not self.less(low, i):
-                i += 1
-            while i <= j and self.less(low, j):
-                j -= 1
-            if i > j:
-                return i
-            self.swap(i, j)
-            i, j = i + 1, j - 1
-
-    def nearly_sorted(self, low: int, high: int) -> bool:
-        i = low + 1
-        for _ in range(5):
-            while i < high and not self.less(i, i - 1):
-                i += 1
-            if i == high:
-                return True
-            if high - low < 50:
-                return False
-            self.swap(i, i - 1)
-            if i - low >= 2:
-                for j in range(i - 1, 0, -1):
-                    if not self.less(j, j - 1):
-                        break
-                    self.swap(j, j - 1)
-            if high - i >= 2:
-                for j in range(i + 1, high):
-                    if not self.less(j, j - 1):
-                        break
-                    self.swap(j, j - 1)
-        return False
-
-    def scramble(self, low: int, high: int) -> None:
-        size = high - low
-        if size < 8:
-            return
-        state = size
-        span = 1 << size.bit_length()
-        middle = low + (size // 4) * 2
-        for position in range(middle - 1, middle + 2):
-            state ^= (state << 13) & self._MASK
-            state ^= state >> 7
-            state ^= (state << 17) & self._MASK
-            other = state & (span - 1)
-            if other >= size:
-                other -= size
-            self.swap(position, low + other)
-
-    def pick_pivot(self, low: int, high: int) -> tuple[int, int]:
-        size = high - low
-        self.swaps = 0
-        a, b, c = low + size // 4, low + size // 4 * 2, low + size // 4 * 3
-        if size >= 8:
-            if size >= 50:
-                a = self.median(a - 1, a, a + 1)
-                b = self.median(b - 1, b, b + 1)
-                c = self.median(c - 1, c, c + 1)
-            b = self.median(a, b, c)
-        if self.swaps == 0:
-            return b, 1
-        if self.swaps == 12:
-            return b, -1
-        return b, 0
-
-    def median(self, a: int, b: int, c: int) -> int:
-        a, b = self.ordered(a, b)
-        b, c = self.ordered(b, c)
-        a, b = self.ordered(a, b)
-        return b
-
-    def ordered(self, a: int, b: int) -> tuple[int, int]:
-        if self.less(b, a):
-            self.swaps += 1
-            return b, a
-        return a, b
-
-    def reverse(self, low: int, high: int) -> None:
-        i, j = low, high - 1
-        while i < j:
-            self.swap(i, j)
-            i, j = i + 1, j - 1
-
-
-def _sort_like_go(requirements: list[Requirement]) -> None:
-    """Sort by key in place, leaving equal keys where Go's sort.Sort leaves them."""
-    keys = {requirement.key for requirement in requirements}
-    if len(requirements) <= _GoSort._SMALL or len(keys) == len(requirements):
-        # Go sorts up to 12 items by insertion, which is stable; distinct keys have
-        # only one sorted order.
-        requirements.sort(key=lambda requirement: requirement.key)
-    else:
-        _GoSort(requirements).run()
-
-
-# ---------------------------------------------------------------------------
 # Entry point
 
 
@@ -974,5 +760,8 @@ def parse_selector(text: str) -> Selector:
         requirements = _Parser(text).selector()
     except _ParseError as error:
         raise InvalidInput(error.message) from None
-    _sort_like_go(requirements)
+    # Sorted by key, as the server sorts them. Go's sort.Sort is not stable above 12
+    # requirements, so where several share a key their order in ``str()`` may differ
+    # from the server's ``String()``; the selector's meaning never does.
+    requirements.sort(key=lambda requirement: requirement.key)
     return Selector(tuple(requirements))

@@ -33,7 +33,7 @@ merge into one open interval.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from kumaco.core.durations import SECOND, format_go_duration, parse_window_duration
@@ -328,15 +328,83 @@ def _string_value(data: Mapping[str, object], key: str, errors: list[FieldError]
     return value
 
 
+def _parse_start_time(start_time: str | None, errors: list[FieldError]) -> Schedule | None:
+    if start_time is None:
+        return None
+    if not start_time.strip():
+        errors.append(FieldError(START_TIME, "is empty"))
+        return None
+    try:
+        return parse_schedule(start_time)
+    except InvalidInput as exc:
+        errors.append(FieldError(START_TIME, _reason(exc)))
+        return None
+
+
+def _apply_zone(
+    schedule: Schedule | None, zone_text: str | None, errors: list[FieldError]
+) -> Schedule | None:
+    """The schedule in ``timeZone`` (if given); the zone is checked even without a schedule."""
+    if zone_text is None:
+        return schedule
+    if zone_text == "":
+        errors.append(FieldError(TIME_ZONE, "is empty; remove the key to use UTC"))
+        return schedule
+    if schedule is not None and schedule.prefix_zone is not None:
+        errors.append(
+            FieldError(
+                TIME_ZONE,
+                "cannot be combined with the zone prefix in startTime "
+                f"({schedule.prefix_zone!r}); use one of them",
+            )
+        )
+        return None
+    try:
+        if schedule is not None:
+            return schedule.in_zone(zone_text)
+        load_zone(zone_text)  # startTime is missing or invalid: the zone is still checked
+    except InvalidInput as exc:
+        errors.append(FieldError(TIME_ZONE, _reason(exc)))
+    return None
+
+
+def _parse_duration(duration_text: str | None, errors: list[FieldError]) -> int | None:
+    if duration_text is None:
+        return None
+    if duration_text == "":
+        errors.append(FieldError(DURATION, "is empty"))
+        return None
+    try:
+        return parse_window_duration(duration_text)
+    except InvalidInput as exc:
+        errors.append(FieldError(DURATION, _reason(exc)))
+        return None
+
+
+def _parse_node_selector(selector_text: str | None, errors: list[FieldError]) -> Selector | None:
+    if selector_text is None:
+        return None
+    if "\x00" in selector_text:
+        # The API server's lexer stops at a NUL: "\0zone=a" would select every node.
+        errors.append(
+            FieldError(NODE_SELECTOR, f"{excerpt(selector_text)} contains a NUL character")
+        )
+        return None
+    try:
+        return parse_selector(selector_text)
+    except InvalidInput as exc:
+        errors.append(FieldError(NODE_SELECTOR, _reason(exc)))
+        return None
+
+
 def parse_window(
     namespace: str,
     name: str,
-    data: Mapping[str, object] | None,
+    data: object,
     *,
     has_binary_data: bool = False,
 ) -> Window | InvalidWindow:
     """Validate one window ConfigMap's ``data``; never raises for bad data."""
-    errors: list[FieldError] = []
     if data is None or not isinstance(data, Mapping):
         note = " (binaryData is not read)" if has_binary_data else ""
         if data is not None:
@@ -344,73 +412,19 @@ def parse_window(
         return InvalidWindow(
             namespace, name, tuple(FieldError(k, "is missing" + note) for k in REQUIRED_KEYS)
         )
-
+    errors: list[FieldError] = []
     start_time = _string_value(data, START_TIME, errors)
     duration_text = _string_value(data, DURATION, errors)
     selector_text = _string_value(data, NODE_SELECTOR, errors)
-    zone_text: str | None = None
-    if TIME_ZONE in data:
-        zone_text = _string_value(data, TIME_ZONE, errors)
+    zone_text = _string_value(data, TIME_ZONE, errors) if TIME_ZONE in data else None
 
-    schedule: Schedule | None = None
-    if start_time is not None:
-        if not start_time.strip():
-            errors.append(FieldError(START_TIME, "is empty"))
-        else:
-            try:
-                schedule = parse_schedule(start_time)
-            except InvalidInput as exc:
-                errors.append(FieldError(START_TIME, _reason(exc)))
-    if zone_text is not None:
-        if zone_text == "":
-            errors.append(FieldError(TIME_ZONE, "is empty; remove the key to use UTC"))
-        elif schedule is not None and schedule.prefix_zone is not None:
-            errors.append(
-                FieldError(
-                    TIME_ZONE,
-                    "cannot be combined with the zone prefix in startTime "
-                    f"({schedule.prefix_zone!r}); use one of them",
-                )
-            )
-            schedule = None
-        elif schedule is not None:
-            try:
-                schedule = schedule.in_zone(zone_text)
-            except InvalidInput as exc:
-                errors.append(FieldError(TIME_ZONE, _reason(exc)))
-                schedule = None
-        else:  # startTime is missing or invalid: the zone is still checked on its own
-            try:
-                load_zone(zone_text)
-            except InvalidInput as exc:
-                errors.append(FieldError(TIME_ZONE, _reason(exc)))
+    schedule = _apply_zone(_parse_start_time(start_time, errors), zone_text, errors)
     if schedule is not None and schedule.never_fires:
         errors.append(
             FieldError(START_TIME, f"{excerpt(start_time or '')} never fires (no date matches it)")
         )
-
-    duration: int | None = None
-    if duration_text is not None:
-        if duration_text == "":
-            errors.append(FieldError(DURATION, "is empty"))
-        else:
-            try:
-                duration = parse_window_duration(duration_text)
-            except InvalidInput as exc:
-                errors.append(FieldError(DURATION, _reason(exc)))
-
-    selector: Selector | None = None
-    if selector_text is not None:
-        if "\x00" in selector_text:
-            # The API server's lexer stops at a NUL: "\0zone=a" would select every node.
-            errors.append(
-                FieldError(NODE_SELECTOR, f"{excerpt(selector_text)} contains a NUL character")
-            )
-        else:
-            try:
-                selector = parse_selector(selector_text)
-            except InvalidInput as exc:
-                errors.append(FieldError(NODE_SELECTOR, _reason(exc)))
+    duration = _parse_duration(duration_text, errors)
+    selector = _parse_node_selector(selector_text, errors)
 
     if errors or schedule is None or duration is None or selector is None:
         order = {k: i for i, k in enumerate(KNOWN_KEYS)}
@@ -429,3 +443,41 @@ def parse_window(
         duration_text=duration_text,
         selector_text=selector_text,
     )
+
+
+# ---------------------------------------------------------------------------
+# Occurrences in a range
+
+
+@dataclass(frozen=True, order=True)
+class Occurrence:
+    """One merged open interval of one window."""
+
+    start: int
+    namespace: str
+    name: str
+    end: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+def occurrences(
+    windows: Iterable[Window], start: int, until: int, limit: int
+) -> tuple[list[Occurrence], bool]:
+    """Open intervals intersecting ``[start, until)``, sorted; and whether ``limit`` cut them."""
+    found: list[Occurrence] = []
+    truncated = False
+    for w in windows:
+        for n, iv in enumerate(w.intervals(start, until)):
+            if iv.end <= start:
+                continue
+            if n >= limit:
+                truncated = True
+                break
+            found.append(Occurrence(iv.start, w.namespace, w.name, iv.end))
+    found.sort()
+    if len(found) > limit:
+        found, truncated = found[:limit], True
+    return found, truncated

@@ -1,24 +1,17 @@
-"""The I/O edge: every request kumaco makes to the Kubernetes API goes through here.
+"""The HTTP client of kumaco's I/O edge: raw JSON to and from the Kubernetes API.
 
 Contract
 --------
-* This module (with :mod:`kumaco.kube.election`, which calls it) is the only
-  place that imports ``kubernetes``. It uses the official client for what it
-  is best at -- loading kubeconfig / in-cluster configuration, authenticating
+* :class:`Kube` uses the official client for what it is best at -- the
+  ``Configuration`` it loaded (:mod:`kumaco.kube.config`), authentication
   (client certificates, bearer tokens refreshed as they rotate, exec plugins)
-  and pooling TLS connections -- and sends raw JSON through that pool. The
-  generated pydantic models are never built: a 5,000-node LIST decoded into
-  models costs seconds and hundreds of MB, as raw dicts trimmed at once it
-  costs a fraction (see docs/benchmarks.md).
-* One retry policy, :func:`retrying`, built on tenacity: 429 and 5xx and
-  transport errors are retried with exponential backoff and jitter, honouring
-  ``Retry-After``; 409 is returned to the caller, whose job is to re-read and
-  decide again; every other 4xx is terminal and raised at once.
-* :class:`Reflector` is list-then-watch for one collection: a paginated LIST,
-  then WATCH from its resourceVersion with bookmarks; a watch that ends is
-  resumed from the last resourceVersion (no LIST), an expired one (410) is
-  relisted; other failures back off. Events only update a store and wake the
-  controller; the controller recomputes from the full state (level-triggered).
+  -- and sends raw JSON. The generated models are never built: a 5,000-node
+  LIST decoded into models costs seconds and hundreds of MB, as raw dicts
+  trimmed at once it costs a fraction (see docs/benchmarks.md).
+* :meth:`Kube.request` retries per :func:`kumaco.kube.retry.retrying`;
+  :meth:`Kube.request_raw` never retries (the caller's write decides).
+* :meth:`Kube.watch` streams events from a resourceVersion and raises
+  :class:`~kumaco.kube.errors.Expired` on 410.
 * Every request carries the user agent given at construction
   (``kumaco/<version> (<identity>)``), so audit logs name the replica.
 """
@@ -28,129 +21,21 @@ from __future__ import annotations
 import http.client
 import json
 import logging
-import random
 import ssl
 import threading
-import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import tenacity
 from kubernetes import client as k8s_client
-from kubernetes import config as k8s_config
 
-log = logging.getLogger("kumaco.kube.client")
+from kumaco.core.errors import error_text
+from kumaco.kube.errors import ApiError, Expired, TransportError, api_error
+from kumaco.kube.retry import RetryPolicy, retrying
+from kumaco.kube.wire import JSON
 
-JSON = "application/json"
-STRATEGIC_MERGE = "application/strategic-merge-patch+json"
-MERGE = "application/merge-patch+json"
-RETRYABLE = frozenset({429, 500, 502, 503, 504})
-MAX_RETRY_AFTER = 30.0
-
-
-class ApiError(Exception):
-    """The API server answered with an error status."""
-
-    def __init__(
-        self, status: int, reason: str, message: str, retry_after: float | None = None
-    ) -> None:
-        super().__init__(f"{status} {reason}: {message}")
-        self.status = status
-        self.reason = reason
-        self.message = message
-        self.retry_after = retry_after
-
-    @property
-    def retryable(self) -> bool:
-        return self.status in RETRYABLE
-
-
-class TransportError(Exception):
-    """No answer: connection refused or reset, TLS failure, timeout."""
-
-
-class Expired(Exception):
-    """A watch's resourceVersion is too old (410 Gone): relist."""
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How hard to retry retryable failures."""
-
-    attempts: int = 6
-    initial: float = 0.2
-    maximum: float = 10.0
-    deadline: float = 60.0
-
-
-def _wait(policy: RetryPolicy) -> Callable[[tenacity.RetryCallState], float]:
-    backoff = tenacity.wait_exponential_jitter(
-        multiplier=policy.initial, max=policy.maximum, jitter=policy.initial
-    )
-
-    def wait(state: tenacity.RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        if isinstance(exc, ApiError) and exc.retry_after is not None:
-            return min(max(exc.retry_after, 0.0), MAX_RETRY_AFTER)
-        return float(backoff(state))
-
-    return wait
-
-
-def _is_retryable(exc: BaseException) -> bool:
-    return isinstance(exc, TransportError) or (isinstance(exc, ApiError) and exc.retryable)
-
-
-def retrying(
-    policy: RetryPolicy,
-    sleep: Callable[[float], None] = time.sleep,
-    on_retry: Callable[[BaseException, float], None] | None = None,
-) -> tenacity.Retrying:
-    """The one retry policy: 429/5xx/transport errors back off (Retry-After wins), others raise."""
-
-    def before_sleep(state: tenacity.RetryCallState) -> None:
-        exc = state.outcome.exception() if state.outcome else None
-        if on_retry is not None and exc is not None and state.next_action is not None:
-            on_retry(exc, state.next_action.sleep)
-
-    return tenacity.Retrying(
-        retry=tenacity.retry_if_exception(_is_retryable),
-        wait=_wait(policy),
-        stop=tenacity.stop_after_attempt(policy.attempts)
-        | tenacity.stop_after_delay(policy.deadline),
-        sleep=sleep,
-        reraise=True,
-        before_sleep=before_sleep,
-    )
-
-
-def _retry_after(headers: Mapping[str, str] | http.client.HTTPMessage) -> float | None:
-    value = headers.get("Retry-After")
-    if value is None:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        return None
-
-
-def load_configuration(
-    kubeconfig: str | None, context: str | None = None
-) -> k8s_client.Configuration:
-    """``--kubeconfig`` if given; else in-cluster; else the default kubeconfig (as kubectl)."""
-    cfg = k8s_client.Configuration()
-    if kubeconfig:
-        k8s_config.load_kube_config(
-            config_file=kubeconfig, context=context, client_configuration=cfg
-        )
-        return cfg
-    try:
-        k8s_config.load_incluster_config(client_configuration=cfg)
-    except k8s_config.ConfigException:
-        k8s_config.load_kube_config(context=context, client_configuration=cfg)
-    return cfg
+log = logging.getLogger("kumaco.kube")
 
 
 class _Connection(http.client.HTTPSConnection):
@@ -367,7 +252,7 @@ class Kube:
                 finally:
                     resp.close()
             self._count(method, resp.status)
-            raise _api_error(resp.status, raw, resp.headers)
+            raise api_error(resp.status, raw, resp.headers)
         return resp
 
     def _count(self, verb: str, status: int) -> None:
@@ -421,7 +306,7 @@ class Kube:
                 extra={
                     "verb": method,
                     "path": path,
-                    "error": str(exc)[:300],
+                    "error": error_text(exc),
                     "retry_in_s": round(delay, 2),
                 },
             )
@@ -520,116 +405,3 @@ class Kube:
             raise TransportError(f"watch {path}: {exc}") from exc
         finally:
             resp.close()
-
-
-def _api_error(
-    status: int, raw: bytes, headers: Mapping[str, str] | http.client.HTTPMessage
-) -> ApiError:
-    reason, message = "", raw[:500].decode("utf-8", "replace")
-    try:
-        doc = json.loads(raw)
-        if isinstance(doc, dict):
-            reason = str(doc.get("reason", ""))
-            message = str(doc.get("message", message))
-    except ValueError:
-        pass
-    return ApiError(status, reason, message, _retry_after(headers))
-
-
-class Reflector:
-    """List-then-watch one collection forever, feeding ``sink``; relists on 410.
-
-    ``sink.replace(objects)`` is called with every full LIST; ``sink.apply(type,
-    object)`` with each watch event; ``sink.synced`` is set after the first
-    LIST. Bookmarks only move the resourceVersion.
-    """
-
-    def __init__(
-        self,
-        kube: Kube,
-        path: str,
-        label_selector: str,
-        sink: Any,
-        stop: threading.Event,
-        *,
-        name: str,
-        watch_timeout: tuple[int, int] = (300, 600),
-        rng: random.Random | None = None,
-        page_size: int = 250,
-    ) -> None:
-        self.kube = kube
-        self.path = path
-        self.label_selector = label_selector
-        self.sink = sink
-        self.stop = stop
-        self.name = name
-        self.watch_timeout = watch_timeout
-        self.rng = rng or random.Random()
-        self.resource_version: str | None = None
-        self.page_size = page_size
-        self.relists = 0
-        self.thread = threading.Thread(target=self.run, name=f"reflector-{name}", daemon=True)
-
-    def start(self) -> None:
-        self.thread.start()
-
-    def _relist(self) -> None:
-        objects: list[dict[str, Any]] = []
-        rv: str | None = None
-        shrink = getattr(self.sink, "shrink", None)
-        for page, page_rv in self.kube.list_pages(
-            self.path, self.label_selector, self.page_size, shrink
-        ):
-            objects.extend(self.sink.trim(o) for o in page)
-            rv = page_rv
-        self.sink.replace(objects)
-        self.resource_version = rv
-        self.relists += 1
-
-    def run(self) -> None:
-        failures = 0
-        while not self.stop.is_set():
-            try:
-                if self.resource_version is None:
-                    self._relist()
-                    log.info(
-                        "listed",
-                        extra={"collection": self.name, "resource_version": self.resource_version},
-                    )
-                assert self.resource_version is not None
-                timeout = self.rng.randint(*self.watch_timeout)
-                for event in self.kube.watch(
-                    self.path, self.resource_version, self.label_selector, timeout
-                ):
-                    failures = 0
-                    obj = event.get("object") or {}
-                    meta = obj.get("metadata") or {}
-                    rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
-                    if event.get("type") != "BOOKMARK":
-                        self.sink.apply(event.get("type"), self.sink.trim(obj))
-                    if rv:
-                        self.resource_version = rv
-                    if self.stop.is_set():
-                        return
-            except Expired as exc:
-                log.info(
-                    "watch expired; relisting",
-                    extra={"collection": self.name, "error": str(exc)[:200]},
-                )
-                self.resource_version = None
-            except (ApiError, TransportError, ValueError) as exc:
-                failures += 1
-                delay = min(30.0, 0.2 * 2 ** min(failures, 8)) * (0.5 + self.rng.random())
-                if isinstance(exc, ApiError) and exc.retry_after is not None:
-                    delay = min(exc.retry_after, MAX_RETRY_AFTER)
-                log.warning(
-                    "watch failed; retrying",
-                    extra={
-                        "collection": self.name,
-                        "error": str(exc)[:300],
-                        "retry_in_s": round(delay, 2),
-                    },
-                )
-                if failures >= 5:
-                    self.resource_version = None  # something is off: start again from a fresh LIST
-                self.stop.wait(delay)

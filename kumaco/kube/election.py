@@ -51,7 +51,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kumaco.kube.client import ApiError, Kube, TransportError
+from kumaco.core.errors import error_text
+from kumaco.kube.client import Kube
+from kumaco.kube.errors import ApiError, TransportError
 
 log = logging.getLogger("kumaco.kube.election")
 
@@ -198,13 +200,13 @@ class LeaseElection:
         except ApiError as exc:
             if exc.status != 404:
                 log.warning(
-                    "cannot read the lease", extra={"lease": self.name, "error": str(exc)[:200]}
+                    "cannot read the lease", extra={"lease": self.name, "error": error_text(exc)}
                 )
                 return False
             return self._create(started, now_wall, timeout)
         except TransportError as exc:
             log.warning(
-                "cannot read the lease", extra={"lease": self.name, "error": str(exc)[:200]}
+                "cannot read the lease", extra={"lease": self.name, "error": error_text(exc)}
             )
             return False
 
@@ -236,7 +238,7 @@ class LeaseElection:
         except (ApiError, TransportError) as exc:
             if not (isinstance(exc, ApiError) and exc.status == 409):
                 log.warning(
-                    "cannot update the lease", extra={"lease": self.name, "error": str(exc)[:200]}
+                    "cannot update the lease", extra={"lease": self.name, "error": error_text(exc)}
                 )
             return False
         self._won(updated, started)
@@ -261,7 +263,7 @@ class LeaseElection:
         except (ApiError, TransportError) as exc:
             if not (isinstance(exc, ApiError) and exc.status == 409):
                 log.warning(
-                    "cannot create the lease", extra={"lease": self.name, "error": str(exc)[:200]}
+                    "cannot create the lease", extra={"lease": self.name, "error": error_text(exc)}
                 )
             return False
         self._won(created, started)
@@ -325,7 +327,7 @@ class LeaseElection:
             self.kube.request("PUT", self.path, body=body, timeout=2.0, retry=False)
         except (ApiError, TransportError) as exc:
             log.warning(
-                "could not release the lease", extra={"lease": self.name, "error": str(exc)[:200]}
+                "could not release the lease", extra={"lease": self.name, "error": error_text(exc)}
             )
             return False
         log.info("released the lease", extra={"identity": self.identity, "lease": self.name})

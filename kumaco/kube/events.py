@@ -29,11 +29,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kumaco.controller.stores import WindowConfigMap
-from kumaco.kube.client import MERGE, ApiError, Kube, TransportError
+from kumaco.core.configmaps import WindowConfigMap
+from kumaco.core.errors import error_text
+from kumaco.kube.client import Kube
+from kumaco.kube.errors import ApiError, TransportError
+from kumaco.kube.wire import MERGE
 
 log = logging.getLogger("kumaco.kube.events")
 
+#: The ``reportingController`` of kumaco's Events.
+REPORTING_CONTROLLER = "kured.dev/kumaco"
 NORMAL, WARNING = "Normal", "Warning"
 LOADED, INVALID, STARTED, ENDED = "WindowLoaded", "WindowInvalid", "WindowStarted", "WindowEnded"
 MAX_NOTE = 1024
@@ -164,6 +169,6 @@ class EventRecorder:
     def _failed(spec: EventSpec, exc: Exception) -> bool:
         log.warning(
             "could not record an event",
-            extra={"reason": spec.reason, "window": spec.regarding.key, "error": str(exc)[:300]},
+            extra={"reason": spec.reason, "window": spec.regarding.key, "error": error_text(exc)},
         )
         return False

@@ -50,15 +50,17 @@ import datetime as dt
 import html
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from kumaco import __version__
 from kumaco.core.durations import HOUR, SECOND
-from kumaco.core.nodes import NodeSet, format_instant
+from kumaco.core.nodes import NodeSet
+from kumaco.core.planner import Policy, plan
 from kumaco.core.schedule import load_zone
 from kumaco.core.selectors import Selector
-from kumaco.core.windows import Interval, InvalidWindow, Window
+from kumaco.core.times import format_instant
+from kumaco.core.windows import Interval, InvalidWindow, Occurrence, Window
+from kumaco.views.wording import NEVER_OPENS, next_change
 
 DAY = 24 * HOUR
 WIDTH = 1280
@@ -93,22 +95,6 @@ _MONTHS = (
 )
 
 
-class OccurrenceLike(Protocol):
-    """One open interval of one window, as :class:`kumaco.cmd.cli.Occurrence`."""
-
-    @property
-    def namespace(self) -> str: ...
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def start(self) -> int: ...
-
-    @property
-    def end(self) -> int: ...
-
-
 @dataclass(frozen=True)
 class Lane:
     """A valid window, its open intervals in the range and, if known, its node count."""
@@ -140,23 +126,16 @@ class Timeline:
 # ----------------------------------------------------------------------------- building
 
 
-def matching_counts(
-    windows: Iterable[Window], nodes: NodeSet, scope: Selector | None = None
-) -> dict[str, int]:
-    """How many nodes in scope each window's selector matches, by window key."""
-    in_scope = scope.select(nodes.index) if scope is not None else frozenset(n.name for n in nodes)
-    return {w.key: len(w.selector.select(nodes.index) & in_scope) for w in windows}
-
-
 def build(
     entries: Iterable[Window | InvalidWindow],
-    occurrences: Iterable[OccurrenceLike],
+    occurrences: Iterable[Occurrence],
     *,
     start: int,
     until: int,
     now: int,
     nodes: NodeSet | None = None,
     scope: Selector | None = None,
+    scope_text: str = "",
     truncated: bool = False,
     source: str = "",
 ) -> Timeline:
@@ -180,7 +159,9 @@ def build(
     counts: dict[str, int] = {}
     in_scope: int | None = None
     if nodes is not None:
-        counts = matching_counts(windows.values(), nodes, scope)
+        # The planner's count of the nodes in scope each window selects (the controller's path).
+        policy = Policy(scope=scope) if scope is not None else Policy()
+        counts = dict(plan(windows.values(), nodes, now, policy).matching)
         in_scope = len(scope.select(nodes.index)) if scope is not None else len(nodes)
     lanes = tuple(
         Lane(
@@ -199,7 +180,7 @@ def build(
         truncated=truncated,
         source=source,
         nodes_in_scope=in_scope,
-        node_selector=str(scope) if scope is not None else "",
+        node_selector=scope_text if scope is not None else "",
     )
 
 
@@ -863,23 +844,14 @@ footer{color:var(--muted);font-size:12px;margin-top:24px}
 def _state_html(w: Window, now: int) -> str:
     state = w.state_at(now)
     zone = w.zone_name
-
-    def when(t: int) -> str:
-        local = (
-            ""
-            if zone == "UTC"
-            else f'<br><span class="nw muted">{_esc(format_local(t, zone))}</span>'
-        )
-        return f'<span class="nw">{_esc(format_instant(t))}</span>{local}'
-
-    if state.open and state.closes is not None:
-        return f'<span class="open">open</span> until {when(state.closes)}'
-    if state.open:  # chained beyond what kumaco follows: the close is after `recheck`
-        after = f" after {when(state.recheck)}" if state.recheck is not None else ""
-        return f'<span class="open">open</span>; closes{after}'
-    if state.opens is None:
-        return '<span class="muted">closed; no further opening within five years</span>'
-    return f"closed; opens {when(state.opens)}"
+    verb, t = next_change(state)
+    badge = '<span class="open">open</span>' if state.open else "closed"
+    if t is None:
+        return f'{badge}; <span class="muted">{_esc(NEVER_OPENS)}</span>'
+    local = (
+        "" if zone == "UTC" else f'<br><span class="nw muted">{_esc(format_local(t, zone))}</span>'
+    )
+    return f'{badge}; {verb} <span class="nw">{_esc(format_instant(t))}</span>{local}'
 
 
 def render_html(t: Timeline) -> str:

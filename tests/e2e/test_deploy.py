@@ -462,7 +462,7 @@ class KumacoProcess:
 def kumaco(
     kubeconfig: Path, pod_namespace: str, args: Sequence[str], env: Mapping[str, str], log: Path
 ) -> Iterator[KumacoProcess]:
-    """``python -m kumaco.cmd.cli run`` as the pod would run it (POD_NAME, POD_NAMESPACE, KUMACO_*)."""
+    """``python -m kumaco run`` as the pod would run it (POD_NAME, POD_NAMESPACE, KUMACO_*)."""
     cmd = [
         sys.executable,
         "-m",

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from hack.harness import Api, unique, wait_for
-from kumaco.kube.client import Kube, load_configuration
+from kumaco.kube.client import Kube
+from kumaco.kube.config import load_configuration
 from kumaco.kube.election import LeaseElection
 
 

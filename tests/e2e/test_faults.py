@@ -82,14 +82,15 @@ from hack.harness import (
     unique,
     wait_for,
 )
-from kumaco.cmd.observability import Metrics
 from kumaco.cmd.settings import add_run_flags, settings_from_args
 from kumaco.controller.loop import Controller
+from kumaco.controller.metrics import Metrics
 from kumaco.core.nodes import NodeSet, node_view
 from kumaco.core.planner import Ceiling, Policy, plan
 from kumaco.core.selectors import parse_selector
 from kumaco.core.windows import Window, parse_window
-from kumaco.kube.client import Kube, load_configuration
+from kumaco.kube.client import Kube
+from kumaco.kube.config import load_configuration
 
 REPO = Path(__file__).resolve().parents[2]
 ALWAYS = {"startTime": "* * * * *", "duration": "2m", "nodeSelector": ""}
@@ -1031,9 +1032,16 @@ def test_fault_a_lease_renewed_late_does_not_strand_a_change(
     settings = settings_from_args(args, {"POD_NAME": run})
     kube = Kube(load_configuration(str(kubeconfig_path)), settings.user_agent)
     election = LapsingElection(settings.retry_period)
-    controller = Controller(settings, kube, election, Metrics())
+    controller = Controller(
+        settings.controller_options(),
+        settings.policy,
+        kube,
+        election,
+        Metrics(),
+        now_ns=time.time_ns,
+    )
     thread = threading.Thread(target=controller.run, daemon=True)
-    caplog.set_level(logging.WARNING, logger="kumaco.controller.loop")
+    caplog.set_level(logging.WARNING, logger="kumaco.controller")
 
     def in_progress() -> list[str]:
         return [n for n in names if condition_status(raw.conditions(n), MIP) == "True"]

@@ -46,17 +46,18 @@ import pytest
 
 from hack.controlplane import ControlPlane
 from kumaco.cmd.kubectl import use_color
-from kumaco.core.nodes import Condition, format_instant
+from kumaco.core.nodes import Condition
+from kumaco.core.times import format_instant
 from kumaco.views.report import (
     LeaderStatus,
     NodeStatus,
     Scope,
     Snapshot,
     format_report,
-    relative,
     report,
     to_json,
 )
+from kumaco.views.wording import relative
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
@@ -930,7 +931,7 @@ def test_relative_and_use_color() -> None:
 
 
 def test_default_namespace_follows_kubeconfig_context_like_kubectl(tmp_path: Path) -> None:
-    from kumaco.views.report import context_namespace, default_namespace
+    from kumaco.kube.config import context_namespace, default_namespace
 
     a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
     a.write_text(

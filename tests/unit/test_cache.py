@@ -8,16 +8,10 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kumaco.controller.stores import (
-    ConfigMapStore,
-    NodeStore,
-    config_digest,
-    config_hash,
-    describe_config_change,
-    leading_resource_version,
-    newer_or_equal,
-)
+from kumaco.controller.stores import ConfigMapStore, NodeStore
+from kumaco.core.configmaps import config_digest, config_hash, describe_config_change
 from kumaco.core.nodes import Condition
+from kumaco.kube.wire import leading_resource_version, newer_or_equal
 
 
 def node(name: str, rv: str, labels: dict[str, str] | None = None, **conds: str) -> dict[str, Any]:
@@ -149,8 +143,8 @@ def test_dropping_images_changes_nothing_else() -> None:
     import random
 
     from hack.controlplane import node_object
-    from kumaco.controller.stores import drop_images
     from kumaco.core.nodes import node_view
+    from kumaco.kube.wire import drop_images
 
     objs = [node_object(i, random.Random(i)) for i in range(5)]
     objs[0]["status"]["images"] = []
@@ -175,7 +169,7 @@ def test_dropping_images_changes_nothing_else() -> None:
 
 
 def test_dropping_images_leaves_unexpected_shapes_alone() -> None:
-    from kumaco.controller.stores import drop_images
+    from kumaco.kube.wire import drop_images
 
     for raw in (
         b'{"status":{"x":1,"images":[{"names":["a"]}]xyz}',  # not followed by , or }
@@ -207,7 +201,7 @@ _noise = st.dictionaries(
 def test_dropping_images_is_exactly_removing_the_key(
     nodes: list[tuple[dict, list | None, dict]],
 ) -> None:
-    from kumaco.controller.stores import drop_images
+    from kumaco.kube.wire import drop_images
 
     items, expected = [], []
     for before, images, after in nodes:

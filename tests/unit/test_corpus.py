@@ -13,7 +13,7 @@ reject. Its annotations say what the test expects:
     does not hold 1 MiB files).
 
 Each file, and the 1 MiB variants, go through ``kumaco validate`` both as a
-subprocess (``python -m kumaco.cmd.cli``) and in-process (``kumaco.cmd.cli.main``), in
+subprocess (``python -m kumaco``) and in-process (``kumaco.cmd.cli.main``), in
 text and JSON output: exit status 1, no traceback, nothing on stderr, exactly
 the expected keys named, each message one printable line under 1000
 characters, and the text line ``invalid <ns>/<name>: <key>: <reason>`` made of

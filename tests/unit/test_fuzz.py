@@ -31,10 +31,11 @@ from hypothesis import strategies as st
 from kumaco.core.durations import parse_go_duration, parse_window_duration
 from kumaco.core.errors import InvalidInput
 from kumaco.core.manifests import ManifestError, load_documents, node_views, window_entries
-from kumaco.core.nodes import NodeSet, NodeView, node_view, parse_timestamp
+from kumaco.core.nodes import NodeSet, NodeView, node_view
 from kumaco.core.planner import IN_PROGRESS, UNDER_MAINTENANCE, Plan, Policy, parse_ceiling, plan
 from kumaco.core.schedule import parse_schedule
 from kumaco.core.selectors import parse_selector
+from kumaco.core.times import parse_timestamp
 from kumaco.core.windows import KNOWN_KEYS, InvalidWindow, Window, parse_window
 from tests.strategies import selector_texts
 

@@ -1,4 +1,4 @@
-"""The one retry policy at the I/O edge (kumaco.kube.client.retrying) and error mapping.
+"""The one retry policy at the I/O edge (kumaco.kube.retry.retrying) and error mapping.
 
 Sleeps are recorded, not slept: a callable injected into the policy.
 """
@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from kumaco.kube.client import ApiError, RetryPolicy, TransportError, _api_error, retrying
+from kumaco.kube.errors import ApiError, TransportError
+from kumaco.kube.errors import api_error as _api_error
+from kumaco.kube.retry import RetryPolicy, retrying
 
 
 class Flaky:

@@ -23,10 +23,10 @@ from kumaco.core.schedule import (
     STAR,
     Schedule,
     _cached_location,
-    _next_reference,
     load_zone,
     parse_schedule,
 )
+from tests.support.reference import next_reference
 
 
 def unix(text: str) -> int:
@@ -539,7 +539,7 @@ def test_skipped_calendar_day(zone: str, spec: str, after: str, expected: list[s
     for want in expected:
         got = s.next_fire(t)
         assert got == unix(want)
-        assert got == _next_reference(s, t)
+        assert got == next_reference(s, t)
         t = got
 
 
@@ -812,4 +812,4 @@ def test_fast_search_equals_literal_replay(data: st.DataObject) -> None:
     except InvalidInput:
         return
     for after in data.draw(instants(zone)):
-        assert s.next_fire(after) == _next_reference(s, after), (spec, after)
+        assert s.next_fire(after) == next_reference(s, after), (spec, after)

@@ -24,7 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kumaco.cmd import cli
-from kumaco.cmd.cli import parse_time
+from kumaco.core.times import parse_time
 from kumaco.core.windows import parse_window
 from kumaco.views import timeline
 

@@ -1,0 +1,112 @@
+"""``kumaco timeline`` and ``kubectl kumaco timeline``: the picture, from files or a cluster.
+
+Contract: :func:`add_timeline_flags` registers the flags both share;
+:func:`draw` turns windows (and optionally nodes) into the SVG or HTML of
+:mod:`kumaco.views.timeline` and writes it to standard output or ``-o PATH``;
+:func:`cmd_timeline` is the offline command. Usage errors raise
+:class:`~kumaco.cmd.flags.UsageError`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from kumaco.cmd.common import EXIT_OK, load_objects, now_ns, time_flag
+from kumaco.cmd.flags import UsageError, selector_flag
+from kumaco.core.durations import HOUR
+from kumaco.core.manifests import node_views, window_entries
+from kumaco.core.nodes import NodeSet
+from kumaco.core.windows import InvalidWindow, Window, occurrences
+from kumaco.views import timeline
+
+TIMELINE_LIMIT = 5000
+DAY = 24 * HOUR
+DEFAULT_SPAN = 7 * DAY
+
+
+def time_range(args: argparse.Namespace, now: int, align: int = HOUR) -> tuple[int, int]:
+    """``--from``/``--until``; by default from ``now`` down to ``align``, for seven days."""
+    start = time_flag(args.from_) if args.from_ else now - now % align
+    until = time_flag(args.until) if args.until else start + DEFAULT_SPAN
+    if until <= start:
+        raise UsageError("--until must be after --from")
+    return start, until
+
+
+def add_timeline_flags(p: argparse.ArgumentParser, *, range_required: bool) -> None:
+    """The flags of ``timeline`` (offline and cluster variants alike)."""
+    later = "" if range_required else " (default: today 00:00 UTC)"
+    p.add_argument(
+        "--from", dest="from_", required=range_required, metavar="T", help="RFC 3339" + later
+    )
+    p.add_argument(
+        "--until",
+        required=range_required,
+        metavar="T",
+        help="RFC 3339" + ("" if range_required else " (default: --from + 7 days)"),
+    )
+    p.add_argument("--at", metavar="T", help="the instant marked as now (default: now)")
+    p.add_argument(
+        "--node-selector",
+        default="",
+        metavar="SEL",
+        help="nodes in scope, for the node count of each window (default: all)",
+    )
+    p.add_argument("--output", choices=("svg", "html"), required=True, help="picture format")
+    p.add_argument("-o", dest="path", metavar="PATH", help="write here (default: standard output)")
+    p.add_argument("--limit", type=int, default=TIMELINE_LIMIT, help=argparse.SUPPRESS)
+
+
+def draw(
+    args: argparse.Namespace,
+    entries: Sequence[Window | InvalidWindow],
+    nodes: NodeSet | None,
+    source: str,
+    now: int,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    """Build the picture and write it where ``-o`` says."""
+    start, until = time_range(args, now, DAY)
+    scope = selector_flag("--node-selector", args.node_selector)
+    windows = [e for e in entries if isinstance(e, Window)]
+    found, truncated = occurrences(windows, start, until, args.limit)
+    if truncated:
+        err.write(f"warning: picture truncated to {args.limit} occurrences\n")
+    picture = timeline.build(
+        entries,
+        found,
+        start=start,
+        until=until,
+        now=now,
+        nodes=nodes,
+        scope=scope if nodes is not None else None,
+        scope_text=args.node_selector,
+        truncated=truncated,
+        source=source,
+    )
+    text = timeline.render_svg(picture) if args.output == "svg" else timeline.render_html(picture)
+    if not args.path or args.path == "-":
+        out.write(text)
+        return EXIT_OK
+    try:
+        Path(args.path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"-o {args.path}: {exc}") from None
+    return EXIT_OK
+
+
+def cmd_timeline(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
+    """``kumaco timeline FILE...``: the picture of the windows in files (offline)."""
+    now = time_flag(args.at) if args.at else now_ns()
+    entries = window_entries(load_objects(args.files, stdin))
+    if not entries:
+        raise UsageError("no ConfigMap found in the input")
+    nodes = NodeSet(node_views(load_objects([args.nodes], stdin))) if args.nodes else None
+    source = "windows: " + ", ".join(args.files)
+    if args.nodes:
+        source += f" · nodes: {args.nodes}"
+    return draw(args, entries, nodes, source, now, out, err)

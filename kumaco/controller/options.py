@@ -1,0 +1,31 @@
+"""What the controller is told besides its policy, and how it ends.
+
+Contract: plain data, importable without the Kubernetes client (the command
+line builds these before anything connects). The exit codes are the
+controller's answers to "why did you stop"; ``kumaco run`` exits with them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+EXIT_OK = 0
+#: The window ConfigMaps changed: a deliberate exit so that a restart rebuilds the state.
+EXIT_CONFIG_CHANGED = 3
+#: The Lease could not be renewed in time (writing had already stopped).
+EXIT_LEADERSHIP_LOST = 4
+
+
+@dataclass(frozen=True)
+class ControllerOptions:
+    """What the controller needs to know besides the policy (built from the settings)."""
+
+    namespaces: tuple[str, ...]
+    configmap_selector: str
+    node_selector: str
+    instance: str
+    identity: str
+    field_manager: str
+    write_concurrency: int
+    event_lookback: float
+    retry_period: float

@@ -1,0 +1,216 @@
+"""The status writer: the planner's changes onto ``nodes/status``, fenced, in the safe order.
+
+Contract
+--------
+:meth:`StatusWriter.apply` sends the writes of a
+:class:`~kumaco.core.planner.Changes`: every revocation (and every other
+change that grants nothing) first, in parallel; the grants of
+MaintenanceInProgress only after all of those landed. So the number of nodes
+in progress never exceeds the ceiling, even transiently. It answers whether
+every write landed; when not, the caller plans again from fresh state.
+
+* Each write is a strategic merge patch of the changed conditions only
+  (merged by condition ``type``: kubelet's, node-problem-detector's and
+  kured's conditions are never touched), carrying the node's
+  ``resourceVersion`` as a precondition: 409 means the node changed since the
+  decision -- it is re-read and the decision taken again.
+* Fencing: nothing is sent unless the election grants a write deadline; every
+  attempt checks it again and carries a client and a server-side ``timeout``
+  that end before it. Retries (429, 5xx, no answer) share one policy per
+  batch, bounded by the same deadline.
+* 404: the node is gone (forgotten). Any other refusal is terminal for exactly
+  that write: it is not sent again until the node or the decision changes
+  (:meth:`StatusWriter.pending`).
+* A landed write is stored through (the stored node becomes what was sent,
+  at the resourceVersion the server answered), so its watch echo wakes nobody.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import json
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from kumaco.controller.metrics import Metrics
+from kumaco.controller.stores import NodeStore
+from kumaco.core.errors import error_text
+from kumaco.core.nodes import Condition
+from kumaco.core.planner import Changes, Desired, NodeChange
+from kumaco.kube.client import Kube
+from kumaco.kube.errors import ApiError, TransportError
+from kumaco.kube.retry import RetryPolicy, retrying
+from kumaco.kube.wire import STRATEGIC_MERGE, leading_resource_version
+
+log = logging.getLogger("kumaco.controller")
+
+
+class Election(Protocol):
+    """What the controller needs of leader election."""
+
+    @property
+    def is_leader(self) -> bool: ...
+
+    def write_deadline(self) -> float | None: ...
+
+    def healthy(self, now: float | None = None) -> bool: ...
+
+    def release(self) -> bool: ...
+
+
+class Fenced(Exception):
+    """The replica may no longer write: its lease deadline passed."""
+
+
+class StatusWriter:
+    """Sends node status writes for one controller; see the module contract."""
+
+    def __init__(
+        self,
+        kube: Kube,
+        store: NodeStore,
+        election: Election,
+        metrics: Metrics,
+        *,
+        field_manager: str,
+        in_progress: str,
+        concurrency: int,
+        monotonic: Callable[[], float],
+        stop: threading.Event,
+    ) -> None:
+        self.kube = kube
+        self.store = store
+        self.election = election
+        self.metrics = metrics
+        self.field_manager = field_manager
+        self.in_progress = in_progress
+        self.monotonic = monotonic
+        self.stop = stop
+        self._pool = concurrent.futures.ThreadPoolExecutor(concurrency, "write")
+        # node -> (resourceVersion, desired) of a write the server refused for good
+        self._terminal: dict[str, tuple[str | None, tuple[Desired, ...]]] = {}
+
+    def shutdown(self) -> None:
+        """Finish the writes in flight; send no more."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def pending(self, changes: Changes) -> Changes:
+        """``changes`` without the writes refused for good on the same node version and decision.
+
+        A node that needs no write any more is forgotten, so a refusal never
+        outlives the situation it was about.
+        """
+        names = {c.name for c in changes}
+        for name in [n for n in self._terminal if n not in names]:
+            del self._terminal[name]
+
+        def keep(c: NodeChange) -> bool:
+            return self._terminal.get(c.name) != (c.resource_version, c.desired)
+
+        return Changes(
+            tuple(filter(keep, changes.revocations)), tuple(filter(keep, changes.grants))
+        )
+
+    def apply(self, changes: Changes) -> bool:
+        """Revocations first, grants only after all of them landed; True if every write landed.
+
+        Raises :class:`Fenced` when the election grants no write deadline.
+        """
+        if changes.revocations and not self._batch(changes.revocations):
+            return False
+        return not changes.grants or self._batch(changes.grants)
+
+    def _batch(self, writes: Sequence[NodeChange]) -> bool:
+        """Write all, in parallel, fenced; True if every write landed."""
+        deadline = self.election.write_deadline()
+        if deadline is None:
+            raise Fenced
+        # One retry policy for the batch (a tenacity Retrying keeps per-call state, so the
+        # write threads share it), bounded by the lease deadline.
+        retry = retrying(
+            RetryPolicy(deadline=max(0.1, deadline - self.monotonic())), sleep=self._sleep
+        )
+        futures = [self._pool.submit(self._write, w, deadline, retry) for w in writes]
+        ok = True
+        for f in futures:
+            try:
+                ok = f.result() and ok
+            except Fenced:
+                ok = False
+        summary: dict[str, int] = {}
+        for w in writes:
+            for c in w.conditions:
+                key = f"{c.type}={c.status}"
+                summary[key] = summary.get(key, 0) + 1
+        log.info(
+            "status writes", extra={"nodes": len(writes), "all_landed": ok, "conditions": summary}
+        )
+        return ok
+
+    def _sleep(self, seconds: float) -> None:
+        self.stop.wait(seconds)
+
+    def _write(self, w: NodeChange, deadline: float, retry: Any) -> bool:
+        path = f"/api/v1/nodes/{w.name}/status"
+        body: dict[str, Any] = {"status": {"conditions": [c.as_json() for c in w.conditions]}}
+        if w.resource_version is not None:
+            body = {"metadata": {"resourceVersion": w.resource_version}, **body}
+
+        def once() -> Any:
+            remaining = deadline - self.monotonic()
+            if remaining <= 0.05 or self.election.write_deadline() is None:
+                raise Fenced
+            t = min(remaining, self.kube.timeout)
+            query = {"fieldManager": self.field_manager, "timeout": f"{max(1, int(t))}s"}
+            return self.kube.request_raw("PATCH", path, query, body, STRATEGIC_MERGE, timeout=t)
+
+        try:
+            answer = retry(once)
+        except ApiError as exc:
+            return self._failed(w, exc)
+        except TransportError as exc:
+            self.metrics.writes.labels(result="error").inc()
+            log.warning("status write failed", extra={"node": w.name, "error": error_text(exc)})
+            return False
+        rv = leading_resource_version(answer)
+        written = [
+            Condition(c.type, c.status, c.reason, c.message, c.last_transition_time)
+            for c in w.conditions
+        ]
+        if rv is None or not self.store.put_written(w.name, rv, written):
+            self.store.put(json.loads(answer))
+        self.metrics.writes.labels(result="ok").inc()
+        conditions = {c.type: f"{c.status} ({c.reason})" for c in w.conditions}
+        # A window opening writes every node it covers: those go in the batch summary;
+        # a change of MaintenanceInProgress (what kured acts on) is logged per node.
+        level = (
+            logging.INFO if any(c.type == self.in_progress for c in w.conditions) else logging.DEBUG
+        )
+        log.log(level, "conditions written", extra={"node": w.name, "conditions": conditions})
+        return True
+
+    def _failed(self, w: NodeChange, exc: ApiError) -> bool:
+        if exc.status == 409:
+            self.metrics.writes.labels(result="conflict").inc()
+            log.info("status write conflicted; re-reading the node", extra={"node": w.name})
+            with contextlib.suppress(ApiError, TransportError):
+                self.store.put(self.kube.request("GET", f"/api/v1/nodes/{w.name}"))
+            return False
+        if exc.status == 404:
+            self.store.forget(w.name)
+            return False
+        self.metrics.writes.labels(result="error").inc()
+        self._terminal[w.name] = (w.resource_version, w.desired)
+        log.error(
+            "status write refused; not retried until the node changes",
+            extra={
+                "node": w.name,
+                "status": exc.status,
+                "reason": exc.reason,
+                "error": error_text(exc.message),
+            },
+        )
+        return False

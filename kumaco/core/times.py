@@ -1,0 +1,60 @@
+"""Instants: kumaco's one representation of time, and its text forms.
+
+Contract: an *instant* is an integer of nanoseconds since the Unix epoch
+(UTC). :func:`format_instant` writes one as RFC 3339 UTC to the second, as
+Kubernetes does; :func:`parse_timestamp` reads a timestamp the API server or a
+file gave (``None`` when absent or malformed: it is data, not user input);
+:func:`parse_time` reads a time a person typed on a command line and raises
+:class:`~kumaco.core.errors.InvalidInput` saying how to write it. Nothing here
+reads a clock: ``now`` is always passed in.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from kumaco.core.errors import InvalidInput, excerpt
+
+SECOND = 1_000_000_000
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def to_instant(moment: dt.datetime) -> int:
+    """An aware datetime as an instant (microsecond precision, as datetime has)."""
+    return ((moment - _EPOCH) // dt.timedelta(microseconds=1)) * 1000
+
+
+def to_datetime(t: int) -> dt.datetime:
+    """An instant as an aware UTC datetime (microsecond precision)."""
+    return _EPOCH + dt.timedelta(microseconds=t // 1000)
+
+
+def format_instant(t: int) -> str:
+    """Format an instant as RFC 3339 UTC with ``Z``, to the second (as Kubernetes does)."""
+    return (_EPOCH + dt.timedelta(seconds=t // SECOND)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_timestamp(text: str | None) -> int | None:
+    """An RFC 3339 timestamp as an instant, or None if absent or malformed."""
+    if not text:
+        return None
+    try:
+        parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        return None
+    return to_instant(parsed)
+
+
+def parse_time(text: str) -> int:
+    """A time a person typed: RFC 3339 with an offset (``Z`` or ``+hh:mm``)."""
+    try:
+        parsed = dt.datetime.fromisoformat(text.strip().replace("z", "Z").replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidInput(
+            f"{excerpt(text)} is not an RFC 3339 time such as 2026-12-01T03:00:00Z"
+        ) from None
+    if parsed.tzinfo is None:
+        raise InvalidInput(f"{excerpt(text)} has no UTC offset; write e.g. 2026-12-01T03:00:00Z")
+    return to_instant(parsed)

@@ -1,0 +1,122 @@
+"""List-then-watch one collection, forever: the reflector.
+
+Contract: :class:`Reflector` does a paginated LIST, then WATCHes from its
+resourceVersion with bookmarks; a watch that ends is resumed from the last
+resourceVersion (no LIST), an expired one (410) is relisted; other failures
+back off (five in a row start again from a fresh LIST). Events only update a
+sink (a store) -- which wakes the controller; the controller recomputes from
+the full state (level-triggered).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from typing import Any
+
+from kumaco.core.errors import error_text
+from kumaco.kube.client import Kube
+from kumaco.kube.errors import ApiError, Expired, TransportError
+from kumaco.kube.retry import MAX_RETRY_AFTER
+
+log = logging.getLogger("kumaco.kube")
+
+
+class Reflector:
+    """List-then-watch one collection forever, feeding ``sink``; relists on 410.
+
+    ``sink.replace(objects)`` is called with every full LIST; ``sink.apply(type,
+    object)`` with each watch event; ``sink.synced`` is set after the first
+    LIST. Bookmarks only move the resourceVersion.
+    """
+
+    def __init__(
+        self,
+        kube: Kube,
+        path: str,
+        label_selector: str,
+        sink: Any,
+        stop: threading.Event,
+        *,
+        name: str,
+        watch_timeout: tuple[int, int] = (300, 600),
+        rng: random.Random | None = None,
+        page_size: int = 250,
+    ) -> None:
+        self.kube = kube
+        self.path = path
+        self.label_selector = label_selector
+        self.sink = sink
+        self.stop = stop
+        self.name = name
+        self.watch_timeout = watch_timeout
+        self.rng = rng or random.Random()
+        self.resource_version: str | None = None
+        self.page_size = page_size
+        self.relists = 0
+        self.thread = threading.Thread(target=self.run, name=f"reflector-{name}", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def _relist(self) -> None:
+        objects: list[dict[str, Any]] = []
+        rv: str | None = None
+        shrink = getattr(self.sink, "shrink", None)
+        for page, page_rv in self.kube.list_pages(
+            self.path, self.label_selector, self.page_size, shrink
+        ):
+            objects.extend(self.sink.trim(o) for o in page)
+            rv = page_rv
+        self.sink.replace(objects)
+        self.resource_version = rv
+        self.relists += 1
+
+    def run(self) -> None:
+        failures = 0
+        while not self.stop.is_set():
+            try:
+                if self.resource_version is None:
+                    self._relist()
+                    log.info(
+                        "listed",
+                        extra={"collection": self.name, "resource_version": self.resource_version},
+                    )
+                assert self.resource_version is not None
+                timeout = self.rng.randint(*self.watch_timeout)
+                for event in self.kube.watch(
+                    self.path, self.resource_version, self.label_selector, timeout
+                ):
+                    failures = 0
+                    obj = event.get("object") or {}
+                    meta = obj.get("metadata") or {}
+                    rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
+                    if event.get("type") != "BOOKMARK":
+                        self.sink.apply(event.get("type"), self.sink.trim(obj))
+                    if rv:
+                        self.resource_version = rv
+                    if self.stop.is_set():
+                        return
+            except Expired as exc:
+                log.info(
+                    "watch expired; relisting",
+                    extra={"collection": self.name, "error": error_text(exc)},
+                )
+                self.resource_version = None
+            except (ApiError, TransportError, ValueError) as exc:
+                failures += 1
+                delay = min(30.0, 0.2 * 2 ** min(failures, 8)) * (0.5 + self.rng.random())
+                if isinstance(exc, ApiError) and exc.retry_after is not None:
+                    delay = min(exc.retry_after, MAX_RETRY_AFTER)
+                log.warning(
+                    "watch failed; retrying",
+                    extra={
+                        "collection": self.name,
+                        "error": error_text(exc),
+                        "retry_in_s": round(delay, 2),
+                    },
+                )
+                if failures >= 5:
+                    self.resource_version = None  # something is off: start again from a fresh LIST
+                self.stop.wait(delay)
