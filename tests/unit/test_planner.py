@@ -308,3 +308,62 @@ def test_malformed_nodes_do_not_crash_the_planner() -> None:
     dup = p.node("dup")
     assert dup is not None and dup.is_in_progress is False  # not under maintenance (no c=ok label)
     assert p.node("labels") is not None and p.node("labels").is_under_maintenance  # type: ignore[union-attr]
+
+
+# ----------------------------------------------------------------------------- changes
+
+
+def test_changes_write_only_what_differs_and_keep_transition_times() -> None:
+    from kumaco.core.planner import changes
+
+    nodes = nodeset(
+        node("a", **{UM.replace("/", "__").replace(".", "_"): "True"}, **req()),
+        node("b", **req()),
+    )
+    policy = Policy(ceiling=Ceiling(1), require=(REQ,))
+    p = plan([window("w")], nodes, NOW, policy)
+    due = changes(p, nodes, {"a": "7", "b": "8"}, NOW, policy)
+    stamp = "2026-12-01T03:30:00Z"
+    by_name = {c.name: c for c in due}
+    # a: UnderMaintenance was True with another message -> rewritten, transition time kept.
+    (a_um, a_mip) = by_name["a"].conditions
+    assert (a_um.type, a_um.status, a_um.last_transition_time) == (
+        UM,
+        "True",
+        "2026-11-01T00:00:00Z",
+    )
+    assert (a_mip.type, a_mip.status, a_mip.last_transition_time) == (MIP, "True", stamp)
+    assert by_name["a"].grant and by_name["a"].resource_version == "7"
+    # b waits (ceiling 1): its conditions are new, so their transition time is now.
+    assert [(c.type, c.status, c.last_transition_time) for c in by_name["b"].conditions] == [
+        (UM, "True", stamp),
+        (MIP, "False", stamp),
+    ]
+    assert not by_name["b"].grant
+    # Grants come last.
+    assert [c.name for c in due] == ["b", "a"]
+    assert [c.name for c in due.revocations] == ["b"] and [c.name for c in due.grants] == ["a"]
+    # Applied, the same plan needs nothing more.
+    applied = nodeset(
+        *[
+            {
+                "metadata": {"name": c.name},
+                "status": {
+                    "conditions": [
+                        *[w.as_json() for w in c.conditions],
+                        {
+                            "type": REQ,
+                            "status": "True",
+                            "lastTransitionTime": "2026-11-01T00:00:00Z",
+                        },
+                    ]
+                },
+            }
+            for c in due
+        ]
+    )
+    again = plan([window("w")], applied, NOW, policy)
+    assert len(changes(again, applied, {}, NOW, policy)) == 0
+
+
+UM = "kured.dev/UnderMaintenance"

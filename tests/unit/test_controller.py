@@ -1,0 +1,402 @@
+"""The controller loop (kumaco.controller), unit-tested against a recording fake of the kube seam.
+
+The kube client is ``create_autospec(Kube)``: every request the controller makes
+is recorded in order, as sample-controller's tests record a fake clientset's
+actions. Each test sets up a situation (nodes, windows, leadership, the clock),
+runs one pass (``Controller.step``) and asserts the exact ordered writes and
+Events -- and that nothing else was sent. Writes go one at a time
+(``write_concurrency=1``) so their order is the order the controller chose.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+from unittest.mock import MagicMock
+
+import pytest
+from pytest_mock import MockerFixture
+
+from kumaco.controller.loop import EXIT_CONFIG_CHANGED, Controller
+from kumaco.controller.metrics import Metrics
+from kumaco.controller.options import ControllerOptions
+from kumaco.controller.writer import Fenced
+from kumaco.core.durations import SECOND
+from kumaco.core.planner import Policy, parse_ceiling
+from kumaco.kube.client import Kube
+from kumaco.kube.errors import ApiError
+
+NS = "maintenance"
+UM, MIP, REQ, BLOCK = (
+    "kured.dev/UnderMaintenance",
+    "MaintenanceInProgress",
+    "kured.dev/RebootRequired",
+    "kured.dev/RebootInhibited",
+)
+OPEN = int(dt.datetime(2026, 12, 1, 2, 30, tzinfo=dt.UTC).timestamp()) * SECOND  # 02:00-05:00
+CLOSED = int(dt.datetime(2026, 12, 1, 6, 0, tzinfo=dt.UTC).timestamp()) * SECOND
+STAMP_OPEN, STAMP_CLOSED = "2026-12-01T02:30:00Z", "2026-12-01T06:00:00Z"
+
+
+def cm(name: str, selector: str = "", start: str = "0 2 * * *", uid: str = "") -> dict[str, Any]:
+    return {
+        "metadata": {"namespace": NS, "name": name, "uid": uid or f"uid-{name}"},
+        "data": {"startTime": start, "duration": "3h", "nodeSelector": selector},
+    }
+
+
+def node(
+    name: str, rv: str, labels: Mapping[str, str] | None = None, **conds: str
+) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "resourceVersion": rv, "labels": dict(labels or {})},
+        "status": {
+            "conditions": [
+                {
+                    "type": t.replace("__", "/").replace("_", "."),
+                    "status": s,
+                    "lastTransitionTime": "2026-11-01T00:00:00Z",
+                }
+                for t, s in conds.items()
+            ]
+        },
+    }
+
+
+def um_true(window: str = "maintenance/w") -> str:
+    return f"maintenance window {window} open until 2026-12-01T05:00:00Z"
+
+
+class FakeElection:
+    """Leadership and fencing as the controller sees them."""
+
+    def __init__(self) -> None:
+        self.is_leader = True
+        self.deadline: float | None = 1e12
+        self.released = 0
+
+    def write_deadline(self) -> float | None:
+        return self.deadline if self.is_leader else None
+
+    def healthy(self, now: float | None = None) -> bool:
+        return True
+
+    def release(self) -> bool:
+        self.released += 1
+        return True
+
+
+class World:
+    """The fake cluster behind the recording kube seam."""
+
+    def __init__(self, kube: MagicMock, nodes: list[dict[str, Any]], cms: list[dict[str, Any]]):
+        self.kube = kube
+        self.nodes = {n["metadata"]["name"]: n for n in nodes}
+        self.cms = cms
+        self.rv = 100
+        self.refuse: dict[str, ApiError] = {}
+        kube.timeout = 30.0
+        kube.list_pages.side_effect = self._list_pages
+        kube.list_all.side_effect = lambda path, selector="": (list(self.cms), "1")
+        kube.request_raw.side_effect = self._patch
+        kube.request.side_effect = self._request
+
+    def _list_pages(self, path: str, selector: str = "", **_: Any) -> Iterator[Any]:
+        yield [json.loads(json.dumps(n)) for n in self.nodes.values()], "1"
+
+    def _patch(self, method: str, path: str, query: Any, body: Any, *_: Any, **__: Any) -> bytes:
+        name = path.split("/")[4]
+        if name in self.refuse:
+            raise self.refuse.pop(name)
+        self.rv += 1
+        doc = self.nodes[name]
+        current = {c["type"]: c for c in doc["status"]["conditions"]}
+        current.update({c["type"]: c for c in body["status"]["conditions"]})
+        doc["status"]["conditions"] = list(current.values())
+        doc["metadata"]["resourceVersion"] = str(self.rv)
+        return json.dumps(doc).encode()
+
+    def _request(self, method: str, path: str, *_: Any, **kw: Any) -> Any:
+        if method == "GET":
+            return self.nodes[path.rsplit("/", 1)[1]]
+        return {}
+
+    # ------------------------------------------------------------------ what was sent
+
+    def writes(self) -> list[tuple[str, dict[str, tuple[str, str]]]]:
+        """Each status write in order: the node and {condition type: (status, reason)}."""
+        out = []
+        for call in self.kube.request_raw.call_args_list:
+            method, path, _query, body = call.args[:4]
+            assert method == "PATCH" and path.endswith("/status")
+            out.append(
+                (
+                    path.split("/")[4],
+                    {c["type"]: (c["status"], c["reason"]) for c in body["status"]["conditions"]},
+                )
+            )
+        return out
+
+    def events(self) -> list[tuple[str, str, str]]:
+        """Each Event created or patched, in order: verb, reason, note."""
+        return [
+            (c.args[0], c.kwargs["body"].get("reason", ""), c.kwargs["body"].get("note", ""))
+            for c in self.kube.request.call_args_list
+            if "/events" in c.args[1]
+        ]
+
+    def calls(self) -> list[str]:
+        """Every request in order, as ``VERB path`` (LISTs as ``LIST path``)."""
+        out = []
+        for name, args, _kwargs in self.kube.mock_calls:
+            if name == "request_raw" or name == "request":
+                out.append(f"{args[0]} {args[1]}")
+            elif name in ("list_pages", "list_all"):
+                out.append(f"LIST {args[0]}")
+        return out
+
+    def reset(self) -> None:
+        self.kube.reset_mock(return_value=False, side_effect=False)
+
+
+@pytest.fixture
+def make(mocker: MockerFixture) -> Any:
+    def build(
+        nodes: list[dict[str, Any]],
+        cms: list[dict[str, Any]],
+        *,
+        now: int = OPEN,
+        policy: Policy | None = None,
+    ) -> tuple[Controller, World, FakeElection, list[int]]:
+        kube = mocker.create_autospec(Kube, instance=True)
+        world = World(kube, nodes, cms)
+        election = FakeElection()
+        clock = [now]
+        options = ControllerOptions(
+            namespaces=(NS,),
+            configmap_selector="kured.dev/maintenance-window",
+            node_selector="",
+            instance="kumaco",
+            identity="test_replica",
+            field_manager="kumaco",
+            write_concurrency=1,
+            event_lookback=300.0,
+            retry_period=2.0,
+        )
+        c = Controller(
+            options,
+            policy or Policy(),
+            kube,
+            election,
+            Metrics(),
+            now_ns=lambda: clock[0],
+            monotonic=lambda: 1000.0,
+        )
+        # What the reflectors would have delivered before the first pass.
+        c.configmaps.sink(NS).replace([c.configmaps.trim(o) for o in cms])
+        c.nodes.replace([c.nodes.trim(n) for n in nodes])
+        return c, world, election, clock
+
+    return build
+
+
+def test_a_new_leader_rebuilds_then_writes_conditions_then_announces(make: Any) -> None:
+    c, world, _e, _clock = make(
+        [node("a", "10", {"pool": "x"}), node("b", "11", {"pool": "x"}), node("c", "12")],
+        [cm("w", "pool=x")],
+    )
+    c.step()
+    assert world.calls() == [
+        "LIST /api/v1/nodes",
+        f"LIST /api/v1/namespaces/{NS}/configmaps",
+        "PATCH /api/v1/nodes/a/status",
+        "PATCH /api/v1/nodes/b/status",
+        "PATCH /api/v1/nodes/c/status",
+        f"POST /apis/events.k8s.io/v1/namespaces/{NS}/events",
+        f"POST /apis/events.k8s.io/v1/namespaces/{NS}/events",
+    ]
+    assert world.writes() == [
+        ("a", {UM: ("True", "MaintenanceWindowOpen")}),
+        ("b", {UM: ("True", "MaintenanceWindowOpen")}),
+        ("c", {UM: ("False", "NoMaintenanceWindowOpen")}),
+    ]
+    assert world.events() == [
+        (
+            "POST",
+            "WindowStarted",
+            "window maintenance/w opened at 2026-12-01T02:00:00Z for 2 node(s); closes at "
+            "2026-12-01T05:00:00Z",
+        ),
+        ("POST", "WindowLoaded", "window loaded: '0 2 * * *' (UTC) for 3h0m0s, nodes: pool=x"),
+    ]
+
+
+def test_each_write_is_a_precondition_patch_of_the_changed_conditions_only(make: Any) -> None:
+    c, world, _e, _clock = make([node("a", "10", Ready="True")], [cm("w")])
+    c.step()
+    (call,) = world.kube.request_raw.call_args_list
+    method, path, query, body, content_type = call.args
+    assert (method, path, content_type) == (
+        "PATCH",
+        "/api/v1/nodes/a/status",
+        "application/strategic-merge-patch+json",
+    )
+    assert query["fieldManager"] == "kumaco" and query["timeout"].endswith("s")
+    assert body == {
+        "metadata": {"resourceVersion": "10"},
+        "status": {
+            "conditions": [
+                {
+                    "type": UM,
+                    "status": "True",
+                    "reason": "MaintenanceWindowOpen",
+                    "message": um_true(),
+                    "lastTransitionTime": STAMP_OPEN,
+                    "lastHeartbeatTime": STAMP_OPEN,
+                }
+            ]
+        },
+    }
+
+
+def test_an_unchanged_world_gets_no_request_at_all(make: Any) -> None:
+    c, world, _e, _clock = make([node("a", "10"), node("b", "11")], [cm("w")])
+    c.step()
+    world.reset()
+    c.step()
+    c.step()
+    assert world.calls() == []
+
+
+def test_a_window_closing_writes_false_and_announces_the_end_once(make: Any) -> None:
+    c, world, _e, clock = make([node("a", "10")], [cm("w")])
+    c.step()
+    world.reset()
+    clock[0] = CLOSED
+    c.step()
+    assert world.writes() == [("a", {UM: ("False", "NoMaintenanceWindowOpen")})]
+    assert world.events() == [
+        (
+            "POST",
+            "WindowEnded",
+            "window maintenance/w (opened at 2026-12-01T02:00:00Z) ended at 2026-12-01T05:00:00Z",
+        )
+    ]
+    world.reset()
+    c.step()
+    assert world.calls() == []
+
+
+def test_revocations_are_written_before_grants(make: Any) -> None:
+    # Ceiling 1: "a" holds MaintenanceInProgress but no longer needs it (its required
+    # condition went False); "b" waits. The place goes to "b" only after "a" lost it.
+    policy = Policy(ceiling=parse_ceiling("1"), require=(REQ,))
+    nodes = [
+        node("a", "10", kured_dev__RebootRequired="False", MaintenanceInProgress="True"),
+        node("b", "11", kured_dev__RebootRequired="True"),
+    ]
+    c, world, _e, _clock = make(nodes, [cm("w")], policy=policy)
+    c.step()
+    assert [(name, conds.get(MIP)) for name, conds in world.writes()] == [
+        ("a", ("False", "RequiredConditionNotTrue")),
+        ("b", ("True", "MaintenanceAllowed")),
+    ]
+
+
+def test_no_grant_is_sent_when_a_revocation_conflicts(make: Any) -> None:
+    policy = Policy(ceiling=parse_ceiling("1"), require=(REQ,))
+    nodes = [
+        node("a", "10", kured_dev__RebootRequired="False", MaintenanceInProgress="True"),
+        node("b", "11", kured_dev__RebootRequired="True"),
+    ]
+    c, world, _e, _clock = make(nodes, [cm("w")], policy=policy)
+    world.refuse["a"] = ApiError(409, "Conflict", "the object has been modified")
+    c.step()
+    # a's write was refused (409): a is re-read, b is not granted in this pass.
+    assert world.calls()[2:] == [
+        "PATCH /api/v1/nodes/a/status",
+        "GET /api/v1/nodes/a",
+        f"POST /apis/events.k8s.io/v1/namespaces/{NS}/events",
+        f"POST /apis/events.k8s.io/v1/namespaces/{NS}/events",
+    ]
+    world.reset()
+    c.step()  # the next pass (the controller woke itself) revokes, then grants
+    assert [name for name, _ in world.writes()] == ["a", "b"]
+
+
+def test_a_refused_write_is_not_resent_until_the_node_changes(make: Any) -> None:
+    c, world, _e, _clock = make([node("a", "10")], [cm("w")])
+    world.refuse["a"] = ApiError(422, "Invalid", "status.conditions: Invalid value")
+    c.step()
+    world.reset()
+    c.step()
+    assert world.writes() == []
+    # The node changes (a new resourceVersion): the write is tried again.
+    changed = node("a", "20", {"new": "label"})
+    c.nodes.apply("MODIFIED", c.nodes.trim(changed))
+    world.nodes["a"] = changed
+    c.step()
+    assert world.writes() == [("a", {UM: ("True", "MaintenanceWindowOpen")})]
+
+
+def test_a_fenced_leader_sends_nothing(make: Any) -> None:
+    c, world, election, _clock = make([node("a", "10")], [cm("w")])
+    election.deadline = None  # the lease deadline passed: no right to write
+    with pytest.raises(Fenced):
+        c.step()
+    assert world.writes() == [] and world.events() == []
+
+
+def test_a_follower_sends_nothing(make: Any) -> None:
+    c, world, election, _clock = make([node("a", "10")], [cm("w")])
+    election.is_leader = False
+    c.step()
+    c.step()
+    assert world.calls() == []
+    assert c.exit_code is None
+
+
+def test_a_config_change_makes_the_leader_exit_without_writing(make: Any) -> None:
+    c, world, _e, _clock = make([node("a", "10")], [cm("w")])
+    c.step()
+    world.reset()
+    edited = cm("w", start="0 4 * * *")
+    c.configmaps.sink(NS).apply("MODIFIED", c.configmaps.trim(edited))
+    assert c.step() is None
+    assert c.exit_code == EXIT_CONFIG_CHANGED
+    assert world.calls() == []
+
+
+def test_a_follower_adopts_a_config_change_without_exiting(make: Any) -> None:
+    c, world, election, _clock = make([node("a", "10")], [cm("w")])
+    election.is_leader = False
+    c.step()
+    c.configmaps.sink(NS).apply("MODIFIED", c.configmaps.trim(cm("w", start="0 4 * * *")))
+    c.step()
+    assert c.exit_code is None
+    assert world.calls() == []
+
+
+def test_an_invalid_window_gets_a_warning_event_and_touches_no_node(make: Any) -> None:
+    bad = cm("typo", start="0 3 * * fry")
+    c, world, _e, _clock = make(
+        [node("a", "10", **{UM.replace("/", "__").replace(".", "_"): "True"})], [bad]
+    )
+    c.step()
+    # The node's UnderMaintenance from a window that no longer exists is corrected.
+    assert world.writes() == [("a", {UM: ("False", "NoMaintenanceWindowOpen")})]
+    ((verb, reason, note),) = world.events()
+    assert (verb, reason) == ("POST", "WindowInvalid")
+    assert note.startswith("window ignored: startTime: day of week:")
+
+
+def test_a_takeover_after_a_window_ended_announces_the_end_it_missed(make: Any) -> None:
+    # The window closed at 05:00 while nobody led; the new leader starts at 05:03.
+    late = int(dt.datetime(2026, 12, 1, 5, 3, tzinfo=dt.UTC).timestamp()) * SECOND
+    c, world, _e, _clock = make(
+        [node("a", "10", kured_dev__UnderMaintenance="True")], [cm("w")], now=late
+    )
+    c.step()
+    assert [r for _v, r, _n in world.events()] == ["WindowEnded", "WindowLoaded"]
