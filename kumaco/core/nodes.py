@@ -5,8 +5,12 @@ Contract: :func:`node_view` turns any decoded JSON/YAML value into a
 malformed input. A missing ``status``, conditions that are not maps, without a
 ``type`` or with a non-string ``status`` are skipped; of duplicate condition
 types the first one wins (what kubectl shows first). Labels that are not
-string-to-string are dropped. The image list, addresses and everything else a
-kubelet reports are never retained, so 5,000 nodes cost a few MB.
+string-to-string are dropped. Also kept: whether the node is cordoned
+(``spec.unschedulable``) and, for the condition types asked for, which field
+manager last wrote each one's ``status`` (from ``metadata.managedFields``: the
+entry owning ``f:status`` of that condition, the latest if several do). The
+image list, addresses and everything else a kubelet reports are never
+retained, so 5,000 nodes cost a few MB.
 
 :class:`NodeSet` holds the views by name with a label index for bulk
 selector evaluation; the controller updates it in place from watch events,
@@ -17,12 +21,13 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 from kumaco.core.selectors import LabelIndex
 
+_NO_OWNERS: Mapping[str, str] = MappingProxyType({})
 TRUE = "True"
 FALSE = "False"
 UNKNOWN = "Unknown"
@@ -50,6 +55,9 @@ class NodeView:
     name: str
     labels: Mapping[str, str]
     conditions: Mapping[str, Condition]
+    unschedulable: bool = False
+    #: Condition type -> the field manager that last wrote its status (types asked for only).
+    owners: Mapping[str, str] = field(default_factory=lambda: _NO_OWNERS)
 
     def condition(self, ctype: str) -> Condition | None:
         return self.conditions.get(ctype)
@@ -63,8 +71,41 @@ def _str_or_empty(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
-def node_view(obj: object) -> NodeView | None:
-    """Trim a Node object (decoded JSON) to a :class:`NodeView`; None if unusable."""
+def _owners(meta: Mapping[str, Any], types: Iterable[str]) -> dict[str, str]:
+    """Which field manager owns ``status`` of each condition type (see the module contract)."""
+    entries = meta.get("managedFields")
+    if not isinstance(entries, list):
+        return {}
+    keys = {f'k:{{"type":"{t}"}}': t for t in types}
+    found: dict[str, tuple[str, str]] = {}
+    for entry in entries:
+        if not isinstance(entry, Mapping):
+            continue
+        manager, fields = entry.get("manager"), entry.get("fieldsV1")
+        if not isinstance(manager, str) or not isinstance(fields, Mapping):
+            continue
+        status = fields.get("f:status")
+        conditions = status.get("f:conditions") if isinstance(status, Mapping) else None
+        if not isinstance(conditions, Mapping):
+            continue
+        stamp = entry.get("time")
+        when = stamp if isinstance(stamp, str) else ""
+        for key, ctype in keys.items():
+            owned = conditions.get(key)
+            if (
+                isinstance(owned, Mapping)
+                and "f:status" in owned
+                and (ctype not in found or when >= found[ctype][1])
+            ):
+                found[ctype] = (manager, when)
+    return {t: m for t, (m, _w) in found.items()}
+
+
+def node_view(obj: object, owned: Iterable[str] = ()) -> NodeView | None:
+    """Trim a Node object (decoded JSON) to a :class:`NodeView`; None if unusable.
+
+    ``owned``: the condition types whose writers (field managers) to keep.
+    """
     if not isinstance(obj, Mapping):
         return None
     meta = obj.get("metadata")
@@ -100,8 +141,15 @@ def node_view(obj: object) -> NodeView | None:
                 message=_str_or_empty(c.get("message")),
                 last_transition_time=_timestamp_text(ltt),
             )
+    spec = obj.get("spec")
+    unschedulable = isinstance(spec, Mapping) and spec.get("unschedulable") is True
+    owners = _owners(meta, owned) if owned else {}
     return NodeView(
-        name=name, labels=MappingProxyType(labels), conditions=MappingProxyType(conditions)
+        name=name,
+        labels=MappingProxyType(labels),
+        conditions=MappingProxyType(conditions),
+        unschedulable=unschedulable,
+        owners=MappingProxyType(owners),
     )
 
 

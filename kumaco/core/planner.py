@@ -1,90 +1,134 @@
 """The planner: windows + nodes + an instant + a policy -> each node's desired conditions.
 
 Contract: :func:`plan` is a pure function. Given the same inputs it returns
-the same :class:`Plan`; it reads no clock and does no I/O. The controller and
-the offline ``kumaco plan`` command call it alike.
+the same :class:`Plan`, whatever the order of nodes and windows; it reads no
+clock and does no I/O. The controller, ``kumaco plan`` and ``kumaco forecast``
+call it alike; :func:`changes` turns its answer into the writes that reach it.
 
 ``kured.dev/UnderMaintenance`` (name configurable)
-    True for a node in scope that matches at least one open window, else
-    False. The message names the open windows and when the node's maintenance
-    closes (the latest close among them).
+    True for a node in scope that matches at least one open maintenance
+    window and no open freeze window; the message names the open windows and
+    when the node's maintenance closes (the latest close among them). A node
+    in an open freeze is False with reason ``MaintenanceFrozen``, the message
+    naming the freeze.
 
-``MaintenanceInProgress`` (only when a ceiling is set)
-    True only for a node that is under maintenance, has every required
-    condition True and no blocking condition True -- and never for more
-    nodes than the ceiling. A node already holding it that is still eligible
-    keeps it and counts first; new nodes are admitted oldest first (by the
-    latest ``lastTransitionTime`` among their required conditions, then by
-    name; a missing or malformed time sorts after every known one). When
-    holders already exceed a lowered ceiling, nobody is revoked and nobody new
-    is admitted. An ineligible holder loses it.
+``MaintenanceInProgress`` (only when a ceiling is set) -- the lifecycle
+    *Admission*: a node that does not hold it gets it only while it is under
+    maintenance, every required condition is True, no blocking condition is
+    True, its maintenance closes no sooner than the admission cutoff, it is
+    not settling after a release of its own, and every ceiling it falls under
+    has room: the global ceiling, the ceiling of its group for each
+    ``--max-in-progress-per`` label, and the budget (``maxInProgress``) of
+    each open window it is in. New nodes are admitted oldest request first (by
+    the latest ``lastTransitionTime`` among their required conditions, then by
+    name; a missing or malformed time sorts after every known one).
 
-Ceilings are an integer (``0`` admits nobody: a pause switch) or a
-percentage of the nodes in scope, rounded down but never below 1.
+    *Holding*: a node that holds it keeps it, and keeps counting toward every
+    ceiling, as long as every required condition stays True -- the
+    maintenance is not done. A closed window, a blocking condition, a freeze
+    or a lowered ceiling never revoke a holder; they only stop new
+    admissions, and the holder's reason becomes ``MaintenanceNotFinished``
+    with a message saying why it would not be admitted now. Only
+    ``in_progress_timeout`` revokes a holder whose maintenance still runs
+    (reason ``MaintenanceTimedOut``; it is not admitted again until its
+    required conditions clear).
+
+    *Release*: a holder whose required condition is no longer True loses it
+    (reason ``MaintenanceFinished``). With ``release_delay``, a node released
+    less than that long ago (its condition's ``lastTransitionTime``, reason
+    ``MaintenanceFinished``) still counts toward every ceiling it would count
+    toward, and is not admitted again before the delay ends. With no
+    required condition configured nothing marks the end of a maintenance: a
+    holder keeps it while it stays admissible, as before.
+
+    *Unavailable nodes* (``count_unavailable``): a node in scope that is not
+    ``Ready=True`` or is cordoned, and does not hold it, counts toward every
+    ceiling it falls under.
+
+Ceilings are ``N`` or ``P%`` (:mod:`kumaco.core.ceilings`); a global
+percentage is of the nodes in scope, a group's of the nodes in scope in that
+group, a window's of the nodes in scope it selects.
 
 Messages carry no counters or clocks that change while nothing changes, so an
 unchanged world produces identical conditions and the controller writes
-nothing. :attr:`Plan.next_change` is the next instant at which a window
-matching some node in scope opens or closes -- strictly after ``now``.
+nothing. :attr:`Plan.next_change` is the next instant, strictly after
+``now``, at which the answer may change by time alone: a window matching a
+node in scope opens or closes, a release delay or an in-progress timeout
+ends, or an admission cutoff passes.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from kumaco.core.errors import InvalidInput, excerpt
+from kumaco.core.ceilings import Ceiling, parse_ceiling
+from kumaco.core.durations import format_go_duration
 from kumaco.core.nodes import FALSE, TRUE, NodeSet, NodeView
 from kumaco.core.selectors import Selector, parse_selector
 from kumaco.core.times import format_instant, parse_timestamp
 from kumaco.core.windows import Window, WindowState
 
+__all__ = [
+    "ADMISSION_CUTOFF",
+    "ALLOWED",
+    "BLOCKED",
+    "CEILING_REACHED",
+    "FINISHED",
+    "FROZEN",
+    "HELD",
+    "IN_PROGRESS",
+    "NOT_UNDER_MAINTENANCE",
+    "NO_WINDOW",
+    "RELEASE_DELAY",
+    "REQUIREMENT_NOT_MET",
+    "TIMED_OUT",
+    "TOPOLOGY_CEILING_REACHED",
+    "UNDER_MAINTENANCE",
+    "WINDOW_BUDGET_REACHED",
+    "WINDOW_OPEN",
+    "Ceiling",
+    "Changes",
+    "Plan",
+    "Policy",
+    "changes",
+    "parse_ceiling",
+    "plan",
+]
+
 UNDER_MAINTENANCE = "kured.dev/UnderMaintenance"
 IN_PROGRESS = "MaintenanceInProgress"
 
-# Reasons (CamelCase, as Kubernetes conventions ask).
+# Reasons (CamelCase, as Kubernetes conventions ask). UnderMaintenance:
 WINDOW_OPEN = "MaintenanceWindowOpen"
 NO_WINDOW = "NoMaintenanceWindowOpen"
+FROZEN = "MaintenanceFrozen"
+# MaintenanceInProgress, True:
 ALLOWED = "MaintenanceAllowed"
+HELD = "MaintenanceNotFinished"
+# MaintenanceInProgress, False -- one stable reason per rule:
 NOT_UNDER_MAINTENANCE = "NotUnderMaintenance"
 REQUIREMENT_NOT_MET = "RequiredConditionNotTrue"
 BLOCKED = "BlockedByCondition"
 CEILING_REACHED = "ConcurrencyCeilingReached"
-
-_CEILING = re.compile(r"(0|[1-9][0-9]{0,6})(%?)")
-
-
-@dataclass(frozen=True)
-class Ceiling:
-    """At most ``value`` nodes, or ``value`` percent of the nodes in scope."""
-
-    value: int
-    percent: bool = False
-
-    def limit(self, nodes_in_scope: int) -> int:
-        if not self.percent:
-            return self.value
-        return max(1, self.value * nodes_in_scope // 100)
-
-    def __str__(self) -> str:
-        return f"{self.value}%" if self.percent else str(self.value)
-
-
-def parse_ceiling(text: str) -> Ceiling:
-    """Parse ``N`` or ``P%`` (1 <= P <= 100)."""
-    m = _CEILING.fullmatch(text.strip())
-    if not m:
-        raise InvalidInput(f"{excerpt(text)} is not a count (e.g. 2) or a percentage (e.g. 10%)")
-    value, percent = int(m.group(1)), bool(m.group(2))
-    if percent and not 1 <= value <= 100:
-        raise InvalidInput(f"{excerpt(text)}: a percentage must be between 1% and 100%")
-    return Ceiling(value, percent)
+TOPOLOGY_CEILING_REACHED = "TopologyCeilingReached"
+WINDOW_BUDGET_REACHED = "WindowBudgetReached"
+ADMISSION_CUTOFF = "AdmissionCutoff"
+FINISHED = "MaintenanceFinished"
+TIMED_OUT = "MaintenanceTimedOut"
+#: The rule (not a condition reason: the condition keeps ``MaintenanceFinished``)
+#: that stops a node settling after its own release.
+RELEASE_DELAY = "ReleaseDelay"
+#: The name of the global ceiling in :attr:`Verdict.counts_toward` and :attr:`Plan.ceilings`.
+GLOBAL = "global"
 
 
 @dataclass(frozen=True)
 class Policy:
-    """What the operator configured: scope, condition names, the ceiling and its rules."""
+    """What the operator configured: scope, condition names, the ceilings and their rules.
+
+    Durations are in ns; 0 (or None) turns a rule off.
+    """
 
     scope: Selector = field(default_factory=lambda: parse_selector(""))
     under_maintenance: str = UNDER_MAINTENANCE
@@ -92,6 +136,15 @@ class Policy:
     ceiling: Ceiling | None = None
     require: tuple[str, ...] = ()
     block: tuple[str, ...] = ()
+    #: ``--max-in-progress-per KEY=N``: (label key, ceiling) pairs.
+    ceilings_per: tuple[tuple[str, Ceiling], ...] = ()
+    release_delay: int = 0
+    in_progress_timeout: int | None = None
+    count_unavailable: bool = False
+    admission_cutoff: int = 0
+    #: This instance's field manager: a condition last written by another kumaco
+    #: instance (a manager named ``kumaco/...``) is not written (:func:`changes`).
+    manager: str = ""
 
     @property
     def owned(self) -> tuple[str, ...]:
@@ -114,6 +167,26 @@ class Desired:
 
 
 @dataclass(frozen=True, slots=True)
+class Verdict:
+    """Why a node does or does not get MaintenanceInProgress, in detail (for people).
+
+    ``rule`` is the stable reason of the rule that decided; ``missing`` and
+    ``blocking`` the conditions involved; ``ceiling`` the full ceiling that
+    stopped it and ``holders`` the nodes occupying it; ``counts_toward`` the
+    ceilings the node occupies a place in; ``until`` when a time-bound rule
+    (release delay, cutoff, timeout) changes its answer.
+    """
+
+    rule: str
+    missing: tuple[str, ...] = ()
+    blocking: tuple[str, ...] = ()
+    ceiling: str | None = None
+    holders: tuple[str, ...] = ()
+    counts_toward: tuple[str, ...] = ()
+    until: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class NodePlan:
     """The planner's answer for one node in scope."""
 
@@ -122,6 +195,8 @@ class NodePlan:
     closes: int | None
     under_maintenance: Desired
     in_progress: Desired | None
+    freezes: tuple[str, ...] = ()
+    verdict: Verdict | None = None
 
     @property
     def is_under_maintenance(self) -> bool:
@@ -140,6 +215,19 @@ class NodePlan:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class CeilingUse:
+    """One ceiling at the instant planned: its limit and who occupies it."""
+
+    name: str
+    limit: int
+    occupants: tuple[str, ...]
+
+    @property
+    def used(self) -> int:
+        return len(self.occupants)
+
+
 @dataclass(frozen=True)
 class Plan:
     """Desired conditions of every node in scope, and when to look again."""
@@ -152,15 +240,159 @@ class Plan:
     in_progress: int = 0
     #: How many nodes in scope each window's selector matches (open or not), by key.
     matching: Mapping[str, int] = field(default_factory=dict)
+    #: Every ceiling in force (global first), after this plan's admissions.
+    ceilings: tuple[CeilingUse, ...] = ()
 
     def node(self, name: str) -> NodePlan | None:
         return next((n for n in self.nodes if n.name == name), None)
+
+
+# ----------------------------------------------------------------------------- windows
+
+
+@dataclass
+class _Windows:
+    """The windows at ``now``: states, which open windows cover which nodes, what comes next."""
+
+    states: dict[str, WindowState]
+    matching: dict[str, int]
+    selected: dict[str, frozenset[str]]
+    groups: dict[tuple[str, ...], frozenset[str]]
+    closes: dict[str, int | None]
+    freeze: dict[str, bool]
+    budgets: dict[str, Ceiling]
+    next_change: int | None
+
+
+def _window_groups(
+    windows: Iterable[Window], nodes: NodeSet, in_scope: frozenset[str], now: int
+) -> _Windows:
+    """Partition the nodes in scope by the tuple of open windows matching them.
+
+    A few set operations per window instead of a per-node, per-window loop.
+    """
+    found = _Windows({}, {}, {}, {(): in_scope} if in_scope else {}, {}, {}, {}, None)
+    for w in sorted(windows, key=lambda w: w.key):
+        selected = w.selector.select(nodes.index) & in_scope
+        state = w.state_at(now)
+        found.states[w.key] = state
+        found.matching[w.key] = len(selected)
+        found.selected[w.key] = selected
+        found.freeze[w.key] = w.freeze
+        if w.budget is not None:
+            found.budgets[w.key] = w.budget
+        if not selected:
+            continue
+        nc = state.next_change
+        if nc is not None and (found.next_change is None or nc < found.next_change):
+            found.next_change = nc
+        if not state.open:
+            continue
+        found.closes[w.key] = state.closes
+        refined: dict[tuple[str, ...], frozenset[str]] = {}
+        for keys, members in found.groups.items():
+            inside = members & selected
+            if not inside:
+                refined[keys] = members
+                continue
+            refined[(*keys, w.key)] = inside
+            if len(inside) != len(members):
+                refined[keys] = members - inside
+        found.groups = refined
+    return found
+
+
+def _latest(ends: Sequence[int | None]) -> int | None:
+    return None if any(e is None for e in ends) else max(e for e in ends if e is not None)
 
 
 def _window_message(keys: Sequence[str], closes: int | None) -> str:
     noun = "window" if len(keys) == 1 else "windows"
     until = f"until {format_instant(closes)}" if closes is not None else "with no end in sight"
     return f"maintenance {noun} {', '.join(keys)} open {until}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Under:
+    windows: tuple[str, ...]
+    freezes: tuple[str, ...]
+    closes: int | None
+    desired: Desired
+
+
+def _under_maintenance(ws: _Windows, policy: Policy) -> dict[str, _Under]:
+    um = policy.under_maintenance
+    nothing = _Under(
+        (), (), None, Desired(um, FALSE, NO_WINDOW, "no maintenance window is open for this node")
+    )
+    under: dict[str, _Under] = {}
+    for keys, members in ws.groups.items():
+        entry = nothing
+        if keys:
+            maint = tuple(k for k in keys if not ws.freeze[k])
+            frozen = tuple(k for k in keys if ws.freeze[k])
+            closes = _latest([ws.closes[k] for k in maint]) if maint else None
+            if frozen:
+                ends = _latest([ws.closes[k] for k in frozen])
+                noun = "freeze" if len(frozen) == 1 else "freezes"
+                until = (
+                    f"until {format_instant(ends)}" if ends is not None else "with no end in sight"
+                )
+                desired = Desired(
+                    um, FALSE, FROZEN, f"maintenance frozen by {noun} {', '.join(frozen)} {until}"
+                )
+            elif maint:
+                desired = Desired(um, TRUE, WINDOW_OPEN, _window_message(maint, closes))
+            else:
+                desired = nothing.desired
+            entry = _Under(maint, frozen, closes, desired)
+        for name in members:
+            under[name] = entry
+    return under
+
+
+# ----------------------------------------------------------------------------- plan
+
+
+def plan(windows: Iterable[Window], nodes: NodeSet, now: int, policy: Policy) -> Plan:
+    """Compute each in-scope node's desired conditions at instant ``now``."""
+    in_scope = frozenset(policy.scope.select(nodes.index))
+    ws = _window_groups(windows, nodes, in_scope, now)
+    under = _under_maintenance(ws, policy)
+    lifecycle: _Lifecycle | None = None
+    next_change = ws.next_change
+    if policy.ceiling is not None:
+        lifecycle = _Lifecycle(nodes, in_scope, under, ws, policy, now)
+        lifecycle.run()
+        if lifecycle.next_change is not None and (
+            next_change is None or lifecycle.next_change < next_change
+        ):
+            next_change = lifecycle.next_change
+    plans = tuple(
+        NodePlan(
+            name=name,
+            windows=u.windows,
+            closes=u.closes,
+            under_maintenance=u.desired,
+            in_progress=lifecycle.desired[name] if lifecycle else None,
+            freezes=u.freezes,
+            verdict=lifecycle.verdicts[name] if lifecycle else None,
+        )
+        for name, u in sorted(under.items())
+    )
+    return Plan(
+        at=now,
+        nodes=plans,
+        next_change=next_change,
+        windows=ws.states,
+        ceiling=lifecycle.pools[0].limit if lifecycle else None,
+        in_progress=lifecycle.in_progress if lifecycle else 0,
+        matching=ws.matching,
+        ceilings=tuple(p.use() for p in lifecycle.pools) if lifecycle else (),
+    )
+
+
+# ----------------------------------------------------------------------------- the lifecycle
 
 
 def _admission_key(node: NodeView, require: Sequence[str]) -> tuple[int, int, str]:
@@ -176,151 +408,372 @@ def _admission_key(node: NodeView, require: Sequence[str]) -> tuple[int, int, st
     return (0, max(t for t in times if t is not None), node.name)
 
 
-def plan(windows: Iterable[Window], nodes: NodeSet, now: int, policy: Policy) -> Plan:
-    """Compute each in-scope node's desired conditions at instant ``now``."""
-    in_scope = policy.scope.select(nodes.index)
-    states: dict[str, WindowState] = {}
-    # Partition the nodes in scope by the tuple of open windows matching them:
-    # a few set operations per window instead of a per-node, per-window loop.
-    groups: dict[tuple[str, ...], frozenset[str]] = {(): frozenset(in_scope)} if in_scope else {}
-    closes_of: dict[str, int | None] = {}
-    next_change: int | None = None
-    matching: dict[str, int] = {}
-    for w in sorted(windows, key=lambda w: w.key):
-        selected = w.selector.select(nodes.index) & in_scope
-        state = w.state_at(now)
-        states[w.key] = state
-        matching[w.key] = len(selected)
-        if not selected:
-            continue
-        nc = state.next_change
-        if nc is not None and (next_change is None or nc < next_change):
-            next_change = nc
-        if not state.open:
-            continue
-        closes_of[w.key] = state.closes
-        refined: dict[tuple[str, ...], frozenset[str]] = {}
-        for keys, members in groups.items():
-            inside = members & selected
-            if not inside:
-                refined[keys] = members
+class _Pool:
+    """One ceiling: which nodes it covers, its limit, and who occupies a place in it."""
+
+    def __init__(self, name: str, members: frozenset[str] | None, ceiling: Ceiling, base: int):
+        self.name = name
+        self.members = members  # None: every node in scope
+        self.limit = ceiling.limit(base)
+        self.occupants: set[str] = set()
+
+    def covers(self, name: str) -> bool:
+        return self.members is None or name in self.members
+
+    def room_for(self, name: str) -> bool:
+        return len(self.occupants) + (0 if name in self.occupants else 1) <= self.limit
+
+    def use(self) -> CeilingUse:
+        return CeilingUse(self.name, self.limit, tuple(sorted(self.occupants)))
+
+
+class _Lifecycle:
+    """MaintenanceInProgress for every node in scope (see the module contract)."""
+
+    def __init__(
+        self,
+        nodes: NodeSet,
+        in_scope: frozenset[str],
+        under: Mapping[str, _Under],
+        ws: _Windows,
+        policy: Policy,
+        now: int,
+    ) -> None:
+        self.nodes, self.in_scope, self.under, self.ws = nodes, in_scope, under, ws
+        self.policy, self.now = policy, now
+        self.desired: dict[str, Desired] = {}
+        self.verdicts: dict[str, Verdict] = {}
+        self.next_change: int | None = None
+        self.in_progress = 0
+        assert policy.ceiling is not None
+        self.pools = [_Pool(GLOBAL, None, policy.ceiling, len(in_scope))]
+        self._group_pools: list[tuple[str, dict[str, _Pool]]] = []
+        for key, ceiling in policy.ceilings_per:
+            groups: dict[str, set[str]] = {}
+            for name in in_scope:
+                node = nodes.get(name)
+                value = node.labels.get(key) if node is not None else None
+                groups.setdefault(_group_name(key, value), set()).add(name)
+            by_group = {
+                g: _Pool(g, frozenset(members), ceiling, len(members))
+                for g, members in sorted(groups.items())
+            }
+            self._group_pools.append((key, by_group))
+            self.pools.extend(by_group.values())
+        self._window_pools = {
+            k: _Pool(f"window {k}", ws.selected[k], b, len(ws.selected[k]))
+            for k, b in sorted(ws.budgets.items())
+            if not ws.freeze.get(k, False)
+        }
+        self.pools.extend(self._window_pools.values())
+
+    # ---------------------------------------------------------------- helpers
+
+    def _later(self, t: int | None) -> None:
+        if t is not None and t > self.now and (self.next_change is None or t < self.next_change):
+            self.next_change = t
+
+    def _set(self, name: str, status: str, reason: str, message: str, verdict: Verdict) -> None:
+        self.desired[name] = Desired(self.policy.in_progress, status, reason, message)
+        self.verdicts[name] = verdict
+
+    def _pools_of(self, name: str) -> list[_Pool]:
+        """The ceilings a node falls under (a window's budget only while it is open for it)."""
+        pools = [self.pools[0]]
+        node = self.nodes.get(name)
+        for key, by_group in self._group_pools:
+            value = node.labels.get(key) if node is not None else None
+            pools.append(by_group[_group_name(key, value)])
+        for k in self.under[name].windows:
+            if k in self._window_pools:
+                pools.append(self._window_pools[k])
+        return pools
+
+    def _occupy(self, name: str) -> tuple[str, ...]:
+        """Count ``name`` in every ceiling that covers it; return their names.
+
+        A window's budget covers every node the window selects, open for it or not
+        (a holder whose window closed still counts toward that window's budget).
+        """
+        pools = [self.pools[0]]
+        node = self.nodes.get(name)
+        for key, by_group in self._group_pools:
+            value = node.labels.get(key) if node is not None else None
+            pools.append(by_group[_group_name(key, value)])
+        pools += [p for p in self._window_pools.values() if p.covers(name)]
+        for p in pools:
+            p.occupants.add(name)
+        return tuple(p.name for p in pools)
+
+    def _missing(self, node: NodeView) -> tuple[str, ...]:
+        return tuple(r for r in self.policy.require if not node.is_true(r))
+
+    def _blocking(self, node: NodeView) -> tuple[str, ...]:
+        return tuple(b for b in self.policy.block if node.is_true(b))
+
+    def _unavailable(self, node: NodeView) -> bool:
+        return node.unschedulable or not node.is_true("Ready")
+
+    def _cutoff(self, name: str) -> int | None:
+        """When the admission cutoff passes for this node (None: it never stops it)."""
+        closes = self.under[name].closes
+        if not self.policy.admission_cutoff or closes is None:
+            return None
+        return closes - self.policy.admission_cutoff
+
+    # ---------------------------------------------------------------- the passes
+
+    def run(self) -> None:
+        candidates: list[NodeView] = []
+        for name in sorted(self.in_scope):
+            node = self.nodes.get(name)
+            if node is None:
                 continue
-            refined[(*keys, w.key)] = inside
-            if len(inside) != len(members):
-                refined[keys] = members - inside
-        groups = refined
+            if self._holder(node) or self._released(node) or self._unadmissible(node):
+                continue
+            candidates.append(node)
+        if self.policy.count_unavailable:
+            # Already down and not holding it (now): it takes a place whatever happens to it.
+            for name in sorted(self.in_scope):
+                node = self.nodes.get(name)
+                desired = self.desired.get(name)
+                if (
+                    node is not None
+                    and self._unavailable(node)
+                    and (desired is None or desired.status != TRUE)
+                ):
+                    counts = self._occupy(name)
+                    if name in self.verdicts:
+                        self.verdicts[name] = replace(self.verdicts[name], counts_toward=counts)
+        waiting = [
+            node.name
+            for node in sorted(candidates, key=lambda n: _admission_key(n, self.policy.require))
+            if not self._admit(node)
+        ]
+        # Why each waits is read off the ceilings once every admission is made, so that the
+        # answer is the same when planned again after the admissions were written.
+        for name in waiting:
+            self._waiting(name)
+        self.in_progress = sum(1 for d in self.desired.values() if d.status == TRUE)
 
-    um_false = Desired(
-        policy.under_maintenance, FALSE, NO_WINDOW, "no maintenance window is open for this node"
-    )
-    under: dict[str, tuple[tuple[str, ...], int | None, Desired]] = {}
-    under_set: set[str] = set()
-    for keys, members in groups.items():
-        if keys:
-            ends = [closes_of[k] for k in keys]
-            closes = None if any(e is None for e in ends) else max(e for e in ends if e is not None)
-            desired = Desired(
-                policy.under_maintenance, TRUE, WINDOW_OPEN, _window_message(keys, closes)
+    def _holder(self, node: NodeView) -> bool:
+        """A node holding it: kept (counting toward its ceilings), timed out or released."""
+        cur = node.condition(self.policy.in_progress)
+        if cur is None or cur.status != TRUE:
+            return False
+        name, policy = node.name, self.policy
+        missing, blocking = self._missing(node), self._blocking(node)
+        why_not = self._why_not_admissible(name, blocking)
+        if policy.require and missing:
+            self._release(node, missing)
+            return True
+        if not policy.require and why_not is not None:
+            # Nothing marks the end of a maintenance: held while admissible, as before.
+            return False
+        since = parse_timestamp(cur.last_transition_time)
+        timeout = policy.in_progress_timeout
+        if timeout and policy.require and since is not None:
+            if self.now >= since + timeout:
+                self._set(
+                    name,
+                    FALSE,
+                    TIMED_OUT,
+                    f"held {format_go_duration(timeout)} or longer (in-progress timeout); "
+                    "not admitted again until " + ", ".join(policy.require) + " clears",
+                    Verdict(TIMED_OUT, missing=(), until=None),
+                )
+                return True
+            self._later(since + timeout)
+        counts = self._occupy(name)
+        if why_not is None:
+            self._set(
+                name, TRUE, ALLOWED, self._allowed_message(), Verdict(ALLOWED, counts_toward=counts)
             )
-            entry: tuple[tuple[str, ...], int | None, Desired] = (keys, closes, desired)
-            under_set |= members
         else:
-            entry = ((), None, um_false)
-        for name in members:
-            under[name] = entry
+            self._set(
+                name,
+                TRUE,
+                HELD,
+                f"{why_not}; waiting for {', '.join(policy.require)} to clear",
+                Verdict(HELD, blocking=blocking, counts_toward=counts),
+            )
+        return True
 
-    in_progress: dict[str, Desired] = {}
-    limit: int | None = None
-    count = 0
-    if policy.ceiling is not None:
-        limit = policy.ceiling.limit(len(in_scope))
-        in_progress, count = _in_progress(nodes, in_scope, frozenset(under_set), policy, limit)
-
-    plans = tuple(
-        NodePlan(
-            name=name,
-            windows=under[name][0],
-            closes=under[name][1],
-            under_maintenance=under[name][2],
-            in_progress=in_progress.get(name),
+    def _release(self, node: NodeView, missing: tuple[str, ...]) -> None:
+        """A holder whose maintenance is done: MaintenanceInProgress goes False."""
+        message = f"maintenance finished: {', '.join(missing)} no longer True"
+        counts: tuple[str, ...] = ()
+        if self.policy.release_delay:
+            counts = self._occupy(node.name)  # it went False now: it settles from now on
+            self._later(self.now + self.policy.release_delay)
+        self._set(
+            node.name,
+            FALSE,
+            FINISHED,
+            message,
+            Verdict(FINISHED, missing=missing, counts_toward=counts),
         )
-        for name in sorted(under)
-    )
-    return Plan(
-        at=now,
-        nodes=plans,
-        next_change=next_change,
-        windows=states,
-        ceiling=limit,
-        in_progress=count,
-        matching=matching,
-    )
 
-
-def _in_progress(
-    nodes: NodeSet,
-    in_scope: frozenset[str],
-    under: frozenset[str],
-    policy: Policy,
-    limit: int,
-) -> tuple[dict[str, Desired], int]:
-    """MaintenanceInProgress for every node in scope, by set algebra over the condition index."""
-    ip = policy.in_progress
-    result: dict[str, Desired] = {}
-    not_under = Desired(
-        ip, FALSE, NOT_UNDER_MAINTENANCE, "no maintenance window is open for this node"
-    )
-    for name in in_scope - under:
-        result[name] = not_under
-
-    ready = under
-    for r in policy.require:
-        ready = ready & nodes.with_true(r)
-    shared: dict[str, Desired] = {}
-    for name in under - ready:
-        missing = ", ".join(r for r in policy.require if name not in nodes.with_true(r))
-        d = shared.get(missing)
-        if d is None:
-            d = shared[missing] = Desired(
-                ip, FALSE, REQUIREMENT_NOT_MET, f"required condition not True: {missing}"
+    def _released(self, node: NodeView) -> bool:
+        """A node released earlier: still settling, or keeping its finished state while idle."""
+        cur = node.condition(self.policy.in_progress)
+        if cur is None or cur.status == TRUE or cur.reason not in (FINISHED, TIMED_OUT):
+            return False
+        name = node.name
+        missing = self._missing(node)
+        if cur.reason == TIMED_OUT:
+            if self.policy.require and not missing:
+                # Stuck: not admitted again until its required conditions clear.
+                self._set(name, FALSE, TIMED_OUT, cur.message, Verdict(TIMED_OUT))
+                return True
+            return False
+        since = parse_timestamp(cur.last_transition_time)
+        delay = self.policy.release_delay
+        if delay and since is not None and self.now < since + delay:
+            counts = self._occupy(name)
+            self._later(since + delay)
+            self._set(
+                name,
+                FALSE,
+                FINISHED,
+                cur.message,
+                Verdict(RELEASE_DELAY, counts_toward=counts, until=since + delay),
             )
-        result[name] = d
+            return True
+        if missing:
+            # Done and idle: keep the finished state (no rewrite) until it needs maintenance again.
+            self._set(name, FALSE, FINISHED, cur.message, Verdict(FINISHED, missing=missing))
+            return True
+        return False
 
-    blocking_any: frozenset[str] = frozenset().union(*(nodes.with_true(b) for b in policy.block))
-    blocked = ready & blocking_any
-    for name in blocked:
-        which = ", ".join(b for b in policy.block if name in nodes.with_true(b))
-        d = shared.get("\0" + which)
-        if d is None:
-            d = shared["\0" + which] = Desired(ip, FALSE, BLOCKED, f"blocked by condition: {which}")
-        result[name] = d
+    def _why_not_admissible(self, name: str, blocking: tuple[str, ...]) -> str | None:
+        """Why a node would not be admitted now by the window and condition rules (or None)."""
+        under = self.under[name]
+        if under.freezes:
+            return f"frozen by {', '.join(under.freezes)}"
+        if not under.windows:
+            return "window closed"
+        if blocking:
+            return f"blocked by condition: {', '.join(blocking)}"
+        return None
 
-    eligible = ready - blocked
-    holders = eligible & nodes.with_true(ip)
-    req = ", ".join(f"{r}=True" for r in policy.require)
-    allowed_msg = (
-        "in an open maintenance window" + (f" with {req}" if req else "") + " and not blocked"
-    )
-    allowed = Desired(ip, TRUE, ALLOWED, allowed_msg)
-    for name in holders:
-        result[name] = allowed
-    count = len(holders)
-    waiting = Desired(
-        ip, FALSE, CEILING_REACHED, f"waiting: at most {limit} nodes may be in maintenance at once"
-    )
-    candidates = [nodes.get(name) for name in eligible - holders]
-    for node in sorted(
-        (n for n in candidates if n is not None), key=lambda n: _admission_key(n, policy.require)
-    ):
-        if count < limit:
-            result[node.name] = allowed
-            count += 1
+    def _unadmissible(self, node: NodeView) -> bool:
+        """A node stopped before the ceilings: not under maintenance, conditions, or cutoff.
+
+        With ``count_unavailable`` an unavailable node counts toward its ceilings
+        whatever stops it.
+        """
+        name = node.name
+        counts: tuple[str, ...] = ()  # an unavailable node's places are counted by run()
+        under = self.under[name]
+        missing, blocking = self._missing(node), self._blocking(node)
+        if under.freezes:
+            self._set(
+                name,
+                FALSE,
+                FROZEN,
+                f"maintenance frozen by {', '.join(under.freezes)}",
+                Verdict(FROZEN, counts_toward=counts),
+            )
+        elif not under.windows:
+            self._set(
+                name,
+                FALSE,
+                NOT_UNDER_MAINTENANCE,
+                "no maintenance window is open for this node",
+                Verdict(NOT_UNDER_MAINTENANCE, counts_toward=counts),
+            )
+        elif missing:
+            self._set(
+                name,
+                FALSE,
+                REQUIREMENT_NOT_MET,
+                f"required condition not True: {', '.join(missing)}",
+                Verdict(REQUIREMENT_NOT_MET, missing=missing, counts_toward=counts),
+            )
+        elif blocking:
+            self._set(
+                name,
+                FALSE,
+                BLOCKED,
+                f"blocked by condition: {', '.join(blocking)}",
+                Verdict(BLOCKED, blocking=blocking, counts_toward=counts),
+            )
+        elif (cutoff := self._cutoff(name)) is not None and self.now > cutoff:
+            closes = self.under[name].closes
+            assert closes is not None
+            self._set(
+                name,
+                FALSE,
+                ADMISSION_CUTOFF,
+                f"too late to start: the window closes at {format_instant(closes)}, less than "
+                f"{format_go_duration(self.policy.admission_cutoff)} away",
+                Verdict(ADMISSION_CUTOFF, counts_toward=counts, until=closes),
+            )
         else:
-            result[node.name] = waiting
-    return result, count
+            cutoff = self._cutoff(name)
+            self._later(None if cutoff is None else cutoff + 1)  # the first instant too late
+            return False
+        return True
+
+    def _admit(self, node: NodeView) -> bool:
+        """Admit ``node`` if every ceiling it falls under has room; whether it was."""
+        name = node.name
+        if any(not p.room_for(name) for p in self._pools_of(name)):
+            return False
+        counts = self._occupy(name)
+        self._set(
+            name, TRUE, ALLOWED, self._allowed_message(), Verdict(ALLOWED, counts_toward=counts)
+        )
+        return True
+
+    def _waiting(self, name: str) -> None:
+        """A node left waiting: the first of its ceilings (in a fixed order) that is full."""
+        full = next(p for p in self._pools_of(name) if not p.room_for(name))
+        reason, message = self._full_message(full)
+        holders = tuple(sorted(full.occupants - {name}))
+        counts = (
+            tuple(p.name for p in self.pools if name in p.occupants)
+            if self.policy.count_unavailable
+            else ()
+        )
+        verdict = Verdict(reason, ceiling=full.name, holders=holders, counts_toward=counts)
+        self._set(name, FALSE, reason, message, verdict)
+
+    def _full_message(self, pool: _Pool) -> tuple[str, str]:
+        noun = "node" if pool.limit == 1 else "nodes"
+        if pool.name == GLOBAL:
+            return (
+                CEILING_REACHED,
+                f"waiting: at most {pool.limit} {noun} may be in maintenance at once",
+            )
+        if pool.name.startswith("window "):
+            return (
+                WINDOW_BUDGET_REACHED,
+                f"waiting: at most {pool.limit} {noun} of {pool.name} "
+                "may be in maintenance at once",
+            )
+        return (
+            TOPOLOGY_CEILING_REACHED,
+            f"waiting: at most {pool.limit} {noun} with {pool.name} may be in maintenance at once",
+        )
+
+    def _allowed_message(self) -> str:
+        req = ", ".join(f"{r}=True" for r in self.policy.require)
+        return (
+            "in an open maintenance window" + (f" with {req}" if req else "") + " and not blocked"
+        )
+
+
+def _group_name(key: str, value: str | None) -> str:
+    """A topology group's name: ``key=value``, or ``key unset`` for nodes without the label."""
+    return f"{key}={value}" if value is not None else f"{key} unset"
 
 
 # ----------------------------------------------------------------------------- changes
+
+#: Field managers of kumaco instances are ``kumaco/<instance>``.
+KUMACO_MANAGER_PREFIX = "kumaco/"
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,17 +814,28 @@ class NodeChange:
     desired: tuple[Desired, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """A condition kumaco would change but another kumaco instance last wrote."""
+
+    node: str
+    type: str
+    owner: str
+
+
 @dataclass(frozen=True)
 class Changes:
     """The writes a plan needs: every revocation and other change first, then the grants.
 
     Sent in that order -- and grants only once every revocation landed -- the
     number of nodes holding MaintenanceInProgress never exceeds the ceiling,
-    even transiently.
+    even transiently. ``conflicts`` are the conditions left alone because
+    another kumaco instance owns them.
     """
 
     revocations: tuple[NodeChange, ...]
     grants: tuple[NodeChange, ...]
+    conflicts: tuple[Conflict, ...] = ()
 
     def __iter__(self) -> Iterator[NodeChange]:
         yield from self.revocations
@@ -393,15 +857,32 @@ def changes(
     A condition is written when its status, reason or message differs;
     ``lastTransitionTime`` keeps the current value while the status stays the
     same and becomes ``now`` when it changes. A node whose conditions are all
-    as desired gets no write (no heartbeat writes).
+    as desired gets no write (no heartbeat writes). A condition last written by
+    another kumaco instance (a field manager ``kumaco/...`` other than
+    ``policy.manager``) is not written: it is reported as a :class:`Conflict`.
+    Any other writer (a person, a script) is corrected.
     """
     stamp = format_instant(now)
     revocations: list[NodeChange] = []
     grants: list[NodeChange] = []
+    conflicts: list[Conflict] = []
     for np in result.nodes:
         node = nodes.get(np.name)
         if node is None:
             continue
+        differ = [
+            (d, cur)
+            for d in np.desired
+            if (cur := node.condition(d.type)) is None
+            or (cur.status, cur.reason, cur.message) != (d.status, d.reason, d.message)
+        ]
+        if policy.manager:
+            for d, _cur in differ:
+                owner = node.owners.get(d.type, "")
+                if owner.startswith(KUMACO_MANAGER_PREFIX) and owner != policy.manager:
+                    conflicts.append(Conflict(np.name, d.type, owner))
+            taken = {c.type for c in conflicts if c.node == np.name}
+            differ = [(d, cur) for d, cur in differ if d.type not in taken]
         written = tuple(
             ConditionWrite(
                 d.type,
@@ -413,9 +894,7 @@ def changes(
                 else stamp,
                 stamp,
             )
-            for d in np.desired
-            if (cur := node.condition(d.type)) is None
-            or (cur.status, cur.reason, cur.message) != (d.status, d.reason, d.message)
+            for d, cur in differ
         )
         if not written:
             continue
@@ -424,4 +903,4 @@ def changes(
         ) and not node.is_true(policy.in_progress)
         change = NodeChange(np.name, versions.get(np.name), written, grant, np.desired)
         (grants if grant else revocations).append(change)
-    return Changes(tuple(revocations), tuple(grants))
+    return Changes(tuple(revocations), tuple(grants), tuple(conflicts))

@@ -20,6 +20,14 @@ The ConfigMap format (``data``):
 ``timeZone`` (optional)
     An IANA zone, as a CronJob's ``spec.timeZone``; an error together with a
     ``CRON_TZ=``/``TZ=`` prefix.
+``maxInProgress`` (optional)
+    This window's budget: ``N`` or ``P%`` (of the nodes in scope it selects)
+    nodes in progress at once among the nodes it selects
+    (:mod:`kumaco.core.ceilings`); ``0`` pauses the window.
+``freeze`` (optional)
+    ``"true"`` makes the window a change freeze: while it is open on a node,
+    that node is not under maintenance and nobody new is admitted there.
+    Only ``"true"`` and ``"false"``; a freeze has no ``maxInProgress``.
 
 Other keys are ignored (a ``description`` is welcome). ``binaryData`` is never
 read. A value longer than :data:`MAX_VALUE_LENGTH` characters is rejected
@@ -36,6 +44,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from kumaco.core.ceilings import Ceiling, parse_ceiling
 from kumaco.core.durations import SECOND, format_go_duration, parse_window_duration
 from kumaco.core.errors import InvalidInput, excerpt
 from kumaco.core.schedule import Schedule, load_zone, parse_schedule
@@ -45,8 +54,10 @@ START_TIME = "startTime"
 DURATION = "duration"
 NODE_SELECTOR = "nodeSelector"
 TIME_ZONE = "timeZone"
+MAX_IN_PROGRESS = "maxInProgress"
+FREEZE = "freeze"
 REQUIRED_KEYS = (START_TIME, DURATION, NODE_SELECTOR)
-KNOWN_KEYS = (*REQUIRED_KEYS, TIME_ZONE)
+KNOWN_KEYS = (*REQUIRED_KEYS, TIME_ZONE, MAX_IN_PROGRESS, FREEZE)
 MAX_VALUE_LENGTH = 4096
 
 #: How far ahead a run's end is looked for. At instant ``t`` the end is
@@ -142,6 +153,10 @@ class Window:
     start_time: str
     duration_text: str
     selector_text: str
+    #: A change freeze: open, it takes nodes out of maintenance instead of into it.
+    freeze: bool = False
+    #: The window's own ceiling (``maxInProgress``), if any.
+    budget: Ceiling | None = None
     #: Memoised answers (pure: a function of the immutable fields above).
     _memo: dict[str, tuple[int, WindowState, int | None]] = field(
         default_factory=dict, compare=False, repr=False, hash=False
@@ -274,7 +289,9 @@ class Window:
         """Return a one-line human description of the window."""
         sel = self.selector_text or "every node in scope"
         span = format_go_duration(self.duration)
-        return f"{self.start_time!r} ({self.zone_name}) for {span}, nodes: {sel}"
+        kind = "freeze " if self.freeze else ""
+        budget = f", at most {self.budget} in progress" if self.budget is not None else ""
+        return f"{kind}{self.start_time!r} ({self.zone_name}) for {span}, nodes: {sel}{budget}"
 
 
 def _reason(exc: InvalidInput) -> str:
@@ -397,6 +414,34 @@ def _parse_node_selector(selector_text: str | None, errors: list[FieldError]) ->
         return None
 
 
+def _parse_policy_keys(
+    data: Mapping[str, object], errors: list[FieldError]
+) -> tuple[bool, Ceiling | None]:
+    """``freeze`` and ``maxInProgress``: a freeze flag and the window's budget."""
+    freeze = False
+    if FREEZE in data:
+        text = _string_value(data, FREEZE, errors)
+        if text is not None:
+            if text not in ("true", "false"):
+                errors.append(FieldError(FREEZE, f'{excerpt(text)} is neither "true" nor "false"'))
+            freeze = text == "true"
+    budget: Ceiling | None = None
+    if MAX_IN_PROGRESS in data:
+        text = _string_value(data, MAX_IN_PROGRESS, errors)
+        if text is not None:
+            try:
+                budget = parse_ceiling(text)
+            except InvalidInput as exc:
+                errors.append(FieldError(MAX_IN_PROGRESS, _reason(exc)))
+            if freeze:
+                errors.append(
+                    FieldError(
+                        MAX_IN_PROGRESS, "a freeze admits nobody; remove maxInProgress or freeze"
+                    )
+                )
+    return freeze, budget
+
+
 def parse_window(
     namespace: str,
     name: str,
@@ -425,6 +470,7 @@ def parse_window(
         )
     duration = _parse_duration(duration_text, errors)
     selector = _parse_node_selector(selector_text, errors)
+    freeze, budget = _parse_policy_keys(data, errors)
 
     if errors or schedule is None or duration is None or selector is None:
         order = {k: i for i, k in enumerate(KNOWN_KEYS)}
@@ -442,6 +488,8 @@ def parse_window(
         start_time=start_time,
         duration_text=duration_text,
         selector_text=selector_text,
+        freeze=freeze,
+        budget=budget,
     )
 
 

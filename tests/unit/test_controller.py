@@ -300,7 +300,7 @@ def test_revocations_are_written_before_grants(make: Any) -> None:
     c, world, _e, _clock = make(nodes, [cm("w")], policy=policy)
     c.step()
     assert [(name, conds.get(MIP)) for name, conds in world.writes()] == [
-        ("a", ("False", "RequiredConditionNotTrue")),
+        ("a", ("False", "MaintenanceFinished")),
         ("b", ("True", "MaintenanceAllowed")),
     ]
 

@@ -85,10 +85,11 @@ REQUIRED_CLASSES = frozenset(
         "binary-data-only",
         "huge-value",
         "odd-characters",
+        "policy-max-in-progress",
+        "policy-freeze",
     }
 )
-#: Characters the odd-characters class must put into each key (startTime,
-#: duration, nodeSelector, timeZone).
+#: Characters the odd-characters class must put into each key.
 ODD_CHARACTERS = {
     "NUL": lambda s: "\x00" in s,
     "ESC": lambda s: "\x1b" in s,
@@ -111,6 +112,8 @@ HUGE_PATTERNS = {
     "duration": "1h",
     "nodeSelector": "a,",
     "timeZone": "Europe/",
+    "maxInProgress": "9",
+    "freeze": "true",
 }
 
 
