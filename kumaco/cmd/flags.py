@@ -13,9 +13,11 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping
 
-from kumaco.core.errors import InvalidInput
+from kumaco.core.ceilings import Ceiling
+from kumaco.core.durations import parse_go_duration
+from kumaco.core.errors import InvalidInput, excerpt
 from kumaco.core.planner import IN_PROGRESS, UNDER_MAINTENANCE, Policy, parse_ceiling
-from kumaco.core.selectors import Selector, parse_selector
+from kumaco.core.selectors import Selector, parse_selector, qualified_name_problems
 
 
 class UsageError(Exception):
@@ -28,32 +30,71 @@ def env_name(flag: str) -> str:
 
 
 def add_policy_flags(p: argparse.ArgumentParser) -> None:
-    """Scope, condition names and the ceiling: the flags that make a :class:`Policy`."""
-    p.add_argument(
+    """Scope, condition names, the ceilings and their rules: the flags that make a :class:`Policy`.
+
+    The same flags, with the same meaning, on ``kumaco run``, ``kumaco plan``,
+    ``kumaco forecast`` and ``kubectl kumaco plan``/``forecast``.
+    """
+    add = p.add_argument
+    add(
         "--node-selector",
         default="",
         metavar="SEL",
         help="nodes in scope (label selector; default: all nodes)",
     )
-    p.add_argument(
+    add(
         "--max-in-progress",
         metavar="N|P%",
-        help="ceiling of concurrent MaintenanceInProgress nodes (unset: not managed)",
+        help="ceiling of nodes with MaintenanceInProgress at once (unset: not managed)",
     )
-    p.add_argument(
+    add(
         "--require-condition",
         action="append",
         metavar="TYPE",
-        help="condition that must be True for MaintenanceInProgress (repeatable)",
+        help="condition that must be True to be admitted, and whose clearing ends a "
+        "maintenance (repeatable)",
     )
-    p.add_argument(
+    add(
         "--block-condition",
         action="append",
         metavar="TYPE",
-        help="condition that, when True, blocks MaintenanceInProgress (repeatable)",
+        help="condition that, when True, stops new admissions (repeatable)",
     )
-    p.add_argument("--under-maintenance-condition", default=UNDER_MAINTENANCE, metavar="TYPE")
-    p.add_argument("--in-progress-condition", default=IN_PROGRESS, metavar="TYPE")
+    add(
+        "--max-in-progress-per",
+        action="append",
+        metavar="KEY=N|P%",
+        help="at most N (or P%%) in progress per value of the node label KEY; nodes without it "
+        "form one group (repeatable, e.g. topology.kubernetes.io/zone=1)",
+    )
+    add(
+        "--release-delay",
+        metavar="DURATION",
+        help="a node released less than DURATION ago still counts toward the ceilings "
+        "(kured's --lock-release-delay)",
+    )
+    add(
+        "--in-progress-timeout",
+        metavar="DURATION",
+        help="revoke MaintenanceInProgress held longer than DURATION (kured's --lock-ttl; "
+        "default: off, only reported)",
+    )
+    add(
+        "--count-unavailable",
+        type=parse_bool,
+        nargs="?",
+        const=True,
+        default=False,
+        metavar="BOOL",
+        help="nodes not Ready or cordoned count toward the ceilings",
+    )
+    add(
+        "--admission-cutoff",
+        metavar="DURATION",
+        help="admit a node only if its maintenance window stays open at least DURATION longer",
+    )
+    add("--under-maintenance-condition", default=UNDER_MAINTENANCE, metavar="TYPE")
+    add("--in-progress-condition", default=IN_PROGRESS, metavar="TYPE")
 
 
 def selector_flag(flag: str, text: str) -> Selector:
@@ -64,22 +105,87 @@ def selector_flag(flag: str, text: str) -> Selector:
         raise UsageError(f"{flag}: {exc.reason}") from None
 
 
-def policy_from_args(args: argparse.Namespace) -> Policy:
+def condition_flag(flag: str, text: str) -> str:
+    """A condition type given to ``flag``: a Kubernetes qualified name, as metav1.Condition's."""
+    problems = qualified_name_problems(text)
+    if problems:
+        raise UsageError(
+            f"{flag}: {excerpt(text)} is not a condition type: {'; '.join(problems)} "
+            "(e.g. kured.dev/RebootRequired)"
+        )
+    return text
+
+
+def duration_flag(flag: str, text: str | None) -> int:
+    """A Go duration given to ``flag`` (ns); unset or empty is 0 (off)."""
+    if text in (None, ""):
+        return 0
+    assert text is not None
+    try:
+        ns = parse_go_duration(text)
+    except InvalidInput as exc:
+        raise UsageError(f"{flag}: {exc.reason} (e.g. 90s, 10m, 1h30m)") from None
+    if ns < 0:
+        raise UsageError(f"{flag}: must not be negative")
+    return ns
+
+
+def ceiling_flag(flag: str, text: str) -> Ceiling:
+    """A ceiling (``N`` or ``P%``) given to ``flag``."""
+    try:
+        return parse_ceiling(text)
+    except InvalidInput as exc:
+        raise UsageError(f"{flag}: {exc.reason}") from None
+
+
+def per_label_ceilings(values: list[str] | None) -> tuple[tuple[str, Ceiling], ...]:
+    """``KEY=N|P%`` values of ``--max-in-progress-per``."""
+    out: list[tuple[str, Ceiling]] = []
+    for value in values or ():
+        key, sep, ceiling = value.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise UsageError(
+                f"--max-in-progress-per: {excerpt(value)} is not KEY=N or KEY=P% "
+                "(e.g. topology.kubernetes.io/zone=1)"
+            )
+        problems = qualified_name_problems(key)
+        if problems:
+            raise UsageError(
+                f"--max-in-progress-per: {excerpt(key)} is not a label key: {'; '.join(problems)}"
+            )
+        if any(k == key for k, _c in out):
+            raise UsageError(f"--max-in-progress-per: {key} is given twice")
+        out.append((key, ceiling_flag("--max-in-progress-per", ceiling.strip())))
+    return tuple(out)
+
+
+def policy_from_args(args: argparse.Namespace, manager: str = "") -> Policy:
     """The planner policy from the flags of :func:`add_policy_flags`."""
     scope = selector_flag("--node-selector", args.node_selector)
-    try:
-        ceiling = (
-            parse_ceiling(args.max_in_progress) if args.max_in_progress not in (None, "") else None
-        )
-    except InvalidInput as exc:
-        raise UsageError(f"--max-in-progress: {exc.reason}") from None
+    ceiling = (
+        ceiling_flag("--max-in-progress", args.max_in_progress)
+        if args.max_in_progress not in (None, "")
+        else None
+    )
+    timeout = duration_flag("--in-progress-timeout", args.in_progress_timeout)
     return Policy(
         scope=scope,
-        under_maintenance=args.under_maintenance_condition,
-        in_progress=args.in_progress_condition,
+        under_maintenance=condition_flag(
+            "--under-maintenance-condition", args.under_maintenance_condition
+        ),
+        in_progress=condition_flag("--in-progress-condition", args.in_progress_condition),
         ceiling=ceiling,
-        require=tuple(args.require_condition or ()),
-        block=tuple(args.block_condition or ()),
+        require=tuple(
+            condition_flag("--require-condition", c) for c in args.require_condition or ()
+        ),
+        block=tuple(condition_flag("--block-condition", c) for c in args.block_condition or ()),
+        ceilings_per=per_label_ceilings(args.max_in_progress_per),
+        release_delay=duration_flag("--release-delay", args.release_delay),
+        in_progress_timeout=timeout or None,
+        count_unavailable=bool(args.count_unavailable),
+        admission_cutoff=duration_flag("--admission-cutoff", args.admission_cutoff),
+        manager=manager,
     )
 
 

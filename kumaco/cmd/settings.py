@@ -94,6 +94,7 @@ class Settings:
     field_manager: str
     write_concurrency: int
     event_lookback: float
+    config_settle: float
 
     @property
     def user_agent(self) -> str:
@@ -123,6 +124,7 @@ class Settings:
             write_concurrency=self.write_concurrency,
             event_lookback=self.event_lookback,
             retry_period=self.retry_period,
+            config_settle=self.config_settle,
         )
 
 
@@ -154,7 +156,18 @@ def add_run_flags(p: argparse.ArgumentParser) -> None:
     )
     add("--log-format", choices=("json", "text"), default="json")
     add("--log-level", choices=("debug", "info", "warning", "error"), default="info")
-    add("--field-manager", default="kumaco", help="field manager name of condition writes")
+    add(
+        "--field-manager",
+        help="field manager of condition writes (default: kumaco/<leader-election-id>); "
+        "conditions last written by another kumaco/... manager are left alone",
+    )
+    add(
+        "--config-settle",
+        default="2s",
+        metavar="DURATION",
+        help="after a change of the window ConfigMaps, wait this long for more changes, "
+        "then exit once",
+    )
     add("--write-concurrency", type=int, default=16, help="parallel status writes")
     add("--event-lookback", default="5m", metavar="DURATION", help=argparse.SUPPRESS)
 
@@ -184,7 +197,8 @@ def settings_from_args(
     if not namespaces:
         raise UsageError("--namespaces: no namespace given and POD_NAMESPACE is not set")
     lease_ns = args.leader_election_namespace or own or namespaces[0]
-    policy = policy_from_args(args)
+    field_manager = args.field_manager or f"kumaco/{args.leader_election_id}"
+    policy = policy_from_args(args, manager=field_manager)
     selector_flag("--configmap-selector", args.configmap_selector)
     lease = _duration("leader-elect-lease-duration", args.leader_elect_lease_duration)
     renew = _duration("leader-elect-renew-deadline", args.leader_elect_renew_deadline)
@@ -210,9 +224,10 @@ def settings_from_args(
         log_format=args.log_format,
         log_level=args.log_level,
         identity=make_identity(env),
-        field_manager=args.field_manager,
+        field_manager=field_manager,
         write_concurrency=args.write_concurrency,
         event_lookback=_duration("event-lookback", args.event_lookback),
+        config_settle=_duration("config-settle", args.config_settle),
     )
 
 

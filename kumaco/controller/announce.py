@@ -58,7 +58,7 @@ class Announcer:
         """The announcements due at ``now`` for ``result`` (the plan at ``now``)."""
         counts: dict[str, int] = {}
         for np in result.nodes:
-            for key in np.windows:
+            for key in (*np.windows, *np.freezes):
                 counts[key] = counts.get(key, 0) + 1
         due: list[Announcement] = []
         for key, state in result.windows.items():
@@ -81,6 +81,19 @@ class Announcer:
                 due.extend(self._catch_up(w, now))
             self._caught_up.add(key)
         return due
+
+    def deleted(self, w: Window, now: int) -> Announcement | None:
+        """The end of an announced run whose ConfigMap was deleted while it was open."""
+        announced = self._announced.pop(w.key, None)
+        if announced is None:
+            return None
+        run = announced[0]
+        opened = format_instant(int(run)) if run.isdigit() else "(long ago)"
+        note = (
+            f"window {w.key} (opened at {opened}) ended early at {format_instant(now)}: "
+            "the ConfigMap was deleted"
+        )
+        return Announcement(w.key, ENDED, run, note)
 
     def _catch_up(self, w: Window, now: int) -> list[Announcement]:
         """After a takeover: a run that ended while nobody led (at most once)."""

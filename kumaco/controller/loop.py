@@ -63,9 +63,11 @@ from kumaco.core.configmaps import (
     window_of,
 )
 from kumaco.core.errors import error_text
-from kumaco.core.planner import Plan, Policy, changes, plan
+from kumaco.core.nodes import node_view
+from kumaco.core.planner import TIMED_OUT, Changes, Plan, Policy, changes, out_of_scope, plan
 from kumaco.core.windows import InvalidWindow, Window
 from kumaco.kube.client import Kube
+from kumaco.kube.errors import ApiError, TransportError
 from kumaco.kube.events import (
     INVALID,
     LOADED,
@@ -121,7 +123,7 @@ class Controller:
         self.stop = threading.Event()
         self._wake = threading.Event()
         self.exit_code: int | None = None
-        self.nodes = NodeStore(on_change=self.wake)
+        self.nodes = NodeStore(on_change=self.wake, owned=policy.owned, manager=policy.manager)
         self.configmaps = ConfigMapStore(options.namespaces, on_change=self.wake)
         self.events = EventRecorder(
             kube,
@@ -146,6 +148,11 @@ class Controller:
         self.heartbeat = monotonic()
         self._parsed: dict[str, _Parsed] = {}
         self._baseline: dict[str, str] | None = None
+        self._baseline_windows: dict[str, Window] = {}
+        self._baseline_cms: dict[str, WindowConfigMap] = {}
+        # A change of the window ConfigMaps being waited out: (digests last seen, when).
+        self._changing: tuple[dict[str, str], float] | None = None
+        self._conflicts_seen: set[tuple[str, str, str, str]] = set()
         self._was_leader = False
         self._announced_loaded = False
         self.reflectors: list[Reflector] = []
@@ -237,8 +244,9 @@ class Controller:
     def step(self) -> int | None:
         """One level-triggered pass; returns the next instant (ns) to look again, if any."""
         entries = self._windows()
-        if self._config_changed(entries):
-            return None
+        hold = self._config_changed(entries)
+        if hold is not None or self.exit_code is not None:
+            return hold
         leader = self.election.is_leader
         self.metrics.leader.set(1 if leader else 0)
         if not leader:
@@ -253,6 +261,7 @@ class Controller:
         # Conditions first: a new leader's first writes must not wait behind one
         # Event per window ConfigMap (hundreds with a large or broken config).
         next_change = self.reconcile(windows)
+        self._departures()
         if not self._announced_loaded:
             self._announce_config(entries)
         return next_change
@@ -282,33 +291,76 @@ class Controller:
         self.metrics.windows.labels(state="invalid").set(len(parsed) - valid)
         return list(parsed.values())
 
-    def _config_changed(self, entries: list[_Parsed]) -> bool:
+    def _config_changed(self, entries: list[_Parsed]) -> int | None:
+        """Handle a change of the window ConfigMaps; an instant to look again if the pass stops.
+
+        A follower adopts a change at once. The leader waits until no further
+        change came for ``config_settle`` (GitOps tools apply many ConfigMaps
+        within a second), writing nothing meanwhile, then logs the whole change,
+        announces the end of open windows whose ConfigMap was deleted, and
+        exits once so that a restart rebuilds the state.
+        """
         digests = config_digest(p.cm for p in entries)
         if self._baseline is None:
-            self._baseline = digests
+            self._set_baseline(digests, entries)
             self.metrics.config_hash.labels(hash=config_hash(digests)[:16]).set(1)
             log.info(
                 "windows loaded",
-                extra={"config_hash": config_hash(digests)[:16], "windows": len(digests)},
+                extra={"configHash": config_hash(digests)[:16], "windows": len(digests)},
             )
-            return False
+            return None
         if digests == self._baseline:
-            return False
+            self._changing = None  # a change that was undone within the settle time
+            return None
         change = describe_config_change(self._baseline, digests)
         before, after = config_hash(self._baseline)[:16], config_hash(digests)[:16]
-        if self.election.is_leader:
-            log.warning(
-                "window ConfigMaps changed: exiting so that a restart rebuilds the state",
-                extra={"config_hash_before": before, "config_hash_after": after, **change},
+        if not self.election.is_leader:
+            log.info(
+                "window ConfigMaps changed; a follower adopts them without restarting",
+                extra={"configHashBefore": before, "configHashAfter": after, **change},
             )
-            self.request_exit(EXIT_CONFIG_CHANGED)
-            return True
-        log.info(
-            "window ConfigMaps changed; a follower adopts them without restarting",
-            extra={"config_hash_before": before, "config_hash_after": after, **change},
+            self.metrics.config_hash.clear()
+            self.metrics.config_hash.labels(hash=after).set(1)
+            self._set_baseline(digests, entries)
+            return None
+        now, settle = self.monotonic(), self.options.config_settle
+        if self._changing is None or self._changing[0] != digests:
+            if self._changing is None:
+                log.info(
+                    "window ConfigMaps changing; waiting for the changes to settle",
+                    extra={"configSettleSeconds": settle, **change},
+                )
+            self._changing = (digests, now)
+        quiet_until = self._changing[1] + settle
+        if now < quiet_until:
+            return self.now_ns() + int((quiet_until - now) * 1e9) + 1
+        self._announce_deleted(change["removed"])
+        log.warning(
+            "window ConfigMaps changed: exiting so that a restart rebuilds the state",
+            extra={"configHashBefore": before, "configHashAfter": after, **change},
         )
+        self.request_exit(EXIT_CONFIG_CHANGED)
+        return None
+
+    def _set_baseline(self, digests: dict[str, str], entries: list[_Parsed]) -> None:
         self._baseline = digests
-        return False
+        self._baseline_windows = {
+            p.cm.key: p.result for p in entries if isinstance(p.result, Window)
+        }
+        self._baseline_cms = {p.cm.key: p.cm for p in entries}
+
+    def _announce_deleted(self, removed: list[str]) -> None:
+        """WindowEnded for an open window whose ConfigMap was deleted (before the exit)."""
+        now = self.now_ns()
+        for key in removed:
+            w, cm = self._baseline_windows.get(key), self._baseline_cms.get(key)
+            if w is None or cm is None:
+                continue
+            a = self.announcer.deleted(w, now)
+            if a is not None:
+                self.events.emit(
+                    EventSpec(cm, a.reason, "Close", a.note, key=a.run, aggregate=False)
+                )
 
     def _rebuild(self) -> None:
         """A new leader re-reads nodes and ConfigMaps (consistent LISTs) before its first write."""
@@ -324,6 +376,13 @@ class Controller:
                 f"/api/v1/namespaces/{ns}/configmaps", o.configmap_selector
             )
             self.configmaps.sink(ns).replace([self.configmaps.trim(obj) for obj in items])
+        if o.node_selector:
+            # Nodes that left the scope while no replica of this instance led.
+            for page, _rv in self.kube.list_pages("/api/v1/nodes", "", shrink=self.nodes.shrink):
+                for obj in page:
+                    view = node_view(obj, self.policy.owned)
+                    if view is not None and not self.policy.scope.matches(view.labels):
+                        self._leave_scope(obj)
         log.info(
             "leading: view rebuilt from the cluster",
             extra={"nodes": len(nodes), "identity": o.identity},
@@ -348,6 +407,7 @@ class Controller:
         with self.nodes.read() as (nodeset, versions):
             result = plan(windows, nodeset, now, self.policy)
             due = changes(result, nodeset, versions, now, self.policy)
+            self._report(due, nodeset)
         self._observe(result)
         if not self.writer.apply(self.writer.pending(due)):
             self._wake.set()  # something conflicted: re-plan from fresh state
@@ -369,3 +429,72 @@ class Controller:
             action = "Close" if a.reason == ENDED else "Open"
             spec = EventSpec(cms[a.window], a.reason, action, a.note, key=a.run, aggregate=False)
             self.events.emit(spec)
+
+    # ------------------------------------------------------------------ ownership and scope
+
+    def _report(self, due: Changes, nodeset: Any) -> None:
+        """Log each new conflict and each in-progress timeout once; keep the gauge."""
+        self.metrics.conflicts.set(len(due.conflicts))
+        seen: set[tuple[str, str, str, str]] = set()
+        for c in due.conflicts:
+            cur = nodeset.get(c.node)
+            state = "" if cur is None else str(cur.condition(c.type))
+            key = (c.node, c.type, c.owner, state)
+            seen.add(key)
+            if key not in self._conflicts_seen:
+                log.warning(
+                    "condition owned by another kumaco instance; not written",
+                    extra={"node": c.node, "condition": c.type, "owner": c.owner},
+                )
+        self._conflicts_seen = seen
+        for change in due:
+            for w in change.conditions:
+                node = nodeset.get(change.name)
+                if (
+                    w.type == self.policy.in_progress
+                    and w.reason == TIMED_OUT
+                    and node is not None
+                    and node.is_true(w.type)
+                ):
+                    self.metrics.timeouts.inc()
+                    log.warning(
+                        "MaintenanceInProgress held too long: revoked (--in-progress-timeout)",
+                        extra={"node": change.name, "message": w.message},
+                    )
+
+    def _departures(self) -> None:
+        """Nodes that left the watch: deleted, or relabelled out of the scope."""
+        for name in sorted(self.nodes.departed()):
+            try:
+                obj = self.kube.request("GET", f"/api/v1/nodes/{name}")
+            except ApiError as exc:
+                if exc.status != 404:
+                    log.warning(
+                        "cannot read a departed node",
+                        extra={"node": name, "error": error_text(exc)},
+                    )
+                continue
+            except TransportError as exc:
+                log.warning(
+                    "cannot read a departed node", extra={"node": name, "error": error_text(exc)}
+                )
+                continue
+            self._leave_scope(obj)
+
+    def _leave_scope(self, obj: Any) -> None:
+        view = node_view(obj, self.policy.owned)
+        if view is None or self.policy.scope.matches(view.labels):
+            return  # back in scope (the watch brings it back) or unusable
+        rv = obj.get("metadata", {}).get("resourceVersion")
+        change, holding = out_of_scope(view, rv, self.now_ns(), self.policy)
+        if holding:
+            log.info(
+                "node left the scope while in maintenance: MaintenanceInProgress is left for "
+                "the consumer to finish",
+                extra={"node": view.name},
+            )
+        if change is not None and self.writer.write_out_of_scope(change):
+            log.info(
+                "node left the scope: UnderMaintenance=False (OutOfScope)",
+                extra={"node": view.name},
+            )

@@ -51,6 +51,17 @@ class Metrics:
             registry=r,
         )
         self.leader = Gauge("kumaco_leader", "1 while this replica leads.", registry=r)
+        self.conflicts = Gauge(
+            "kumaco_condition_conflicts",
+            "Conditions on nodes in scope that this instance would change but another kumaco "
+            "instance last wrote (left alone).",
+            registry=r,
+        )
+        self.timeouts = Counter(
+            "kumaco_in_progress_timeouts",
+            "MaintenanceInProgress revoked by --in-progress-timeout.",
+            registry=r,
+        )
         self.config_hash = Gauge(
             "kumaco_config_info", "The config hash in force.", ["hash"], registry=r
         )

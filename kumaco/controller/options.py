@@ -29,3 +29,5 @@ class ControllerOptions:
     write_concurrency: int
     event_lookback: float
     retry_period: float
+    #: After a change of the window ConfigMaps, how long to wait for more before exiting.
+    config_settle: float = 2.0

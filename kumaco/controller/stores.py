@@ -33,19 +33,38 @@ class TrimmedNode:
 
 
 class NodeStore:
-    """The nodes in scope, trimmed; fed by the node reflector and by write-through."""
+    """The nodes in scope, trimmed; fed by the node reflector and by write-through.
 
-    def __init__(self, on_change: Callable[[], None] = lambda: None) -> None:
+    ``owned`` are the condition types whose writers (field managers) are kept,
+    and ``manager`` the one kumaco's own writes are recorded under. A DELETED
+    watch event -- a node deleted, or relabelled out of the watch's selector --
+    also records the node's name in :meth:`departed`.
+    """
+
+    def __init__(
+        self,
+        on_change: Callable[[], None] = lambda: None,
+        owned: tuple[str, ...] = (),
+        manager: str = "",
+    ) -> None:
         self._lock = threading.Lock()
         self._nodes = NodeSet()
         self._rv: dict[str, str | None] = {}
         self._on_change = on_change
+        self._owned = owned
+        self._manager = manager
+        self._departed: set[str] = set()
         self.synced = threading.Event()
 
-    @staticmethod
-    def trim(obj: Mapping[str, Any]) -> TrimmedNode | None:
-        view = node_view(obj)
+    def trim(self, obj: Mapping[str, Any]) -> TrimmedNode | None:
+        view = node_view(obj, self._owned)
         return None if view is None else TrimmedNode(view, resource_version(obj))
+
+    def departed(self) -> set[str]:
+        """The names that left the store since the last call (and forget them)."""
+        with self._lock:
+            names, self._departed = self._departed, set()
+        return names
 
     def _put_locked(self, node: TrimmedNode) -> bool:
         name = node.view.name
@@ -77,6 +96,7 @@ class NodeStore:
                 changed = node.view.name in self._nodes
                 self._nodes.remove(node.view.name)
                 self._rv.pop(node.view.name, None)
+                self._departed.add(node.view.name)
             else:
                 changed = self._put_locked(node)
         if changed:
@@ -116,9 +136,18 @@ class NodeStore:
             if old is None:
                 return False
             conditions = dict(old.conditions)
+            owners = dict(old.owners)
             for c in written:
                 conditions[c.type] = c
-            view = NodeView(old.name, old.labels, MappingProxyType(conditions))
+                if c.type in self._owned:
+                    owners[c.type] = self._manager
+            view = NodeView(
+                old.name,
+                old.labels,
+                MappingProxyType(conditions),
+                old.unschedulable,
+                MappingProxyType(owners),
+            )
             self._put_locked(TrimmedNode(view, resource_version))
         return True
 

@@ -123,7 +123,11 @@ class StatusWriter:
             return False
         return not changes.grants or self._batch(changes.grants)
 
-    def _batch(self, writes: Sequence[NodeChange]) -> bool:
+    def write_out_of_scope(self, change: NodeChange) -> bool:
+        """One fenced write on a node outside the scope (nothing is stored through)."""
+        return self._batch([change], store=False)
+
+    def _batch(self, writes: Sequence[NodeChange], store: bool = True) -> bool:
         """Write all, in parallel, fenced; True if every write landed."""
         deadline = self.election.write_deadline()
         if deadline is None:
@@ -133,7 +137,7 @@ class StatusWriter:
         retry = retrying(
             RetryPolicy(deadline=max(0.1, deadline - self.monotonic())), sleep=self._sleep
         )
-        futures = [self._pool.submit(self._write, w, deadline, retry) for w in writes]
+        futures = [self._pool.submit(self._write, w, deadline, retry, store) for w in writes]
         ok = True
         for f in futures:
             try:
@@ -153,7 +157,7 @@ class StatusWriter:
     def _sleep(self, seconds: float) -> None:
         self.stop.wait(seconds)
 
-    def _write(self, w: NodeChange, deadline: float, retry: Any) -> bool:
+    def _write(self, w: NodeChange, deadline: float, retry: Any, store: bool = True) -> bool:
         path = f"/api/v1/nodes/{w.name}/status"
         body: dict[str, Any] = {"status": {"conditions": [c.as_json() for c in w.conditions]}}
         if w.resource_version is not None:
@@ -180,7 +184,7 @@ class StatusWriter:
             Condition(c.type, c.status, c.reason, c.message, c.last_transition_time)
             for c in w.conditions
         ]
-        if rv is None or not self.store.put_written(w.name, rv, written):
+        if store and (rv is None or not self.store.put_written(w.name, rv, written)):
             self.store.put(json.loads(answer))
         self.metrics.writes.labels(result="ok").inc()
         conditions = {c.type: f"{c.status} ({c.reason})" for c in w.conditions}

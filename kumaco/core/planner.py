@@ -80,6 +80,7 @@ __all__ = [
     "IN_PROGRESS",
     "NOT_UNDER_MAINTENANCE",
     "NO_WINDOW",
+    "OUT_OF_SCOPE",
     "RELEASE_DELAY",
     "REQUIREMENT_NOT_MET",
     "TIMED_OUT",
@@ -92,6 +93,7 @@ __all__ = [
     "Plan",
     "Policy",
     "changes",
+    "out_of_scope",
     "parse_ceiling",
     "plan",
 ]
@@ -103,6 +105,7 @@ IN_PROGRESS = "MaintenanceInProgress"
 WINDOW_OPEN = "MaintenanceWindowOpen"
 NO_WINDOW = "NoMaintenanceWindowOpen"
 FROZEN = "MaintenanceFrozen"
+OUT_OF_SCOPE = "OutOfScope"
 # MaintenanceInProgress, True:
 ALLOWED = "MaintenanceAllowed"
 HELD = "MaintenanceNotFinished"
@@ -904,3 +907,38 @@ def changes(
         change = NodeChange(np.name, versions.get(np.name), written, grant, np.desired)
         (grants if grant else revocations).append(change)
     return Changes(tuple(revocations), tuple(grants), tuple(conflicts))
+
+
+def out_of_scope(
+    node: NodeView, version: str | None, now: int, policy: Policy
+) -> tuple[NodeChange | None, bool]:
+    """What this instance writes on a node that left its scope, and whether it is holding.
+
+    Its own ``UnderMaintenance`` (last written by ``policy.manager``) becomes
+    False with reason ``OutOfScope``; its ``MaintenanceInProgress`` is left
+    alone: a holder finishes its maintenance (the second answer says the node
+    holds it), anything else already says False.
+    """
+    um = node.condition(policy.under_maintenance)
+    holding = (
+        policy.ceiling is not None
+        and node.is_true(policy.in_progress)
+        and node.owners.get(policy.in_progress) == policy.manager
+    )
+    if (
+        um is None
+        or node.owners.get(policy.under_maintenance) != policy.manager
+        or (um.status, um.reason) == (FALSE, OUT_OF_SCOPE)
+    ):
+        return None, holding
+    stamp = format_instant(now)
+    write = ConditionWrite(
+        policy.under_maintenance,
+        FALSE,
+        OUT_OF_SCOPE,
+        "this node left kumaco's scope (its --node-selector)",
+        um.last_transition_time if um.status == FALSE and um.last_transition_time else stamp,
+        stamp,
+    )
+    desired = (Desired(write.type, write.status, write.reason, write.message),)
+    return NodeChange(node.name, version, (write,), False, desired), holding

@@ -280,6 +280,14 @@ def _key_problems(key: str) -> list[str]:
     return problems
 
 
+def qualified_name_problems(text: str) -> list[str]:
+    """What is wrong with ``text`` as a qualified name (a label key, a condition type).
+
+    In the API server's words; empty if nothing is.
+    """
+    return _key_problems(text)
+
+
 def _value_problems(value: str) -> list[str]:
     """List what is wrong with ``value`` as a label value, in the server's words."""
     problems: list[str] = []

@@ -25,10 +25,12 @@ from kumaco.controller.options import ControllerOptions
 from kumaco.controller.writer import Fenced
 from kumaco.core.durations import SECOND
 from kumaco.core.planner import Policy, parse_ceiling
+from kumaco.core.selectors import parse_selector
 from kumaco.kube.client import Kube
 from kumaco.kube.errors import ApiError
 
 NS = "maintenance"
+MANAGER = "kumaco/test"
 UM, MIP, REQ, BLOCK = (
     "kured.dev/UnderMaintenance",
     "MaintenanceInProgress",
@@ -93,6 +95,7 @@ class World:
 
     def __init__(self, kube: MagicMock, nodes: list[dict[str, Any]], cms: list[dict[str, Any]]):
         self.kube = kube
+        self.monotonic = [1000.0]
         self.nodes = {n["metadata"]["name"]: n for n in nodes}
         self.cms = cms
         self.rv = 100
@@ -174,6 +177,7 @@ def make(mocker: MockerFixture) -> Any:
         world = World(kube, nodes, cms)
         election = FakeElection()
         clock = [now]
+        world.monotonic = [1000.0]
         options = ControllerOptions(
             namespaces=(NS,),
             configmap_selector="kured.dev/maintenance-window",
@@ -184,15 +188,16 @@ def make(mocker: MockerFixture) -> Any:
             write_concurrency=1,
             event_lookback=300.0,
             retry_period=2.0,
+            config_settle=2.0,
         )
         c = Controller(
             options,
-            policy or Policy(),
+            policy or Policy(manager=MANAGER),
             kube,
             election,
             Metrics(),
             now_ns=lambda: clock[0],
-            monotonic=lambda: 1000.0,
+            monotonic=lambda: world.monotonic[0],
         )
         # What the reflectors would have delivered before the first pass.
         c.configmaps.sink(NS).replace([c.configmaps.trim(o) for o in cms])
@@ -358,15 +363,56 @@ def test_a_follower_sends_nothing(make: Any) -> None:
     assert c.exit_code is None
 
 
-def test_a_config_change_makes_the_leader_exit_without_writing(make: Any) -> None:
-    c, world, _e, _clock = make([node("a", "10")], [cm("w")])
+def test_a_config_change_makes_the_leader_exit_once_it_settled_without_writing(
+    make: Any,
+) -> None:
+    c, world, _e, clock = make([node("a", "10")], [cm("w"), cm("v", start="0 9 * * *")])
     c.step()
     world.reset()
-    edited = cm("w", start="0 4 * * *")
-    c.configmaps.sink(NS).apply("MODIFIED", c.configmaps.trim(edited))
+    # A burst: three changes, 1.5 s apart, each within the 2 s settle time of the last.
+    for i, start in enumerate(("0 4 * * *", "0 5 * * *", "0 6 * * *")):
+        c.configmaps.sink(NS).apply("MODIFIED", c.configmaps.trim(cm("w", start=start)))
+        look_again = c.step()
+        assert look_again == clock[0] + 2 * SECOND + 1, i  # when the burst may be over
+        assert c.exit_code is None
+        world.monotonic[0] += 1.5
+    c.configmaps.sink(NS).apply("DELETED", c.configmaps.trim(cm("v")))
+    assert c.step() is not None and c.exit_code is None
+    world.monotonic[0] += 2.0  # quiet for the settle time: one exit for the whole burst
     assert c.step() is None
     assert c.exit_code == EXIT_CONFIG_CHANGED
-    assert world.calls() == []
+    assert world.calls() == []  # nothing written while the windows were changing
+
+
+def test_a_change_undone_within_the_settle_time_does_not_exit(make: Any) -> None:
+    c, world, _e, _clock = make([node("a", "10")], [cm("w")])
+    c.step()
+    c.configmaps.sink(NS).apply("MODIFIED", c.configmaps.trim(cm("w", start="0 4 * * *")))
+    c.step()
+    c.configmaps.sink(NS).apply("MODIFIED", c.configmaps.trim(cm("w")))
+    world.monotonic[0] += 5
+    c.step()
+    assert c.exit_code is None
+
+
+def test_deleting_an_open_window_announces_its_early_end_before_the_exit(make: Any) -> None:
+    c, world, _e, _clock = make([node("a", "10")], [cm("w"), cm("v", start="0 9 * * *")])
+    c.step()
+    world.reset()
+    c.configmaps.sink(NS).apply("DELETED", c.configmaps.trim(cm("w")))
+    c.step()
+    world.monotonic[0] += 2.0
+    c.step()
+    assert c.exit_code == EXIT_CONFIG_CHANGED
+    assert world.events() == [
+        (
+            "POST",
+            "WindowEnded",
+            "window maintenance/w (opened at 2026-12-01T02:00:00Z) ended early at "
+            "2026-12-01T02:30:00Z: the ConfigMap was deleted",
+        )
+    ]
+    assert world.writes() == []
 
 
 def test_a_follower_adopts_a_config_change_without_exiting(make: Any) -> None:
@@ -400,3 +446,79 @@ def test_a_takeover_after_a_window_ended_announces_the_end_it_missed(make: Any) 
     )
     c.step()
     assert [r for _v, r, _n in world.events()] == ["WindowEnded", "WindowLoaded"]
+
+
+def owned(obj: dict[str, Any], ctype: str, manager: str) -> dict[str, Any]:
+    """The node with ``manager`` owning the status of condition ``ctype`` (managedFields)."""
+    key = f'k:{{"type":"{ctype}"}}'
+    obj["metadata"].setdefault("managedFields", []).append(
+        {
+            "manager": manager,
+            "operation": "Update",
+            "subresource": "status",
+            "time": "2026-11-30T00:00:00Z",
+            "fieldsV1": {"f:status": {"f:conditions": {key: {"f:status": {}, "f:type": {}}}}},
+        }
+    )
+    return obj
+
+
+def test_a_condition_owned_by_another_kumaco_instance_is_left_alone(make: Any) -> None:
+    theirs = owned(node("a", "10", kured_dev__UnderMaintenance="False"), UM, "kumaco/region-b")
+    by_hand = owned(node("b", "11", kured_dev__UnderMaintenance="False"), UM, "kubectl-edit")
+    c, world, _e, _clock = make([theirs, by_hand], [cm("w")])
+    c.step()
+    # a: another instance's condition, not written; b: a person's edit, corrected.
+    assert world.writes() == [("b", {UM: ("True", "MaintenanceWindowOpen")})]
+    assert c.metrics.conflicts._value.get() == 1
+    world.reset()
+    c.step()
+    assert world.writes() == []  # no flapping: still nothing written to a
+
+
+def test_a_node_relabelled_out_of_scope_gets_under_maintenance_false(make: Any) -> None:
+    policy = Policy(scope=parse_selector("pool=x"), manager=MANAGER)
+    c, world, _e, _clock = make([node("a", "10", {"pool": "x"})], [cm("w")], policy=policy)
+    c.step()  # a is under maintenance, written by this instance
+    world.reset()
+    moved = json.loads(json.dumps(world.nodes["a"]))
+    moved["metadata"]["labels"] = {"pool": "y"}
+    owned(moved, UM, MANAGER)
+    world.nodes["a"] = moved
+    c.nodes.apply("DELETED", c.nodes.trim(moved))  # the watch's selector no longer matches
+    c.step()
+    assert world.calls() == ["GET /api/v1/nodes/a", "PATCH /api/v1/nodes/a/status"]
+    assert world.writes() == [("a", {UM: ("False", "OutOfScope")})]
+    assert len(c.nodes) == 0  # never stored: it is not in scope
+
+
+def test_a_holder_leaving_the_scope_keeps_maintenance_in_progress(make: Any) -> None:
+    policy = Policy(
+        scope=parse_selector("pool=x"), ceiling=parse_ceiling("1"), require=(REQ,), manager=MANAGER
+    )
+    holder = node("a", "10", {"pool": "x"}, kured_dev__RebootRequired="True")
+    c, world, _e, _clock = make([holder], [cm("w")], policy=policy)
+    c.step()
+    assert world.writes()[0][1][MIP] == ("True", "MaintenanceAllowed")
+    world.reset()
+    moved = json.loads(json.dumps(world.nodes["a"]))
+    moved["metadata"]["labels"] = {"pool": "y"}
+    owned(owned(moved, UM, MANAGER), MIP, MANAGER)
+    world.nodes["a"] = moved
+    c.nodes.apply("DELETED", c.nodes.trim(moved))
+    c.step()
+    (write,) = world.writes()
+    assert write == ("a", {UM: ("False", "OutOfScope")})  # MaintenanceInProgress untouched
+
+
+def test_a_deleted_node_is_only_read(make: Any) -> None:
+    c, world, _e, _clock = make([node("a", "10")], [cm("w")])
+    c.step()
+    world.reset()
+    gone = world.nodes.pop("a")
+    world.kube.request.side_effect = lambda method, path, *a, **k: (_ for _ in ()).throw(
+        ApiError(404, "NotFound", 'nodes "a" not found')
+    )
+    c.nodes.apply("DELETED", c.nodes.trim(gone))
+    c.step()
+    assert world.calls() == ["GET /api/v1/nodes/a"]
