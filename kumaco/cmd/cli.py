@@ -67,7 +67,7 @@ def print_windows(
     found, truncated = occurrences(windows, start, until, args.limit)
     if truncated:
         err.write(f"warning: output truncated to {args.limit} occurrences (--limit)\n")
-    out.write(listing.windows(found, args.output))
+    out.write(listing.windows(found, args.output, frozenset(w.key for w in windows if w.freeze)))
 
 
 def cmd_windows(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:

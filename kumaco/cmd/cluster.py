@@ -107,7 +107,8 @@ def gather(cluster: Cluster, scope: Scope) -> Snapshot:
     )
     found: tuple[Any, ...] | None = None
     try:
-        found = tuple(list_nodes(cluster.reader, scope.node_selector))
+        owned = (scope.under_maintenance, scope.in_progress)
+        found = tuple(list_nodes(cluster.reader, scope.node_selector, owned))
     except ApiError as exc:
         problems.append(problem("list nodes", exc))
     lease = None

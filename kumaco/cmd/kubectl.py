@@ -107,6 +107,7 @@ def _status(args: argparse.Namespace, cluster: Cluster, out: TextIO, err: TextIO
         in_progress=args.in_progress_condition,
         lease_namespace=args.leader_election_namespace or cluster.namespaces[0],
         lease_name=args.leader_election_id,
+        field_manager=args.field_manager or "",
     )
     snapshot = clusters.gather(cluster, scope)
     result = report.report(snapshot, scope, now_ns(), context=cluster.context)
@@ -197,6 +198,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--leader-election-namespace",
         metavar="NS",
         help="namespace of the Lease (default: the first namespace)",
+    )
+    st.add_argument(
+        "--field-manager",
+        metavar="NAME",
+        help="the instance's field manager (default: kumaco/<leader-election-id>)",
     )
     st.add_argument("--output", "-o", choices=("table", "json"), default="table")
     st.set_defaults(func=_cluster_command(_status))

@@ -58,9 +58,12 @@ def list_window_configmaps(
     return items, problems
 
 
-def list_nodes(reader: Reader, node_selector: str) -> list[NodeView]:
-    """The nodes in scope (the server applies the selector), trimmed to views."""
-    return [v for o in reader.list("/api/v1/nodes", node_selector) if (v := node_view(o))]
+def list_nodes(reader: Reader, node_selector: str, owned: tuple[str, ...] = ()) -> list[NodeView]:
+    """The nodes in scope (the server applies the selector), trimmed to views.
+
+    ``owned``: condition types whose writers (field managers) to keep.
+    """
+    return [v for o in reader.list("/api/v1/nodes", node_selector) if (v := node_view(o, owned))]
 
 
 def get_lease(reader: Reader, namespace: str, name: str) -> Any | None:

@@ -15,7 +15,7 @@ import json
 from collections.abc import Sequence
 
 from kumaco.core.errors import one_line
-from kumaco.core.planner import Plan
+from kumaco.core.planner import CeilingUse, Plan, Verdict
 from kumaco.core.times import format_instant
 from kumaco.core.windows import InvalidWindow, Occurrence, Window
 from kumaco.views.table import table
@@ -54,8 +54,12 @@ def skipped(entry: InvalidWindow) -> str:
     return f"skipping invalid {one_line(entry.key)}: {one_line(entry.reason)}\n"
 
 
-def windows(found: Sequence[Occurrence], output: str) -> str:
-    """Occurrences as ``kumaco windows`` prints them (text lines or a JSON array)."""
+def windows(found: Sequence[Occurrence], output: str, freezes: frozenset[str] = frozenset()) -> str:
+    """Occurrences as ``kumaco windows`` prints them (text lines or a JSON array).
+
+    ``freezes`` are the keys of freeze windows: marked ``"freeze": true`` in JSON
+    and ``(freeze)`` in text.
+    """
     if output == "json":
         return (
             json.dumps(
@@ -65,6 +69,7 @@ def windows(found: Sequence[Occurrence], output: str) -> str:
                         "name": o.name,
                         "start": format_instant(o.start),
                         "end": format_instant(o.end),
+                        **({"freeze": True} if o.key in freezes else {}),
                     }
                     for o in found
                 ],
@@ -73,37 +78,105 @@ def windows(found: Sequence[Occurrence], output: str) -> str:
             + "\n"
         )
     return "".join(
-        f"{format_instant(o.start)}  {format_instant(o.end)}  {o.namespace}/{o.name}\n"
+        f"{format_instant(o.start)}  {format_instant(o.end)}  {o.namespace}/{o.name}"
+        + ("  (freeze)" if o.key in freezes else "")
+        + "\n"
         for o in found
     )
 
 
+def _detail(v: Verdict | None) -> str:
+    """One line saying what decided a node's MaintenanceInProgress, for the plan's table."""
+    if v is None:
+        return ""
+    parts = []
+    if v.missing:
+        parts.append("missing " + ",".join(v.missing))
+    if v.blocking:
+        parts.append("blocked by " + ",".join(v.blocking))
+    if v.ceiling is not None:
+        held = ",".join(v.holders) or "nobody"
+        parts.append(f"{v.ceiling} full (held by {held})")
+    if v.until is not None:
+        parts.append("until " + format_instant(v.until))
+    if v.counts_toward:
+        parts.append("counts toward " + ",".join(v.counts_toward))
+    return "; ".join(parts)
+
+
+def _verdict_json(v: Verdict | None, uses: dict[str, CeilingUse]) -> dict[str, object]:
+    if v is None:
+        return {}
+    ceiling = uses.get(v.ceiling) if v.ceiling is not None else None
+    return {
+        "rule": v.rule,
+        "missing": list(v.missing),
+        "blocking": list(v.blocking),
+        "ceiling": None
+        if ceiling is None
+        else {"name": ceiling.name, "limit": ceiling.limit, "heldBy": list(v.holders)},
+        "countsToward": list(v.counts_toward),
+        "until": None if v.until is None else format_instant(v.until),
+    }
+
+
 def plan(result: Plan, output: str) -> str:
-    """A plan as ``kumaco plan`` prints it (a table or the JSON document)."""
+    """A plan as ``kumaco plan`` prints it (a table or the JSON document).
+
+    Each node carries the rule that decided its MaintenanceInProgress and what
+    it involved: the required conditions missing, the blocking ones present,
+    which ceiling is full and who holds its places, the ceilings an admitted
+    (or holding, settling, unavailable) node counts toward.
+    """
+    uses = {c.name: c for c in result.ceilings}
     if output == "json":
         rows = [
             {
                 "name": n.name,
                 "underMaintenance": n.is_under_maintenance,
                 "windows": list(n.windows),
+                "freezes": list(n.freezes),
                 "maintenanceInProgress": n.is_in_progress,
                 "reason": (n.in_progress or n.under_maintenance).reason,
+                "message": (n.in_progress or n.under_maintenance).message,
+                **_verdict_json(n.verdict, uses),
             }
             for n in result.nodes
         ]
-        return json.dumps({"at": format_instant(result.at), "nodes": rows}, indent=2) + "\n"
+        doc = {
+            "at": format_instant(result.at),
+            "inProgress": result.in_progress if result.ceiling is not None else None,
+            "ceilings": [
+                {"name": c.name, "limit": c.limit, "used": c.used, "nodes": list(c.occupants)}
+                for c in result.ceilings
+            ],
+            "nodes": rows,
+        }
+        return json.dumps(doc, indent=2) + "\n"
     head = f"at {format_instant(result.at)}"
     if result.ceiling is not None:
-        head += f"; in progress {result.in_progress} of at most {result.ceiling}"
-    table_rows = [("NODE", "UNDER-MAINTENANCE", "IN-PROGRESS", "REASON", "WINDOWS")]
+        head += f"; in progress {result.in_progress}"
+        head += (
+            f" of at most {result.ceiling}"
+            if result.ceiling
+            else " (ceiling 0: paused, nobody new is admitted)"
+        )
+    lines = [head]
+    lines += [
+        f"  {c.name}: {c.used} of at most {c.limit}"
+        + (f" ({', '.join(c.occupants)})" if c.occupants else "")
+        for c in result.ceilings[1:]
+    ]
+    table_rows = [("NODE", "UNDER-MAINTENANCE", "IN-PROGRESS", "REASON", "WINDOWS", "DETAIL")]
     table_rows += [
         (
             n.name,
             str(n.is_under_maintenance).lower(),
             "-" if n.is_in_progress is None else str(n.is_in_progress).lower(),
             (n.in_progress or n.under_maintenance).reason,
-            ",".join(n.windows) or "-",
+            ",".join((*n.windows, *(f"{f}(freeze)" for f in n.freezes))) or "-",
+            _detail(n.verdict) or "-",
         )
         for n in result.nodes
     ]
-    return head + "\n" + table(table_rows)
+    return "\n".join(lines) + "\n" + table(table_rows)

@@ -33,7 +33,7 @@ from typing import Any
 from kumaco.core.configmaps import DEFAULT_CONFIGMAP_SELECTOR, windows_of
 from kumaco.core.durations import SECOND
 from kumaco.core.nodes import TRUE, Condition, NodeSet, NodeView
-from kumaco.core.planner import IN_PROGRESS, UNDER_MAINTENANCE, Policy, plan
+from kumaco.core.planner import HELD, IN_PROGRESS, UNDER_MAINTENANCE, Policy, plan
 from kumaco.core.times import format_instant, parse_timestamp
 from kumaco.core.windows import FieldError, Window, WindowState
 from kumaco.views.table import Cell, aligned, paint
@@ -54,6 +54,13 @@ class Scope:
     in_progress: str = IN_PROGRESS
     lease_namespace: str = ""
     lease_name: str = DEFAULT_LEASE
+    #: The instance's field manager (default ``kumaco/<lease name>``): conditions last
+    #: written by another ``kumaco/...`` manager are shown as owned by that instance.
+    field_manager: str = ""
+
+    @property
+    def manager(self) -> str:
+        return self.field_manager or f"kumaco/{self.lease_name}"
 
     @property
     def lease_ns(self) -> str:
@@ -96,12 +103,17 @@ class WindowStatus:
 
 @dataclass(frozen=True)
 class NodeStatus:
-    """A node under maintenance and its MaintenanceInProgress condition (None: not set)."""
+    """A node under maintenance, holding MaintenanceInProgress, or owned by another instance.
+
+    Its conditions as written (None: not set).
+    """
 
     name: str
     windows: tuple[str, ...]
-    under_maintenance: Condition
+    under_maintenance: Condition | None
     in_progress: Condition | None
+    #: Another kumaco instance (field manager) that last wrote one of its conditions.
+    owner: str | None = None
 
     @property
     def is_in_progress(self) -> bool:
@@ -196,12 +208,17 @@ def report(snapshot: Snapshot, scope: Scope, now: int, context: str | None = Non
     planned = {n.name: n for n in result.nodes}
     under: list[NodeStatus] = []
     for node in sorted(nodes, key=lambda n: n.name):
-        um = node.condition(scope.under_maintenance)
-        if um is None or um.status != TRUE:
+        um, ip = node.condition(scope.under_maintenance), node.condition(scope.in_progress)
+        others = {
+            m
+            for t in (scope.under_maintenance, scope.in_progress)
+            if (m := node.owners.get(t, "")).startswith("kumaco/") and m != scope.manager
+        }
+        if not (node.is_true(scope.under_maintenance) or node.is_true(scope.in_progress) or others):
             continue
         np = planned.get(node.name)
-        keys = np.windows if np is not None else ()
-        under.append(NodeStatus(node.name, keys, um, node.condition(scope.in_progress)))
+        keys = (*np.windows, *np.freezes) if np is not None else ()
+        under.append(NodeStatus(node.name, keys, um, ip, min(others) if others else None))
     return StatusReport(
         at=now,
         scope=scope,
@@ -255,6 +272,8 @@ def to_json(r: StatusReport) -> dict[str, Any]:
                 {
                     "startTime": w.start_time,
                     "duration": w.duration_text,
+                    "freeze": w.freeze,
+                    "maxInProgress": None if w.budget is None else str(w.budget),
                     "nodeSelector": w.selector_text,
                     "timeZone": zone,
                     "open": st.open,
@@ -275,6 +294,7 @@ def to_json(r: StatusReport) -> dict[str, Any]:
             "underMaintenance": _condition_json(n.under_maintenance),
             "inProgress": n.is_in_progress,
             "maintenanceInProgress": _condition_json(n.in_progress),
+            "ownedBy": n.owner,
         }
         for n in r.nodes
     ]
@@ -329,7 +349,7 @@ def _window_row(ws: WindowStatus, now: int) -> list[Cell]:
     _verb, nxt = next_change(st)
     return [
         Cell(ws.key, "bold"),
-        Cell("valid", "green"),
+        Cell("freeze", "yellow") if ws.window.freeze else Cell("valid", "green"),
         Cell(zone),
         Cell("yes" if st.open else "no", "green+bold" if st.open else "dim"),
         Cell(next_change_text(st, now)),
@@ -357,15 +377,20 @@ def _node_row(n: NodeStatus, now: int) -> list[Cell]:
         state = Cell(
             "yes" if yes else "no", "green+bold" if yes else _REASON_STYLE.get(ip.reason, "")
         )
-        why = Cell(
-            ip.reason + (f": {ip.message}" if ip.message and not yes else ""),
-            "" if yes else _REASON_STYLE.get(ip.reason, ""),
+        held = parse_timestamp(ip.last_transition_time)
+        text = ip.reason + (
+            f": {ip.message}" if ip.message and (not yes or ip.reason == HELD) else ""
         )
+        if yes and held is not None:
+            text += f"; held for {relative(held, now).removesuffix(' ago')}"
+        why = Cell(text, "" if yes else _REASON_STYLE.get(ip.reason, ""))
         since = Cell(when(ip.last_transition_time, now))
+    if n.owner is not None:
+        why = Cell(f"owned by {n.owner}: not written by this instance", "yellow")
     return [
         Cell(n.name, "bold"),
         Cell(",".join(n.windows) or "-"),
-        Cell(when(n.under_maintenance.last_transition_time, now)),
+        Cell(when(n.under_maintenance.last_transition_time, now) if n.under_maintenance else "-"),
         state,
         since,
         why,
@@ -402,7 +427,11 @@ def format_report(r: StatusReport, color: bool = False) -> str:
         out.append("no window ConfigMap found\n")
     out.append("\n")
     out.append(
-        paint(f"NODES UNDER MAINTENANCE ({s.under_maintenance}=True)", "cyan+bold", color)
+        paint(
+            f"NODES UNDER MAINTENANCE ({s.under_maintenance}=True) OR IN PROGRESS",
+            "cyan+bold",
+            color,
+        )
         + f": {len(r.nodes)}"
         + (
             f", {sum(n.is_in_progress for n in r.nodes)} with {s.in_progress}=True"

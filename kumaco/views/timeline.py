@@ -407,6 +407,7 @@ _STYLE = """
 .kt .kt-grid-major{stroke:#8c959f;stroke-width:1}
 .kt .kt-rule{stroke:#d0d7de;stroke-width:1}
 .kt .kt-bar,.kt .kt-swatch{fill:#2f6fd6}
+.kt .kt-freeze,.kt .kt-swatch-freeze{fill:#9a6700}
 .kt .kt-bar-now{stroke:#0b3d91;stroke-width:2}
 .kt .kt-muted{fill:#59636e}
 .kt .kt-title{font-size:18px;font-weight:600}
@@ -433,6 +434,7 @@ _STYLE = """
 .kt .kt-grid-major{stroke:#656c76}
 .kt .kt-rule{stroke:#3d444d}
 .kt .kt-bar,.kt .kt-swatch{fill:#4493f8}
+.kt .kt-freeze,.kt .kt-swatch-freeze{fill:#d29922}
 .kt .kt-bar-now{stroke:#cae8ff}
 .kt .kt-muted{fill:#9198a1}
 .kt .kt-now{stroke:#ff7b72}
@@ -690,11 +692,15 @@ def _lane(s: _Svg, lay: _Layout, lane: Lane, top: float) -> None:
     t, w = lay.t, lane.window
     zone = w.zone_name
     meta = [zone, w.duration_text]
+    if w.freeze:
+        meta.insert(0, "freeze")
     if lane.nodes is not None:
         meta.append(f"{lane.nodes} node{'s' if lane.nodes != 1 else ''}")
     details = (
         f"{w.key}\nstartTime: {w.start_time}\ntime zone: {zone}\nduration: {w.duration_text}\n"
         f"nodeSelector: {w.selector_text or '(every node in scope)'}"
+        + ("\nfreeze: true" if w.freeze else "")
+        + (f"\nmaxInProgress: {w.budget}" if w.budget is not None else "")
     )
     s.text(16, top + 20, _fit(w.key, PLOT_X - 32, 13, bold=True), "kt-key", title=details)
     s.text(16, top + 37, _fit(" · ".join(meta), PLOT_X - 32, 11), "kt-meta kt-muted")
@@ -730,7 +736,9 @@ def _lane(s: _Svg, lay: _Layout, lane: Lane, top: float) -> None:
             + (f"\n{local} ({zone})" if zone != "UTC" else "")
             + ("\nopen now" if open_now else "")
         )
-        cls = "kt-bar kt-bar-now" if open_now else "kt-bar"
+        cls = "kt-bar kt-freeze" if w.freeze else "kt-bar"
+        if open_now:
+            cls += " kt-bar-now"
         s.add(
             f'<rect class="{cls}" x="{_n(x0)}" y="{_n(bar_y)}" width="{_n(width)}" '
             f'height="{BAR_HEIGHT}" rx="3" data-window="{_esc(w.key)}" '
@@ -781,10 +789,12 @@ def _legend(s: _Svg, lay: _Layout) -> None:
     y = lay.legend_y
     s.rect(16, y - 9, 18, 10, "kt-swatch")
     s.text(40, y, "open (merged occurrences)", "kt-legend kt-muted")
-    s.line(212, y - 9, 212, y + 2, "kt-dst kt-legend-mark")
-    s.text(220, y, "UTC offset change (DST)", "kt-legend kt-muted")
-    s.line(392, y - 9, 392, y + 2, "kt-now kt-legend-mark")
-    s.text(400, y, "now", "kt-legend kt-muted")
+    s.rect(196, y - 9, 18, 10, "kt-swatch-freeze")
+    s.text(220, y, "freeze", "kt-legend kt-muted")
+    s.line(276, y - 9, 276, y + 2, "kt-dst kt-legend-mark")
+    s.text(284, y, "UTC offset change (DST)", "kt-legend kt-muted")
+    s.line(456, y - 9, 456, y + 2, "kt-now kt-legend-mark")
+    s.text(464, y, "now", "kt-legend kt-muted")
     s.text(
         WIDTH - 16,
         y,
@@ -900,7 +910,9 @@ def render_html(t: Timeline) -> str:
                 else '<span class="muted">(every node in scope)</span>'
             )
             out.append(
-                f'<tr><td class="nw"><strong>{_esc(w.key)}</strong></td>'
+                f'<tr><td class="nw"><strong>{_esc(w.key)}</strong>'
+                + (' <span class="muted">(freeze)</span>' if w.freeze else "")
+                + "</td>"
                 f"<td><code>{_esc(w.start_time)}</code></td><td>{_esc(w.zone_name)}</td>"
                 f"<td><code>{_esc(w.duration_text)}</code></td>"
                 f"<td>{selector}</td>"

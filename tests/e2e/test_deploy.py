@@ -1049,6 +1049,13 @@ REJECTED = {  # id: (data, what the message must say)
     "descriptor": (spoiled(startTime="@fortnightly"), "data.startTime is not a cron schedule"),
     "junk": (spoiled(startTime="0 3 * * 6;"), "data.startTime is not a cron schedule"),
     "too-long": (spoiled(duration="1" * 5000), "data.duration is longer than 4096 characters"),
+    "freeze-yes": ({**WELL_FORMED, "freeze": "yes"}, 'data.freeze must be "true" or "false"'),
+    "budget-word": ({**WELL_FORMED, "maxInProgress": "two"}, "data.maxInProgress is not a count"),
+    "budget-over": ({**WELL_FORMED, "maxInProgress": "101%"}, "data.maxInProgress is not a count"),
+    "freeze-budget": (
+        {**WELL_FORMED, "freeze": "true", "maxInProgress": "1"},
+        "data.maxInProgress: a freeze admits nobody",
+    ),
 }
 
 
@@ -1071,6 +1078,11 @@ ACCEPTED = [
     {"startTime": "*/15 * * * *", "duration": "15m", "nodeSelector": "", "timeZone": "Asia/Tokyo"},
     {"startTime": "*-ignored 3 * * *", "duration": "1µs", "nodeSelector": ""},  # robfig's quirk
     {**OPEN_NOW, "nodeSelector": ""},
+    {**WELL_FORMED, "maxInProgress": "0"},
+    {**WELL_FORMED, "maxInProgress": "25%"},
+    {**WELL_FORMED, "maxInProgress": "100%"},
+    {**WELL_FORMED, "freeze": "true"},
+    {**WELL_FORMED, "freeze": "false", "maxInProgress": "3"},
 ]
 
 
@@ -1160,15 +1172,22 @@ def durations(draw: st.DrawFn) -> str:
 @settings(
     max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
 )
-@given(start=start_times(), duration=durations())
+@given(
+    start=start_times(),
+    duration=durations(),
+    budget=st.sampled_from(["0", "1", "12", "0%", "10%", "100%", "101%", "-1", "1.5", " 1", "x"]),
+    freeze=st.sampled_from(["true", "false", "True", "", "1", "yes"]),
+)
 def test_admission_policy_never_rejects_a_window_kumaco_accepts(
-    policy: Policy, start: str, duration: str
+    policy: Policy, start: str, duration: str, budget: str, freeze: str
 ) -> None:
     # One key at a time (the other valid), so that the policy's first failing check --
     # the one it reports -- is about that key.
     for key, data in (
         ("startTime", {"startTime": start, "duration": "1h", "nodeSelector": ""}),
         ("duration", {"startTime": "0 3 * * 6", "duration": duration, "nodeSelector": ""}),
+        ("maxInProgress", {**WELL_FORMED, "maxInProgress": budget}),
+        ("freeze", {**WELL_FORMED, "freeze": freeze}),
     ):
         accepted, reason = policy.verdict(data)
         kumaco_accepts = isinstance(parse_window(policy.ns, "w", data), Window)

@@ -553,7 +553,7 @@ def test_status_table_is_aligned_and_plain_when_piped(scene: Scene) -> None:
 
     r = scene.run
     nodes_part = out.split(
-        "NODES UNDER MAINTENANCE (kured.dev/UnderMaintenance=True): 4, 1 with MaintenanceInProgress=True\n",
+        "NODES UNDER MAINTENANCE (kured.dev/UnderMaintenance=True) OR IN PROGRESS: 4, 1 with MaintenanceInProgress=True\n",
         1,
     )[1]
     nodes_table = nodes_part.split("\n\n", 1)[0]
@@ -564,7 +564,7 @@ def test_status_table_is_aligned_and_plain_when_piped(scene: Scene) -> None:
         2: ("no", "BlockedByCondition: blocked by condition: kured.dev/RebootInhibited"),
         3: (
             "no",
-            "ConcurrencyCeilingReached: waiting: at most 1 nodes may be in maintenance at once",
+            "ConcurrencyCeilingReached: waiting: at most 1 node may be in maintenance at once",
         ),
         4: (
             "no",
@@ -776,7 +776,9 @@ def test_windows_and_plan_from_the_cluster_equal_the_offline_commands(
         assert online.stdout == offline.stdout
         assert online.stderr == offline.stderr  # "skipping invalid .../broken: ..."
         if output == "text":
-            assert online.stdout.count(f"{scene.ns}/open-now\n") >= 45  # daily, 45 days
+            # Daily for 45 days; at some times of day one firing falls into the spring-forward
+            # gap of 2026-03-29 in Berlin (02:00-03:00), which robfig skips.
+            assert online.stdout.count(f"{scene.ns}/open-now\n") >= 44
     assert f"skipping invalid {scene.ns}/broken: startTime:" in online.stderr
 
     policy = [
