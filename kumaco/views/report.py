@@ -377,12 +377,10 @@ def _node_row(n: NodeStatus, now: int) -> list[Cell]:
         state = Cell(
             "yes" if yes else "no", "green+bold" if yes else _REASON_STYLE.get(ip.reason, "")
         )
-        held = parse_timestamp(ip.last_transition_time)
+        # For a holder, SINCE says how long it has held MaintenanceInProgress.
         text = ip.reason + (
             f": {ip.message}" if ip.message and (not yes or ip.reason == HELD) else ""
         )
-        if yes and held is not None:
-            text += f"; held for {relative(held, now).removesuffix(' ago')}"
         why = Cell(text, "" if yes else _REASON_STYLE.get(ip.reason, ""))
         since = Cell(when(ip.last_transition_time, now))
     if n.owner is not None:
