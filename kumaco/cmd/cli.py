@@ -9,6 +9,9 @@ Offline commands (no cluster; a stable contract, tested black-box):
     The open intervals of every valid window intersecting ``[from, until)``.
 ``kumaco plan --windows FILE... --nodes FILE [--at T] ...``
     What the controller would set on each node at ``T``.
+``kumaco forecast --windows FILE... --nodes FILE --from T --until T --maintenance-duration D``
+    The planner run forward in simulated time (:mod:`kumaco.cmd.forecast`); exit 1 when
+    some node that needs maintenance does not finish before ``--until``.
 ``kumaco timeline FILE... --from T --until T --output svg|html [-o PATH]``
     The picture of when windows are open (:mod:`kumaco.cmd.timeline`).
 
@@ -27,6 +30,7 @@ from typing import TextIO
 from kumaco import __version__
 from kumaco.cmd.common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, load_objects, now_ns, time_flag
 from kumaco.cmd.flags import UsageError, add_policy_flags, apply_env_defaults, policy_from_args
+from kumaco.cmd.forecast import add_forecast_flags, cmd_forecast
 from kumaco.cmd.settings import add_run_flags, settings_from_args
 from kumaco.cmd.timeline import add_timeline_flags, cmd_timeline
 from kumaco.core.manifests import node_views, window_entries
@@ -130,6 +134,25 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--output", "-o", choices=("text", "json"), default="text")
     add_policy_flags(pl)
     pl.set_defaults(func=cmd_plan)
+
+    fc = sub.add_parser(
+        "forecast",
+        help="simulate a maintenance run: who gets a turn when, and what does not fit (offline)",
+    )
+    fc.add_argument("--windows", nargs="+", required=True, metavar="FILE")
+    fc.add_argument(
+        "--nodes",
+        required=True,
+        metavar="FILE",
+        help="as printed by kubectl get nodes -o yaml|json",
+    )
+    add_forecast_flags(fc)
+    add_policy_flags(fc)
+    fc.set_defaults(
+        func=lambda args, out, err, stdin: cmd_forecast(
+            args, policy_from_args(args), out, err, stdin
+        )
+    )
 
     tl = sub.add_parser("timeline", help="draw when windows are open, as SVG or HTML (offline)")
     tl.add_argument("files", nargs="+", metavar="FILE")

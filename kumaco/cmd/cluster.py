@@ -85,11 +85,11 @@ def window_entries(
     return windows_of(items), problems
 
 
-def nodes(cluster: Cluster, node_selector: str) -> NodeSet:
+def nodes(cluster: Cluster, node_selector: str, owned: tuple[str, ...] = ()) -> NodeSet:
     """The nodes in scope (the server applies the selector)."""
     from kumaco.kube.reader import list_nodes  # noqa: PLC0415
 
-    return NodeSet(list_nodes(cluster.reader, node_selector))
+    return NodeSet(list_nodes(cluster.reader, node_selector, owned))
 
 
 def gather(cluster: Cluster, scope: Scope) -> Snapshot:

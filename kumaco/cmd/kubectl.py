@@ -16,6 +16,8 @@ Contract
 ``kubectl kumaco plan [--at T] [policy flags] [-o text|json]``
     ``kumaco plan`` with windows from the ConfigMaps and nodes from a LIST;
     the same output as the offline command.
+``kubectl kumaco forecast --from T --until T --maintenance-duration D [policy flags]``
+    ``kumaco forecast`` with windows and nodes read from the cluster.
 ``kubectl kumaco timeline --output svg|html [-o PATH] [--from T] [--until T] [--at T]``
     The picture of :mod:`kumaco.views.timeline`, fed from the cluster.
 
@@ -46,6 +48,7 @@ from kumaco.cmd.cli import print_windows, valid_windows
 from kumaco.cmd.cluster import Cluster, ClusterError
 from kumaco.cmd.common import EXIT_OK, EXIT_USAGE, now_ns, time_flag
 from kumaco.cmd.flags import UsageError, add_policy_flags, policy_from_args, selector_flag
+from kumaco.cmd.forecast import add_forecast_flags, run_forecast
 from kumaco.cmd.timeline import DAY, add_timeline_flags, draw, time_range
 from kumaco.core.configmaps import DEFAULT_CONFIGMAP_SELECTOR
 from kumaco.core.planner import IN_PROGRESS, UNDER_MAINTENANCE, plan
@@ -140,6 +143,15 @@ def _plan(args: argparse.Namespace, cluster: Cluster, out: TextIO, err: TextIO) 
     return EXIT_OK
 
 
+def _forecast(args: argparse.Namespace, cluster: Cluster, out: TextIO, err: TextIO) -> int:
+    policy = policy_from_args(args)
+    entries, problems = clusters.window_entries(cluster, _configmap_selector(args))
+    _fail_on(problems)
+    nodes = clusters.nodes(cluster, args.node_selector, policy.owned)
+    source = f"forecast · cluster{f' (context {cluster.context})' if cluster.context else ''}"
+    return run_forecast(args, entries, nodes, policy, source, out, err)
+
+
 def _timeline(args: argparse.Namespace, cluster: Cluster, out: TextIO, err: TextIO) -> int:
     now = time_flag(args.at) if args.at else now_ns()
     selector_flag("--node-selector", args.node_selector)
@@ -221,6 +233,14 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--output", "-o", choices=("text", "json"), default="text")
     add_policy_flags(pl)
     pl.set_defaults(func=_cluster_command(_plan))
+
+    fc = sub.add_parser(
+        "forecast", help="simulate a maintenance run on the cluster's windows and nodes"
+    )
+    _add_common(fc)
+    add_forecast_flags(fc)
+    add_policy_flags(fc)
+    fc.set_defaults(func=_cluster_command(_forecast))
 
     tl = sub.add_parser("timeline", help="draw the cluster's windows as SVG or HTML")
     _add_common(tl)

@@ -15,6 +15,7 @@ import json
 from collections.abc import Sequence
 
 from kumaco.core.errors import one_line
+from kumaco.core.forecast import Forecast
 from kumaco.core.planner import CeilingUse, Plan, Verdict
 from kumaco.core.times import format_instant
 from kumaco.core.windows import InvalidWindow, Occurrence, Window
@@ -180,3 +181,59 @@ def plan(result: Plan, output: str) -> str:
         for n in result.nodes
     ]
     return "\n".join(lines) + "\n" + table(table_rows)
+
+
+def forecast(f: Forecast, output: str) -> str:
+    """A forecast as ``kumaco forecast`` prints it: a table by admission and a summary, or JSON.
+
+    JSON: ``{from, until, finishedAt (null if not all finished), nodes: [{name,
+    admitted, finished, windows}], unfinished: [names], nextChance: {name:
+    {at, window}}}``.
+    """
+
+    def ts(t: int | None) -> str | None:
+        return None if t is None else format_instant(t)
+
+    if output == "json":
+        doc = {
+            "from": format_instant(f.start),
+            "until": format_instant(f.until),
+            "finishedAt": ts(f.finished_at),
+            "nodes": [
+                {
+                    "name": t.name,
+                    "admitted": ts(t.admitted),
+                    "finished": ts(t.finished),
+                    "windows": list(t.windows),
+                }
+                for t in f.turns
+            ],
+            "unfinished": list(f.unfinished),
+            "nextChance": {
+                name: {"at": format_instant(at), "window": key}
+                for name, (at, key) in sorted(f.next_chance.items())
+            },
+        }
+        return json.dumps(doc, indent=2) + "\n"
+    rows = [("NODE", "ADMITTED", "FINISHED", "WINDOWS")]
+    rows += [
+        (t.name, ts(t.admitted) or "-", ts(t.finished) or "-", ",".join(t.windows) or "-")
+        for t in f.turns
+    ]
+    done = len(f.turns) - len(f.unfinished)
+    if not f.turns:
+        summary = "no node needs maintenance"
+    elif not f.unfinished:
+        assert f.finished_at is not None
+        summary = f"all {done} nodes finished by {format_instant(f.finished_at)}"
+    else:
+        last = max((t.finished for t in f.turns if t.finished is not None), default=None)
+        by = f" by {format_instant(last)}" if last is not None else ""
+        summary = (
+            f"{done} of {len(f.turns)} nodes finished{by}; {len(f.unfinished)} did not fit: "
+            + ", ".join(f.unfinished)
+        )
+        if f.next_chance:
+            at, key = min(f.next_chance.values())
+            summary += f"; next chance: {format_instant(at)} ({key})"
+    return table(rows) + summary + "\n"

@@ -109,6 +109,19 @@ class Lane:
 
 
 @dataclass(frozen=True)
+class Turn:
+    """A node's maintenance in a forecast: admitted at ``start``, done at ``end``.
+
+    ``start`` None: never admitted in the range; ``end`` None: not done by its end.
+    """
+
+    node: str
+    start: int | None
+    end: int | None
+    windows: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Timeline:
     """Everything a picture shows; instants are ns since the epoch."""
 
@@ -121,6 +134,8 @@ class Timeline:
     source: str = ""
     nodes_in_scope: int | None = None
     node_selector: str = ""
+    #: A forecast's node lanes, drawn below the windows (``kumaco forecast``).
+    turns: tuple[Turn, ...] = ()
 
 
 # ----------------------------------------------------------------------------- building
@@ -138,6 +153,7 @@ def build(
     scope_text: str = "",
     truncated: bool = False,
     source: str = "",
+    turns: tuple[Turn, ...] = (),
 ) -> Timeline:
     """Assemble a :class:`Timeline`; ``occurrences`` are the bars, grouped by window key.
 
@@ -181,6 +197,7 @@ def build(
         source=source,
         nodes_in_scope=in_scope,
         node_selector=scope_text if scope is not None else "",
+        turns=turns,
     )
 
 
@@ -408,6 +425,7 @@ _STYLE = """
 .kt .kt-rule{stroke:#d0d7de;stroke-width:1}
 .kt .kt-bar,.kt .kt-swatch{fill:#2f6fd6}
 .kt .kt-freeze,.kt .kt-swatch-freeze{fill:#9a6700}
+.kt .kt-turn-bar{fill:#1a7f37}
 .kt .kt-bar-now{stroke:#0b3d91;stroke-width:2}
 .kt .kt-muted{fill:#59636e}
 .kt .kt-title{font-size:18px;font-weight:600}
@@ -435,6 +453,7 @@ _STYLE = """
 .kt .kt-rule{stroke:#3d444d}
 .kt .kt-bar,.kt .kt-swatch{fill:#4493f8}
 .kt .kt-freeze,.kt .kt-swatch-freeze{fill:#d29922}
+.kt .kt-turn-bar{fill:#3fb950}
 .kt .kt-bar-now{stroke:#cae8ff}
 .kt .kt-muted{fill:#9198a1}
 .kt .kt-now{stroke:#ff7b72}
@@ -543,7 +562,7 @@ class _Layout:
         self.standalone = standalone
         self.axis_top = 70.0 if standalone else 10.0
         self.lanes_top = self.axis_top + 44
-        self.lane_count = max(1, len(t.lanes))
+        self.lane_count = max(1, len(t.lanes)) + len(t.turns)
         self.lanes_bottom = self.lanes_top + self.lane_count * LANE_HEIGHT
         self.footer = self.lanes_bottom + 6
         self.legend_y = self.footer + 40
@@ -597,6 +616,11 @@ def render_svg(t: Timeline, *, standalone: bool = True) -> str:
             "no valid maintenance window",
             "kt-empty kt-muted",
         )
+    first = max(1, len(t.lanes))
+    for i, turn in enumerate(t.turns):
+        s.add(f'<g class="kt-lane kt-turn" data-node="{_esc(turn.node)}">')
+        _turn_lane(s, lay, turn, lay.lanes_top + (first + i) * LANE_HEIGHT)
+        s.add("</g>")
     s.line(0, lay.lanes_bottom + 0.5, WIDTH, lay.lanes_bottom + 0.5, "kt-rule")
     _now_marker(s, lay)
     _legend(s, lay)
@@ -760,6 +784,37 @@ def _lane(s: _Svg, lay: _Layout, lane: Lane, top: float) -> None:
     for x, lb in _place(labels, PLOT_X, PLOT_X + PLOT_WIDTH, 10.5):
         cls = lb.cls if lb.cls == "kt-dst-text" else f"{lb.cls} kt-muted"
         s.text(x, top + 15, lb.text, cls, title=lb.title or None)
+
+
+def _turn_lane(s: _Svg, lay: _Layout, turn: Turn, top: float) -> None:
+    """One node's turn in a forecast: its bar from admission to the end of its maintenance."""
+    t = lay.t
+    if turn.start is None:
+        state = "does not fit"
+    elif turn.end is None:
+        state = "not done by the end"
+    else:
+        state = f"{format_instant(turn.start)[11:16]} → {format_instant(turn.end)[11:16]} UTC"
+    s.text(16, top + 20, _fit(turn.node, PLOT_X - 32, 13, bold=True), "kt-key")
+    s.text(16, top + 37, _fit(state, PLOT_X - 32, 11), "kt-meta kt-muted")
+    bar_y = top + 21
+    if turn.start is None:
+        s.text(PLOT_X + 8, bar_y + 13, "not admitted in this range", "kt-empty kt-muted")
+        return
+    end = turn.end if turn.end is not None else t.until
+    x0, x1 = lay.x(turn.start), lay.x(end)
+    title = (
+        f"{turn.node}\nadmitted {format_instant(turn.start)}\n"
+        + (f"done {format_instant(turn.end)}" if turn.end is not None else "not done by the end")
+        + (f"\nwindows: {', '.join(turn.windows)}" if turn.windows else "")
+    )
+    end_attr = format_instant(turn.end) if turn.end is not None else ""
+    s.add(
+        f'<rect class="kt-bar kt-turn-bar" x="{_n(x0)}" y="{_n(bar_y)}" '
+        f'width="{_n(max(MIN_BAR_WIDTH, x1 - x0))}" height="{BAR_HEIGHT}" rx="3" '
+        f'data-node="{_esc(turn.node)}" data-start="{format_instant(turn.start)}" '
+        f'data-end="{end_attr}"><title>{_esc(title)}</title></rect>'
+    )
 
 
 def _now_marker(s: _Svg, lay: _Layout) -> None:

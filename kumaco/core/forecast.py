@@ -1,0 +1,228 @@
+"""The forecast: the planner run forward in simulated time, to see a maintenance run before it.
+
+Contract: :func:`forecast` is pure. From the nodes as they are at ``start``
+(a :class:`~kumaco.core.nodes.NodeSet`), the windows and the policy, it steps
+through every instant at which something can change -- a window opening or
+closing, a maintenance finishing, a release delay or an admission cutoff
+passing (the planner's :attr:`~kumaco.core.planner.Plan.next_change`) -- and
+at each one calls :func:`kumaco.core.planner.plan`, exactly as the controller
+does, then writes the answer back as the controller would
+(``lastTransitionTime`` moving with the status).
+
+* The nodes that need maintenance are those in scope whose required
+  conditions are all True at ``start``. A node admitted at ``t`` finishes at
+  ``t + D`` (its duration: the default, or the first matching
+  :class:`DurationRule`): its required conditions become False then, and the
+  lifecycle releases it. A node already holding MaintenanceInProgress at
+  ``start`` continues from its condition's ``lastTransitionTime``.
+* Nothing else changes by itself: blocking conditions, labels and other
+  nodes stay as they are at ``start``.
+* The run ends at ``until``, or earlier when nothing can change any more.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from kumaco.core.durations import parse_go_duration
+from kumaco.core.errors import InvalidInput, excerpt
+from kumaco.core.nodes import FALSE, TRUE, Condition, NodeSet, NodeView
+from kumaco.core.planner import Policy, plan
+from kumaco.core.times import format_instant, parse_timestamp
+from kumaco.core.windows import Window
+
+#: At most this many planner steps (a bound on hostile input; a real run needs a few per node).
+MAX_STEPS = 200_000
+
+
+@dataclass(frozen=True)
+class DurationRule:
+    """``LABEL=VALUE:D``: nodes with this label value take ``duration`` ns."""
+
+    key: str
+    value: str
+    duration: int
+
+
+def parse_duration_rule(text: str) -> DurationRule:
+    """``LABEL=VALUE:D``, ``D`` a Go duration greater than 0."""
+    head, sep, duration = text.rpartition(":")
+    key, eq, value = head.partition("=")
+    if not sep or not eq or not key:
+        raise InvalidInput(
+            f"{excerpt(text)} is not LABEL=VALUE:DURATION (e.g. nvidia.com/gpu.present=true:45m)"
+        )
+    ns = parse_go_duration(duration)
+    if ns <= 0:
+        raise InvalidInput(f"{excerpt(text)}: the duration must be greater than 0")
+    return DurationRule(key, value, ns)
+
+
+@dataclass(frozen=True)
+class NodeTurn:
+    """One node's turn: when it was admitted and finished (None: not before ``until``)."""
+
+    name: str
+    admitted: int | None
+    finished: int | None
+    windows: tuple[str, ...]
+    duration: int
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """The simulated run: every node that needs maintenance, and whether all fit."""
+
+    start: int
+    until: int
+    turns: tuple[NodeTurn, ...]
+    #: When the last node finished, if every node finished before ``until``.
+    finished_at: int | None
+    unfinished: tuple[str, ...]
+    #: For unfinished nodes: the next opening, after ``until``, of a window that covers them.
+    next_chance: Mapping[str, tuple[int, str]]
+    steps: int
+
+    @property
+    def all_finished(self) -> bool:
+        return not self.unfinished
+
+
+def _duration_of(node: NodeView, default: int, rules: Sequence[DurationRule]) -> int:
+    for r in rules:
+        if node.labels.get(r.key) == r.value:
+            return r.duration
+    return default
+
+
+def _with(node: NodeView, updates: Iterable[Condition]) -> NodeView:
+    conditions = dict(node.conditions)
+    for c in updates:
+        conditions[c.type] = c
+    return dataclasses.replace(node, conditions=MappingProxyType(conditions))
+
+
+def forecast(
+    windows: Sequence[Window],
+    nodes: NodeSet,
+    start: int,
+    until: int,
+    policy: Policy,
+    duration: int,
+    rules: Sequence[DurationRule] = (),
+) -> Forecast:
+    """Simulate from ``start`` to ``until``; see the module contract."""
+    if not policy.require:
+        raise InvalidInput(
+            "a forecast needs --require-condition: it says which nodes need maintenance "
+            "and when a maintenance is done"
+        )
+    if policy.ceiling is None:
+        raise InvalidInput("a forecast needs --max-in-progress")
+    in_scope = policy.scope.select(nodes.index)
+    state: dict[str, NodeView] = {n.name: n for n in nodes}
+    needing = sorted(n for n in in_scope if all(state[n].is_true(r) for r in policy.require))
+    admitted: dict[str, int] = {}
+    finish: dict[str, int] = {}
+    in_windows: dict[str, tuple[str, ...]] = {}
+    durations = {n: _duration_of(state[n], duration, rules) for n in needing}
+    for name in needing:  # holders continue from where they are
+        cur = state[name].condition(policy.in_progress)
+        since = parse_timestamp(cur.last_transition_time) if cur is not None else None
+        if cur is not None and cur.status == TRUE:
+            began = since if since is not None else start
+            admitted[name] = began
+            finish[name] = max(start, began + durations[name])
+
+    t, steps = start, 0
+    while t < until and steps < MAX_STEPS:
+        steps += 1
+        # Maintenances that are done by now: their required conditions clear.
+        for name, at in finish.items():
+            if at <= t and any(state[name].is_true(r) for r in policy.require):
+                stamp = format_instant(at)
+                state[name] = _with(
+                    state[name],
+                    (
+                        Condition(r, FALSE, "MaintenanceDone", "simulated", stamp)
+                        for r in policy.require
+                    ),
+                )
+        result = plan(windows, NodeSet(state.values()), t, policy)
+        stamp = format_instant(t)
+        for np in result.nodes:
+            node = state[np.name]
+            updates = []
+            for d in np.desired:
+                cur = node.condition(d.type)
+                if cur is not None and (cur.status, cur.reason, cur.message) == (
+                    d.status,
+                    d.reason,
+                    d.message,
+                ):
+                    continue
+                ltt = (
+                    cur.last_transition_time
+                    if cur is not None and cur.status == d.status
+                    else stamp
+                )
+                updates.append(Condition(d.type, d.status, d.reason, d.message, ltt))
+            if updates:
+                state[np.name] = _with(node, updates)
+            if np.is_in_progress and np.name in durations and np.name not in admitted:
+                admitted[np.name] = t
+                finish[np.name] = t + durations[np.name]
+                in_windows[np.name] = np.windows
+        pending = [at for at in finish.values() if at > t]
+        if not pending and all(n in finish for n in needing):
+            break  # every maintenance is done: nothing left to simulate
+        candidates = [x for x in (result.next_change, *pending) if x is not None and x > t]
+        if not candidates:
+            break
+        t = min(*candidates, until)
+
+    turns = tuple(
+        NodeTurn(
+            name,
+            admitted.get(name),
+            finish[name] if name in finish and finish[name] <= until else None,
+            in_windows.get(name, ()),
+            durations[name],
+        )
+        for name in sorted(needing, key=lambda n: (admitted.get(n, until + 1), n))
+    )
+    unfinished = tuple(x.name for x in turns if x.finished is None)
+    finished_at = max((x.finished for x in turns if x.finished is not None), default=None)
+    return Forecast(
+        start=start,
+        until=until,
+        turns=turns,
+        finished_at=None if unfinished else (finished_at if turns else start),
+        unfinished=unfinished,
+        next_chance=_next_chances(windows, state, unfinished, until),
+        steps=steps,
+    )
+
+
+def _next_chances(
+    windows: Sequence[Window], state: Mapping[str, NodeView], names: Sequence[str], until: int
+) -> dict[str, tuple[int, str]]:
+    """For each name: the next opening at or after ``until`` of a maintenance window covering it."""
+    chances: dict[str, tuple[int, str]] = {}
+    maintenance = [w for w in windows if not w.freeze]
+    for name in names:
+        labels = state[name].labels
+        best: tuple[int, str] | None = None
+        for w in maintenance:
+            if not w.selector.matches(labels):
+                continue
+            st = w.state_at(until)
+            at = until if st.open else st.opens
+            if at is not None and (best is None or (at, w.key) < best):
+                best = (at, w.key)
+        if best is not None:
+            chances[name] = best
+    return chances

@@ -1,0 +1,184 @@
+"""The forecast (kumaco.core.forecast): hand-computed answers and properties."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kumaco.core.ceilings import Ceiling
+from kumaco.core.errors import InvalidInput
+from kumaco.core.forecast import DurationRule, forecast, parse_duration_rule
+from kumaco.core.nodes import NodeSet, node_view
+from kumaco.core.planner import Policy
+from kumaco.core.windows import Window, parse_window
+
+SECOND = 1_000_000_000
+MINUTE = 60 * SECOND
+REQ = "kured.dev/RebootRequired"
+
+
+def at(text: str) -> int:
+    return int(dt.datetime.fromisoformat(text).timestamp()) * SECOND
+
+
+def window(start: str = "0 2 13 1 *", duration: str = "2h", **extra: str) -> Window:
+    w = parse_window(
+        "maint", "night", {"startTime": start, "duration": duration, "nodeSelector": "", **extra}
+    )
+    assert isinstance(w, Window), w
+    return w
+
+
+def nodes(count: int, zones: str = "", needing: int | None = None) -> NodeSet:
+    views = []
+    for i in range(count):
+        labels = {"zone": zones[i % len(zones)]} if zones else {}
+        status = "True" if needing is None or i < needing else "False"
+        obj = {
+            "metadata": {"name": f"n{i:02d}", "labels": labels},
+            "status": {
+                "conditions": [
+                    {
+                        "type": REQ,
+                        "status": status,
+                        "lastTransitionTime": f"2027-01-0{1 + i % 9}T00:00:00Z",
+                    }
+                ]
+            },
+        }
+        v = node_view(obj)
+        assert v is not None
+        views.append(v)
+    return NodeSet(views)
+
+
+FROM, UNTIL = at("2027-01-13T00:00:00+00:00"), at("2027-01-13T06:00:00+00:00")
+POLICY = Policy(ceiling=Ceiling(2), require=(REQ,))
+
+
+def test_six_nodes_two_at_a_time_in_a_two_hour_window_finish_at_half_past_three() -> None:
+    f = forecast([window()], nodes(6), FROM, UNTIL, POLICY, 30 * MINUTE)
+    assert f.all_finished and f.finished_at == at("2027-01-13T03:30:00+00:00")
+    assert [t.admitted for t in f.turns] == [
+        at(f"2027-01-13T0{h}+00:00") for h in ("2:00", "2:00", "2:30", "2:30", "3:00", "3:00")
+    ]
+
+
+def test_ten_nodes_eight_fit_two_do_not() -> None:
+    f = forecast([window()], nodes(10), FROM, UNTIL, POLICY, 30 * MINUTE)
+    admitted = [t.admitted for t in f.turns if t.admitted is not None]
+    assert admitted == [
+        at(f"2027-01-13T0{h}+00:00")
+        for h in ("2:00", "2:00", "2:30", "2:30", "3:00", "3:00", "3:30", "3:30")
+    ]
+    assert len(f.unfinished) == 2 and f.finished_at is None
+    # Oldest request first: the two newest requests (n08: Jan 9, n07: Jan 8 ... ) wait.
+    assert set(f.unfinished) == {"n07", "n08"}
+    assert f.next_chance["n07"] == (at("2028-01-13T02:00:00+00:00"), "maint/night")
+
+
+def test_a_release_delay_fits_fewer() -> None:
+    delayed = Policy(ceiling=Ceiling(2), require=(REQ,), release_delay=10 * MINUTE)
+    f = forecast([window()], nodes(10), FROM, UNTIL, delayed, 30 * MINUTE)
+    assert [t.admitted for t in f.turns if t.admitted is not None] == [
+        at(f"2027-01-13T0{h}+00:00") for h in ("2:00", "2:00", "2:40", "2:40", "3:20", "3:20")
+    ]
+    assert len(f.unfinished) == 4
+
+
+def test_a_zone_ceiling_orders_the_turns_by_zone() -> None:
+    zoned = Policy(ceiling=Ceiling(3), require=(REQ,), ceilings_per=(("zone", Ceiling(1)),))
+    f = forecast([window()], nodes(6, zones="ab"), FROM, UNTIL, zoned, 30 * MINUTE)
+    by_time: dict[int | None, list[str]] = {}
+    for t in f.turns:
+        by_time.setdefault(t.admitted, []).append(t.name)
+    # One node per zone at a time: pairs (one of a, one of b) every 30 minutes.
+    assert list(by_time.values()) == [["n00", "n01"], ["n02", "n03"], ["n04", "n05"]]
+
+
+def test_a_holder_continues_from_its_transition_time() -> None:
+    view = node_view(
+        {
+            "metadata": {"name": "h"},
+            "status": {
+                "conditions": [
+                    {"type": REQ, "status": "True"},
+                    {
+                        "type": "MaintenanceInProgress",
+                        "status": "True",
+                        "lastTransitionTime": "2027-01-13T01:50:00Z",
+                    },
+                ]
+            },
+        }
+    )
+    assert view is not None
+    f = forecast([window()], NodeSet([view]), FROM, UNTIL, POLICY, 30 * MINUTE)
+    (turn,) = f.turns
+    assert (turn.admitted, turn.finished) == (
+        at("2027-01-13T01:50:00+00:00"),
+        at("2027-01-13T02:20:00+00:00"),
+    )
+
+
+def test_durations_per_label_override_the_default() -> None:
+    gpu = nodes(2, zones="g")  # zone=g stands in for a GPU label
+    f = forecast(
+        [window()],
+        gpu,
+        FROM,
+        UNTIL,
+        Policy(ceiling=Ceiling(1), require=(REQ,)),
+        30 * MINUTE,
+        [DurationRule("zone", "g", 45 * MINUTE)],
+    )
+    assert [t.finished for t in f.turns] == [
+        at("2027-01-13T02:45:00+00:00"),
+        at("2027-01-13T03:30:00+00:00"),
+    ]
+    assert parse_duration_rule("nvidia.com/gpu.present=true:45m") == DurationRule(
+        "nvidia.com/gpu.present", "true", 45 * MINUTE
+    )
+    for bad in ("gpu", "gpu=true", "=x:1h", "gpu=true:0s", "gpu=true:1d"):
+        with pytest.raises(InvalidInput):
+            parse_duration_rule(bad)
+
+
+def test_a_forecast_needs_a_required_condition_and_a_ceiling() -> None:
+    with pytest.raises(InvalidInput, match="--require-condition"):
+        forecast([window()], nodes(1), FROM, UNTIL, Policy(ceiling=Ceiling(1)), MINUTE)
+    with pytest.raises(InvalidInput, match="--max-in-progress"):
+        forecast([window()], nodes(1), FROM, UNTIL, Policy(require=(REQ,)), MINUTE)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    count=st.integers(1, 25),
+    ceiling=st.integers(1, 5),
+    minutes=st.sampled_from((7, 30, 45, 60)),
+)
+def test_with_an_endless_window_n_nodes_finish_in_ceil_n_over_c_turns(
+    count: int, ceiling: int, minutes: int
+) -> None:
+    endless = window("0 2 13 1 *", "8000h")  # opens at 02:00 (last year's closed in December)
+    d = minutes * MINUTE
+    f = forecast(
+        [endless],
+        nodes(count),
+        FROM,
+        FROM + 400 * 3600 * SECOND,
+        Policy(ceiling=Ceiling(ceiling), require=(REQ,)),
+        d,
+    )
+    opens = at("2027-01-13T02:00:00+00:00")
+    assert f.all_finished
+    assert f.finished_at == opens + math.ceil(count / ceiling) * d
+    # Never more than the ceiling at once.
+    for t in f.turns:
+        assert t.admitted is not None and t.finished is not None
+        running = sum(1 for u in f.turns if u.admitted <= t.admitted < u.finished)  # type: ignore[operator]
+        assert running <= ceiling
