@@ -60,13 +60,15 @@ REQUIRED_KEYS = (START_TIME, DURATION, NODE_SELECTOR)
 KNOWN_KEYS = (*REQUIRED_KEYS, TIME_ZONE, MAX_IN_PROGRESS, FREEZE)
 MAX_VALUE_LENGTH = 4096
 
-#: How far ahead a run's end is looked for. At instant ``t`` the end is
-#: reported (``closes``) when it falls before the end of the UTC hour after
-#: ``t``'s hour; otherwise the run has "no end in sight" (``closes`` None) and
-#: the answer is looked at again (``recheck``) at the next full hour. A window
-#: that fires more often than it lasts (``* * * * *`` for ``2m``) never
-#: closes; this bounds the work to two hours of firings and keeps the answer
-#: a pure function of ``t`` -- the same for every instant of an hour.
+#: How far ahead a run's firings are followed. At instant ``t`` the run open at
+#: ``t`` is followed through its chained firings up to the end of the UTC hour
+#: after ``t``'s hour: if it ends there (no firing chains on past that), its end
+#: is reported (``closes``); if it is still chained to a later firing, the run
+#: has "no end in sight" (``closes`` None) and the answer is looked at again
+#: (``recheck``) at the next full hour. A window that fires more often than it
+#: lasts (``* * * * *`` for ``2m``) never closes; this bounds the work to two
+#: hours of firings and keeps the answer a pure function of ``t`` -- the same
+#: for every instant of an hour.
 HORIZON = 3600 * SECOND
 #: How many jumps back (each up to one duration) to find where a run began;
 #: past that its start is unknown (None).
@@ -200,17 +202,20 @@ class Window:
                 lo = nxt
 
     def _run_end(self, last: int, limit: int) -> tuple[int, bool]:
-        """Follow the run from its firing ``last`` until it ends or its end passes ``limit``.
+        """Follow the run from its firing ``last`` through firings up to ``limit``.
 
         Occurrences that overlap or touch it extend it. The flag says whether
-        the end found is the run's real end.
+        the end found is the run's real end: False when the run is still chained
+        to a firing beyond ``limit``. The answer does not depend on which firing
+        of the run the search starts from (each run is followed to the same
+        firings), so it is the same for every instant of the run.
         """
         end = last + self.duration
         fire = self._next_fire(last)
         while fire is not None and fire <= end:
-            end = fire + self.duration
-            if end > limit:
+            if fire > limit:
                 return end, False
+            end = fire + self.duration
             fire = self._next_fire(fire)
         return end, True
 

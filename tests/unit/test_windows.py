@@ -366,3 +366,24 @@ def test_next_change_is_strictly_after_now(zone: str, t: int) -> None:
         w = window(f"CRON_TZ={zone} {spec}", "45m")
         nc = w.state_at(t).next_change
         assert nc is None or nc > t
+
+
+def test_the_state_of_a_run_does_not_depend_on_the_instant_asked_before() -> None:
+    """Found by hypothesis (test_plan_does_not_depend_on_what_was_planned_before): asked at
+    03:09:59.999999999 the run of ``5-10 3 * * *`` for 2h was followed from its 03:09 firing
+    and given up as "no end in sight" when its end passed the horizon, and the memoised
+    answer then served 03:10:00, where a fresh search said "closes 05:10". Now a run is
+    followed through the same firings wherever the search starts."""
+
+    def fresh() -> Window:
+        w = parse_window(
+            "m", "w", {"startTime": "5-10 3 * * *", "duration": "2h", "nodeSelector": ""}
+        )
+        assert isinstance(w, Window)
+        return w
+
+    at_0310 = 1_704_078_600 * SECOND  # 2024-01-01T03:10:00Z
+    w = fresh()
+    before = w.state_at(at_0310 - 1)
+    assert w.state_at(at_0310) == fresh().state_at(at_0310) == before
+    assert before.closes == at_0310 + 2 * 3600 * SECOND
