@@ -3,10 +3,14 @@
 Offline commands (no cluster; a stable contract, tested black-box):
 
 ``kumaco validate FILE...``
-    One line per ConfigMap, ``valid ns/name`` or ``invalid ns/name: key: reason``;
-    exit 0 all valid, 1 any invalid, 2 input unreadable. ``--output json``.
+    One line per window ConfigMap, ``valid ns/name`` or ``invalid ns/name: key:
+    reason``; exit 0 all valid, 1 any invalid, 2 input unreadable. ConfigMaps that
+    ``--configmap-selector`` (the controller's default) does not select are
+    skipped with a note (a warning when they look like windows); a window that
+    never closes gets a warning.
 ``kumaco windows FILE... --from T --until T``
-    The open intervals of every valid window intersecting ``[from, until)``.
+    The open intervals of every valid window intersecting ``[from, until)``
+    (``-o ics``: an iCalendar feed).
 ``kumaco plan --windows FILE... --nodes FILE [--at T] ...``
     What the controller would set on each node at ``T``.
 ``kumaco forecast --windows FILE... --nodes FILE --from T --until T --maintenance-duration D``
@@ -16,7 +20,10 @@ Offline commands (no cluster; a stable contract, tested black-box):
     The picture of when windows are open (:mod:`kumaco.cmd.timeline`).
 
 ``kumaco run`` starts the controller (see :mod:`kumaco.cmd.settings` for its flags).
-A FILE of ``-`` is standard input. Times are RFC 3339; output is UTC with ``Z``.
+A FILE of ``-`` is standard input. Times are RFC 3339 (a date alone is its
+midnight UTC); output is UTC with ``Z``. ``-o/--output`` is always the format
+(``text``, ``json``, ``yaml``; ``svg``/``html`` for pictures), ``--output-file``
+the file.
 """
 
 from __future__ import annotations
@@ -25,29 +32,62 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
 from kumaco import __version__
-from kumaco.cmd.common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, load_objects, now_ns, time_flag
+from kumaco.cmd.common import (
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    TIME_HELP,
+    add_input_flags,
+    load_objects,
+    now_ns,
+    read_windows,
+    time_flag,
+)
 from kumaco.cmd.flags import UsageError, add_policy_flags, apply_env_defaults, policy_from_args
 from kumaco.cmd.forecast import add_forecast_flags, cmd_forecast
 from kumaco.cmd.settings import add_run_flags, settings_from_args
 from kumaco.cmd.timeline import add_timeline_flags, cmd_timeline
-from kumaco.core.manifests import node_views, window_entries
+from kumaco.core.errors import one_line
+from kumaco.core.manifests import node_views
 from kumaco.core.nodes import NodeSet
 from kumaco.core.planner import plan
-from kumaco.core.windows import InvalidWindow, Window, occurrences
+from kumaco.core.windows import YEAR, InvalidWindow, Window, occurrences
 from kumaco.views import listing
+from kumaco.views.listing import FORMATS
 
 MAX_OCCURRENCES = 100_000
+#: How far beyond ``--until`` an occurrence still open is followed for its end.
+LOOKAHEAD = YEAR
+
+
+def unbounded_warnings(entries: Sequence[Window | InvalidWindow], now: int) -> dict[str, list[str]]:
+    """For each window that never closes (or not within a year): the warning, by key."""
+    out: dict[str, list[str]] = {}
+    for e in entries:
+        if isinstance(e, Window) and not e.freeze and e.never_closes(now):
+            out[e.key] = [
+                f"never closes: its occurrences chain without a gap ({e.start_time!r} for "
+                f"{e.duration_text}), so its nodes would stay under maintenance for good"
+            ]
+    return out
 
 
 def cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
-    """``kumaco validate``: one verdict line per ConfigMap."""
-    entries = window_entries(load_objects(args.files, stdin))
+    """``kumaco validate``: one verdict line per window ConfigMap."""
+    entries = read_windows(args.files, args, stdin, err)
     if not entries:
-        raise UsageError("no ConfigMap found in the input")
-    out.write(listing.validate(entries, args.output))
+        err.write(f"no window ConfigMap selected by {args.configmap_selector!r} in the input\n")
+        return EXIT_OK
+    warnings = unbounded_warnings(entries, now_ns())
+    out.write(listing.validate(entries, args.output, warnings))
+    if args.output == "text":
+        for key, lines in warnings.items():
+            for line in lines:
+                err.write(f"warning: {one_line(key)} {line}\n")
     return EXIT_OK if all(isinstance(e, Window) for e in entries) else EXIT_INVALID
 
 
@@ -68,10 +108,25 @@ def print_windows(
     err: TextIO,
 ) -> None:
     """Occurrences in ``[start, until)`` as ``kumaco windows`` prints them."""
-    found, truncated = occurrences(windows, start, until, args.limit)
+    found, truncated = occurrences(windows, start, until, args.limit, LOOKAHEAD)
     if truncated:
         err.write(f"warning: output truncated to {args.limit} occurrences (--limit)\n")
-    out.write(listing.windows(found, args.output, frozenset(w.key for w in windows if w.freeze)))
+    freezes = frozenset(w.key for w in windows if w.freeze)
+    write_output(
+        listing.windows(found, args.output, freezes, {w.key: w for w in windows}), args, out
+    )
+
+
+def write_output(text: str, args: argparse.Namespace, out: TextIO) -> None:
+    """To ``--output-file`` if given (``-``: standard output), else standard output."""
+    path = getattr(args, "output_file", None)
+    if not path or path == "-":
+        out.write(text)
+        return
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--output-file {path}: {exc}") from None
 
 
 def cmd_windows(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
@@ -79,7 +134,7 @@ def cmd_windows(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextI
     start, until = time_flag(args.from_), time_flag(args.until)
     if until <= start:
         raise UsageError("--until must be after --from")
-    windows = valid_windows(window_entries(load_objects(args.files, stdin)), err)
+    windows = valid_windows(read_windows(args.files, args, stdin, err), err)
     print_windows(windows, start, until, args, out, err)
     return EXIT_OK
 
@@ -88,10 +143,20 @@ def cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) 
     """``kumaco plan``: the planner's answer for a node list at an instant."""
     policy = policy_from_args(args)
     at = time_flag(args.at) if args.at else now_ns()
-    windows = valid_windows(window_entries(load_objects(args.windows, stdin)), err)
-    nodes = NodeSet(node_views(load_objects([args.nodes], stdin)))
-    out.write(listing.plan(plan(windows, nodes, at, policy), args.output))
+    windows = valid_windows(read_windows(args.windows, args, stdin, err), err)
+    nodes = NodeSet(node_views(load_objects([args.nodes], stdin), policy.owned))
+    write_output(listing.plan(plan(windows, nodes, at, policy), args.output), args, out)
     return EXIT_OK
+
+
+def add_output_flags(p: argparse.ArgumentParser, formats: Sequence[str], default: str) -> None:
+    """``-o/--output FORMAT`` (the format, everywhere) and ``--output-file PATH``."""
+    p.add_argument(
+        "--output", "-o", choices=formats, default=default, help=f"format (default: {default})"
+    )
+    p.add_argument(
+        "--output-file", metavar="PATH", help="write the output here (default: standard output)"
+    )
 
 
 def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
@@ -111,14 +176,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("validate", help="check window ConfigMaps (offline)")
     v.add_argument("files", nargs="+", metavar="FILE")
-    v.add_argument("--output", "-o", choices=("text", "json"), default="text")
+    v.add_argument("--output", "-o", choices=FORMATS, default="text", help="format")
+    add_input_flags(v)
     v.set_defaults(func=cmd_validate)
 
     w = sub.add_parser("windows", help="list when windows are open (offline)")
     w.add_argument("files", nargs="+", metavar="FILE")
-    w.add_argument("--from", dest="from_", required=True, metavar="T")
-    w.add_argument("--until", required=True, metavar="T")
-    w.add_argument("--output", "-o", choices=("text", "json"), default="text")
+    w.add_argument("--from", dest="from_", required=True, metavar="T", help=TIME_HELP)
+    w.add_argument("--until", required=True, metavar="T", help=TIME_HELP)
+    add_output_flags(w, (*FORMATS, "ics"), "text")
+    add_input_flags(w)
     w.add_argument("--limit", type=int, default=MAX_OCCURRENCES, help=argparse.SUPPRESS)
     w.set_defaults(func=cmd_windows)
 
@@ -131,7 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="as printed by kubectl get nodes -o yaml|json",
     )
     pl.add_argument("--at", metavar="T", help="the instant to plan for (default: now)")
-    pl.add_argument("--output", "-o", choices=("text", "json"), default="text")
+    add_output_flags(pl, FORMATS, "text")
+    add_input_flags(pl)
     add_policy_flags(pl)
     pl.set_defaults(func=cmd_plan)
 
@@ -147,6 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="as printed by kubectl get nodes -o yaml|json",
     )
     add_forecast_flags(fc)
+    add_input_flags(fc)
     add_policy_flags(fc)
     fc.set_defaults(
         func=lambda args, out, err, stdin: cmd_forecast(
@@ -158,6 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     tl.add_argument("files", nargs="+", metavar="FILE")
     tl.add_argument("--nodes", metavar="FILE", help="nodes to count per window (as for plan)")
     add_timeline_flags(tl, range_required=True)
+    add_input_flags(tl)
     tl.set_defaults(func=cmd_timeline)
 
     r = sub.add_parser("run", help="run the controller (flags may also be set as KUMACO_<FLAG>)")

@@ -1,7 +1,8 @@
 """``kubectl kumaco``'s connection to a cluster: credentials, namespaces, and what it reads.
 
 Contract: :func:`connect` loads credentials as kubectl would
-(``--kubeconfig``, ``--context``; :mod:`kumaco.kube.config`) and picks the
+(``--kubeconfig``, ``--context``, ``--as``, ``--as-group``, ``--request-timeout``;
+:mod:`kumaco.kube.config`) and picks the
 namespaces (``-n``/``--namespaces``, else the context's, else ``default``);
 :func:`gather` reads what the status report needs into a
 :class:`~kumaco.views.report.Snapshot`, recording a failed read as a problem
@@ -18,7 +19,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kumaco import __version__
+from kumaco.cmd.flags import UsageError
 from kumaco.core.configmaps import windows_of
+from kumaco.core.durations import SECOND, parse_go_duration
+from kumaco.core.errors import InvalidInput
 from kumaco.core.nodes import NodeSet
 from kumaco.core.windows import InvalidWindow, Window
 from kumaco.views.report import Scope, Snapshot
@@ -66,13 +70,35 @@ def connect(args: argparse.Namespace) -> Cluster:
         configuration = load_configuration(kubeconfig, context)
     except Exception as exc:  # the client raises many types for unusable credentials
         raise ClusterError(f"cannot load Kubernetes credentials: {exc}") from None
+    timeout = request_timeout(getattr(args, "request_timeout", None))
     kube = Kube(
         configuration,
         f"kubectl-kumaco/{__version__}",
-        retry=RetryPolicy(attempts=3, initial=0.2, maximum=2.0, deadline=15.0),
-        timeout=15.0,
+        retry=RetryPolicy(attempts=3, initial=0.2, maximum=2.0, deadline=max(15.0, timeout)),
+        timeout=timeout,
+        impersonate=getattr(args, "as_", None) or None,
+        impersonate_groups=tuple(getattr(args, "as_group", None) or ()),
     )
     return Cluster(Reader(kube), context_name, namespaces, kube.close)
+
+
+DEFAULT_TIMEOUT = 15.0
+
+
+def request_timeout(text: str | None) -> float:
+    """``--request-timeout`` as kubectl takes it: seconds, or a Go duration; 0 is the default."""
+    if text in (None, "", "0"):
+        return DEFAULT_TIMEOUT
+    assert text is not None
+    try:
+        seconds = (
+            float(text) if text.replace(".", "", 1).isdigit() else parse_go_duration(text) / SECOND
+        )
+    except InvalidInput as exc:
+        raise UsageError(f"--request-timeout: {exc.reason} (e.g. 30s, 1m)") from None
+    if seconds <= 0:
+        raise UsageError("--request-timeout: must be greater than 0")
+    return seconds
 
 
 def window_entries(

@@ -2,23 +2,28 @@
 
 Contract: :func:`now_ns` is kumaco's one reading of the wall clock (everything
 below ``cmd`` is handed ``now``); :func:`load_objects` reads YAML/JSON files
-(``-`` is standard input) into objects, Lists unwrapped; :func:`time_flag`
+(``-`` is standard input) into objects, Lists unwrapped, and :func:`read_windows`
+keeps the window ConfigMaps among them; :func:`time_flag`
 parses a time given to a flag. Input that cannot be used raises
 :class:`~kumaco.cmd.flags.UsageError` (exit status 2).
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from kumaco.cmd.flags import UsageError
+from kumaco.cmd.flags import UsageError, selector_flag
+from kumaco.core.configmaps import DEFAULT_CONFIGMAP_SELECTOR
 from kumaco.core.errors import InvalidInput
-from kumaco.core.manifests import ManifestError, load_documents
+from kumaco.core.manifests import ManifestError, load_documents, select_windows
 from kumaco.core.times import parse_time
+from kumaco.core.windows import InvalidWindow, Window
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+TIME_HELP = "RFC 3339 (2027-03-20T02:00:00Z), or a date alone for its midnight UTC"
 
 
 def now_ns() -> int:
@@ -45,6 +50,41 @@ def load_objects(paths: Sequence[str], stdin: TextIO) -> list[Any]:
         except ManifestError as exc:
             raise UsageError(str(exc)) from None
     return objects
+
+
+def add_input_flags(p: argparse.ArgumentParser) -> None:
+    """``--configmap-selector``: which ConfigMaps of the input are windows, as for ``run``."""
+    p.add_argument(
+        "--configmap-selector",
+        default=DEFAULT_CONFIGMAP_SELECTOR,
+        metavar="SEL",
+        help="label selector of window ConfigMaps, as kumaco run's (default: "
+        f"{DEFAULT_CONFIGMAP_SELECTOR}); others are skipped with a note",
+    )
+
+
+def read_windows(
+    paths: Sequence[str], args: argparse.Namespace, stdin: TextIO, err: TextIO
+) -> list[Window | InvalidWindow]:
+    """The window ConfigMaps of the files, selected as the controller selects them.
+
+    A ConfigMap the selector leaves out is skipped with a note on ``err``, and a
+    warning when it looks like a window meant for kumaco (window keys, or a label
+    close to the selector's: a typo). No ConfigMap at all in the input is a usage
+    error.
+    """
+    objects = load_objects(paths, stdin)
+    if not objects:
+        raise UsageError("no ConfigMap found in the input")
+    selector = selector_flag("--configmap-selector", args.configmap_selector)
+    found = select_windows(objects, selector, args.configmap_selector)
+    for line in found.skipped:
+        err.write(line + "\n")
+    for line in found.warnings:
+        err.write(f"warning: {line}\n")
+    if not found.entries and not found.skipped:
+        raise UsageError("no ConfigMap found in the input")
+    return found.entries
 
 
 def time_flag(text: str) -> int:

@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from kumaco.cmd.common import EXIT_INVALID, EXIT_OK, load_objects, time_flag
+from kumaco.cmd.common import EXIT_INVALID, EXIT_OK, load_objects, read_windows, time_flag
 from kumaco.cmd.flags import UsageError, duration_flag
 from kumaco.core.errors import InvalidInput
 from kumaco.core.forecast import DurationRule, forecast, parse_duration_rule
-from kumaco.core.manifests import node_views, window_entries
+from kumaco.core.manifests import node_views
 from kumaco.core.nodes import NodeSet
 from kumaco.core.planner import Policy
 from kumaco.core.windows import InvalidWindow, Window, occurrences
@@ -46,7 +46,7 @@ def add_forecast_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--output",
         "-o",
-        choices=("text", "json", "svg", "html"),
+        choices=("text", "json", "yaml", "svg", "html"),
         default="text",
         help="the format (svg and html: the timeline with a lane per node)",
     )
@@ -124,7 +124,7 @@ def cmd_forecast(
     args: argparse.Namespace, policy: Policy, out: TextIO, err: TextIO, stdin: TextIO
 ) -> int:
     """``kumaco forecast --windows FILE... --nodes FILE``: the offline forecast."""
-    entries = window_entries(load_objects(args.windows, stdin))
-    nodes = NodeSet(node_views(load_objects([args.nodes], stdin)))
+    entries = read_windows(args.windows, args, stdin, err)
+    nodes = NodeSet(node_views(load_objects([args.nodes], stdin), policy.owned))
     source = f"forecast · windows: {', '.join(args.windows)} · nodes: {args.nodes}"
     return run_forecast(args, entries, nodes, policy, source, out, err)

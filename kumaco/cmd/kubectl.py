@@ -36,7 +36,6 @@ RBAC), with what was read still printed by ``status``; 2 usage error.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -44,7 +43,7 @@ from typing import TextIO
 
 from kumaco import __version__
 from kumaco.cmd import cluster as clusters
-from kumaco.cmd.cli import print_windows, valid_windows
+from kumaco.cmd.cli import add_output_flags, print_windows, valid_windows, write_output
 from kumaco.cmd.cluster import Cluster, ClusterError
 from kumaco.cmd.common import EXIT_OK, EXIT_USAGE, now_ns, time_flag
 from kumaco.cmd.flags import UsageError, add_policy_flags, policy_from_args, selector_flag
@@ -53,6 +52,7 @@ from kumaco.cmd.timeline import DAY, add_timeline_flags, draw, time_range
 from kumaco.core.configmaps import DEFAULT_CONFIGMAP_SELECTOR
 from kumaco.core.planner import IN_PROGRESS, UNDER_MAINTENANCE, plan
 from kumaco.views import listing, report
+from kumaco.views.listing import FORMATS
 
 EXIT_CLUSTER = 1
 PROG = "kubectl kumaco"
@@ -114,9 +114,8 @@ def _status(args: argparse.Namespace, cluster: Cluster, out: TextIO, err: TextIO
     )
     snapshot = clusters.gather(cluster, scope)
     result = report.report(snapshot, scope, now_ns(), context=cluster.context)
-    if args.output == "json":
-        json.dump(report.to_json(result), out, indent=2, ensure_ascii=False)
-        out.write("\n")
+    if args.output in ("json", "yaml"):
+        out.write(listing.serialize(report.to_json(result), args.output))
     else:
         out.write(report.format_report(result, color=use_color(out, os.environ)))
     for p in result.problems:
@@ -139,7 +138,7 @@ def _plan(args: argparse.Namespace, cluster: Cluster, out: TextIO, err: TextIO) 
     _fail_on(problems)
     windows = valid_windows(entries, err)
     nodes = clusters.nodes(cluster, args.node_selector)
-    out.write(listing.plan(plan(windows, nodes, at, policy), args.output))
+    write_output(listing.plan(plan(windows, nodes, at, policy), args.output), args, out)
     return EXIT_OK
 
 
@@ -173,6 +172,20 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     d = argparse.SUPPRESS
     p.add_argument("--kubeconfig", default=d, metavar="PATH", help="kubeconfig file")
     p.add_argument("--context", default=d, metavar="NAME", help="kubeconfig context")
+    p.add_argument("--as", dest="as_", default=d, metavar="USER", help="user to impersonate")
+    p.add_argument(
+        "--as-group",
+        action="append",
+        default=d,
+        metavar="GROUP",
+        help="group to impersonate (repeatable)",
+    )
+    p.add_argument(
+        "--request-timeout",
+        default=d,
+        metavar="DURATION",
+        help="how long to wait for one answer (e.g. 30s; default 15s)",
+    )
     p.add_argument(
         "-n",
         "--namespace",
@@ -216,21 +229,27 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="the instance's field manager (default: kumaco/<leader-election-id>)",
     )
-    st.add_argument("--output", "-o", choices=("table", "json"), default="table")
+    st.add_argument(
+        "--output",
+        "-o",
+        choices=("text", "table", "json", "yaml"),
+        default="text",
+        help="format (table: the same as text)",
+    )
     st.set_defaults(func=_cluster_command(_status))
 
     w = sub.add_parser("windows", help="when the cluster's windows are open")
     _add_common(w)
     w.add_argument("--from", dest="from_", metavar="T", help="RFC 3339 (default: now)")
     w.add_argument("--until", metavar="T", help="RFC 3339 (default: --from + 7 days)")
-    w.add_argument("--output", "-o", choices=("text", "json"), default="text")
+    add_output_flags(w, (*FORMATS, "ics"), "text")
     w.add_argument("--limit", type=int, default=100_000, help=argparse.SUPPRESS)
     w.set_defaults(func=_cluster_command(_windows))
 
     pl = sub.add_parser("plan", help="what kumaco would set on each node of the cluster")
     _add_common(pl)
     pl.add_argument("--at", metavar="T", help="the instant to plan for (default: now)")
-    pl.add_argument("--output", "-o", choices=("text", "json"), default="text")
+    add_output_flags(pl, FORMATS, "text")
     add_policy_flags(pl)
     pl.set_defaults(func=_cluster_command(_plan))
 

@@ -2,7 +2,7 @@
 
 Contract: :func:`add_timeline_flags` registers the flags both share;
 :func:`draw` turns windows (and optionally nodes) into the SVG or HTML of
-:mod:`kumaco.views.timeline` and writes it to standard output or ``-o PATH``;
+:mod:`kumaco.views.timeline` and writes it to standard output or ``--output-file PATH``;
 :func:`cmd_timeline` is the offline command. Usage errors raise
 :class:`~kumaco.cmd.flags.UsageError`.
 """
@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from kumaco.cmd.common import EXIT_OK, load_objects, now_ns, time_flag
+from kumaco.cmd.common import EXIT_OK, load_objects, now_ns, read_windows, time_flag
 from kumaco.cmd.flags import UsageError, selector_flag
 from kumaco.core.durations import HOUR
-from kumaco.core.manifests import node_views, window_entries
+from kumaco.core.manifests import node_views
 from kumaco.core.nodes import NodeSet
-from kumaco.core.windows import InvalidWindow, Window, occurrences
+from kumaco.core.windows import YEAR, InvalidWindow, Window, occurrences
 from kumaco.views import timeline
 
 TIMELINE_LIMIT = 5000
@@ -55,8 +55,15 @@ def add_timeline_flags(p: argparse.ArgumentParser, *, range_required: bool) -> N
         metavar="SEL",
         help="nodes in scope, for the node count of each window (default: all)",
     )
-    p.add_argument("--output", choices=("svg", "html"), required=True, help="picture format")
-    p.add_argument("-o", dest="path", metavar="PATH", help="write here (default: standard output)")
+    p.add_argument(
+        "--output", "-o", choices=("svg", "html"), default="svg", help="format (default: svg)"
+    )
+    p.add_argument(
+        "--output-file",
+        dest="path",
+        metavar="PATH",
+        help="write the picture here (default: standard output)",
+    )
     p.add_argument("--limit", type=int, default=TIMELINE_LIMIT, help=argparse.SUPPRESS)
 
 
@@ -73,7 +80,7 @@ def draw(
     start, until = time_range(args, now, DAY)
     scope = selector_flag("--node-selector", args.node_selector)
     windows = [e for e in entries if isinstance(e, Window)]
-    found, truncated = occurrences(windows, start, until, args.limit)
+    found, truncated = occurrences(windows, start, until, args.limit, YEAR)
     if truncated:
         err.write(f"warning: picture truncated to {args.limit} occurrences\n")
     picture = timeline.build(
@@ -95,16 +102,14 @@ def draw(
     try:
         Path(args.path).write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise UsageError(f"-o {args.path}: {exc}") from None
+        raise UsageError(f"--output-file {args.path}: {exc}") from None
     return EXIT_OK
 
 
 def cmd_timeline(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
     """``kumaco timeline FILE...``: the picture of the windows in files (offline)."""
     now = time_flag(args.at) if args.at else now_ns()
-    entries = window_entries(load_objects(args.files, stdin))
-    if not entries:
-        raise UsageError("no ConfigMap found in the input")
+    entries = read_windows(args.files, args, stdin, err)
     nodes = NodeSet(node_views(load_objects([args.nodes], stdin))) if args.nodes else None
     source = "windows: " + ", ".join(args.files)
     if args.nodes:

@@ -48,7 +48,19 @@ def parse_timestamp(text: str | None) -> int | None:
 
 
 def parse_time(text: str) -> int:
-    """A time a person typed: RFC 3339 with an offset (``Z`` or ``+hh:mm``)."""
+    """A time a person typed: RFC 3339 with an offset (``Z`` or ``+hh:mm``), or a date.
+
+    A date alone (``2027-03-20``) means its midnight in UTC.
+    """
+    stripped = text.strip()
+    if len(stripped) == 10 and stripped[4] == "-" and stripped[7] == "-":
+        try:
+            day = dt.date.fromisoformat(stripped)
+        except ValueError:
+            raise InvalidInput(
+                f"{excerpt(text)} is not a date such as 2027-03-20 (midnight UTC)"
+            ) from None
+        return to_instant(dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC))
     try:
         parsed = dt.datetime.fromisoformat(text.strip().replace("z", "Z").replace("Z", "+00:00"))
     except ValueError:
@@ -56,5 +68,8 @@ def parse_time(text: str) -> int:
             f"{excerpt(text)} is not an RFC 3339 time such as 2026-12-01T03:00:00Z"
         ) from None
     if parsed.tzinfo is None:
-        raise InvalidInput(f"{excerpt(text)} has no UTC offset; write e.g. 2026-12-01T03:00:00Z")
+        raise InvalidInput(
+            f"{excerpt(text)} has no UTC offset; write e.g. 2026-12-01T03:00:00Z "
+            "(or +01:00 for an offset), or a date alone for its midnight UTC"
+        )
     return to_instant(parsed)

@@ -70,6 +70,9 @@ MAX_VALUE_LENGTH = 4096
 #: hours of firings and keeps the answer a pure function of ``t`` -- the same
 #: for every instant of an hour.
 HORIZON = 3600 * SECOND
+#: How many chained firings a look-ahead follows at most (``intervals(..., lookahead)``).
+MAX_FOLLOW = 20_000
+YEAR = 365 * 24 * 3600 * SECOND
 #: How many jumps back (each up to one duration) to find where a run began;
 #: past that its start is unknown (None).
 MAX_WALK = 256
@@ -110,10 +113,15 @@ class InvalidWindow:
 
 @dataclass(frozen=True)
 class Interval:
-    """A half-open span of time ``[start, end)`` in instants (ns)."""
+    """A half-open span of time ``[start, end)`` in instants (ns).
+
+    ``open_ended``: the run is still chained to further occurrences at ``end``
+    (it does not close within the look-ahead it was followed for).
+    """
 
     start: int
     end: int
+    open_ended: bool = False
 
     def contains(self, t: int) -> bool:
         return self.start <= t < self.end
@@ -201,7 +209,7 @@ class Window:
             else:
                 lo = nxt
 
-    def _run_end(self, last: int, limit: int) -> tuple[int, bool]:
+    def _run_end(self, last: int, limit: int, max_steps: int | None = None) -> tuple[int, bool]:
         """Follow the run from its firing ``last`` through firings up to ``limit``.
 
         Occurrences that overlap or touch it extend it. The flag says whether
@@ -212,8 +220,10 @@ class Window:
         """
         end = last + self.duration
         fire = self._next_fire(last)
+        steps = 0
         while fire is not None and fire <= end:
-            if fire > limit:
+            steps += 1
+            if fire > limit or (max_steps is not None and steps > max_steps):
                 return end, False
             end = fire + self.duration
             fire = self._next_fire(fire)
@@ -268,13 +278,15 @@ class Window:
         self._memo["state"] = (t, state, state.next_change)
         return state
 
-    def intervals(self, start: int, end: int) -> Iterator[Interval]:
+    def intervals(self, start: int, end: int, lookahead: int = 0) -> Iterator[Interval]:
         """Merged open intervals intersecting ``[start, end)``, in order.
 
         The first may begin before ``start`` (at its run start, or at the
         firing covering ``start`` when the run began beyond :data:`MAX_WALK`
         jumps); the last may end after ``end`` (reported at least up to
-        ``end``).
+        ``end``). With a ``lookahead``, a run still chained at ``end`` is
+        followed up to ``end + lookahead`` (and :data:`MAX_FOLLOW` firings) to
+        find its real end; if it has none there it is marked ``open_ended``.
         """
         covering = self._next_fire(start - self.duration)
         follow_from: int | None = None
@@ -285,10 +297,25 @@ class Window:
         else:
             first = self._fire_at_or_after(start)
         while first is not None and first < end:
-            run_end, _ended = self._run_end(first if follow_from is None else follow_from, end)
+            origin = first if follow_from is None else follow_from
+            run_end, ended = self._run_end(origin, end)
+            if not ended and lookahead:
+                run_end, ended = self._run_end(origin, end + lookahead, MAX_FOLLOW)
             follow_from = None
-            yield Interval(first, run_end)
+            yield Interval(first, run_end, open_ended=bool(lookahead) and not ended)
+            if lookahead and not ended:
+                return  # it never closes (within the look-ahead): nothing follows it
             first = self._next_fire(run_end)
+
+    def never_closes(self, t: int, within: int = YEAR) -> bool:
+        """Whether the run open at ``t`` (or the next one) chains on for longer than ``within``.
+
+        Such a window keeps its nodes under maintenance for good: its occurrences
+        follow each other without a gap (``*/5 * * * *`` for ``10m``, ``0 0 1 1 *``
+        for ``9000h``).
+        """
+        first = next(self.intervals(t, t + 1, lookahead=within), None)
+        return first is not None and first.open_ended
 
     def describe(self) -> str:
         """Return a one-line human description of the window."""
@@ -350,6 +377,52 @@ def _string_value(data: Mapping[str, object], key: str, errors: list[FieldError]
     return value
 
 
+_DOW_FIELD = 4
+
+
+def _start_time_hint(text: str, reason: str) -> str:
+    """The fix for a schedule mistake a person is likely to make, or ''."""
+    fields = text.split()
+    prefix = fields[0].partition("=")[0] if fields and "=" in fields[0] else ""
+    if prefix and prefix.upper() in ("CRON_TZ", "TZ") and prefix not in ("CRON_TZ", "TZ"):
+        zone = fields[0].partition("=")[2]
+        return f"the zone prefix is case-sensitive: write {prefix.upper()}={zone}"
+    if "found 6" in reason and fields and not prefix:
+        return (
+            "kumaco takes 5 fields, without seconds (minute hour day-of-month month "
+            "day-of-week); drop the first field if it is seconds"
+        )
+    dow = fields[_DOW_FIELD] if len(fields) == 5 else ""
+    if reason.startswith("day of week: 7 is above the maximum 6") or (
+        "day of week" in reason and "7" in dow
+    ):
+        return "robfig has no 7 for Sunday: use 0 or SUN"
+    if "day of week" in reason and dow.lower().endswith("sun") and "-" in dow:
+        return "a range cannot wrap past Saturday: write mon-sat,sun or 0,1-6"
+    if any(q in text for q in ("L", "W", "#")) and "is not a number" in reason:
+        return "Quartz's L, W and # are not supported by robfig's cron"
+    return ""
+
+
+def _duration_hint(text: str, reason: str) -> str:
+    """The fix for a duration mistake a person is likely to make, or ''."""
+    stripped = text.strip().lower()
+    if stripped.endswith(("d", "w")) and stripped[:-1].replace(".", "").isdigit():
+        n = float(stripped[:-1]) * (24 if stripped.endswith("d") else 168)
+        return f"Go durations have no days or weeks: write {n:g}h"
+    if " " in text:
+        return "no spaces: write e.g. 1h30m"
+    if "missing unit" in reason:
+        return "add a unit: s, m or h (e.g. 90m)"
+    if any(c.isupper() for c in text):
+        return "units are lower case: ns, us, ms, s, m, h"
+    return ""
+
+
+def _with_hint(message: str, hint: str) -> str:
+    return f"{message}; {hint}" if hint else message
+
+
 def _parse_start_time(start_time: str | None, errors: list[FieldError]) -> Schedule | None:
     if start_time is None:
         return None
@@ -359,7 +432,10 @@ def _parse_start_time(start_time: str | None, errors: list[FieldError]) -> Sched
     try:
         return parse_schedule(start_time)
     except InvalidInput as exc:
-        errors.append(FieldError(START_TIME, _reason(exc)))
+        reason = _reason(exc)
+        errors.append(
+            FieldError(START_TIME, _with_hint(reason, _start_time_hint(start_time, reason)))
+        )
         return None
 
 
@@ -399,7 +475,10 @@ def _parse_duration(duration_text: str | None, errors: list[FieldError]) -> int 
     try:
         return parse_window_duration(duration_text)
     except InvalidInput as exc:
-        errors.append(FieldError(DURATION, _reason(exc)))
+        reason = _reason(exc)
+        errors.append(
+            FieldError(DURATION, _with_hint(reason, _duration_hint(duration_text, reason)))
+        )
         return None
 
 
@@ -510,6 +589,8 @@ class Occurrence:
     namespace: str
     name: str
     end: int
+    #: Still chained at ``end`` after the look-ahead: it never closes (or not within it).
+    open_ended: bool = False
 
     @property
     def key(self) -> str:
@@ -517,19 +598,23 @@ class Occurrence:
 
 
 def occurrences(
-    windows: Iterable[Window], start: int, until: int, limit: int
+    windows: Iterable[Window], start: int, until: int, limit: int, lookahead: int = 0
 ) -> tuple[list[Occurrence], bool]:
-    """Open intervals intersecting ``[start, until)``, sorted; and whether ``limit`` cut them."""
+    """Open intervals intersecting ``[start, until)``, sorted; and whether ``limit`` cut them.
+
+    With a ``lookahead``, an occurrence still running at ``until`` is followed that much
+    further for its real end, and marked open-ended if it has none there.
+    """
     found: list[Occurrence] = []
     truncated = False
     for w in windows:
-        for n, iv in enumerate(w.intervals(start, until)):
+        for n, iv in enumerate(w.intervals(start, until, lookahead)):
             if iv.end <= start:
                 continue
             if n >= limit:
                 truncated = True
                 break
-            found.append(Occurrence(iv.start, w.namespace, w.name, iv.end))
+            found.append(Occurrence(iv.start, w.namespace, w.name, iv.end, iv.open_ended))
     found.sort()
     if len(found) > limit:
         found, truncated = found[:limit], True

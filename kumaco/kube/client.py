@@ -24,7 +24,7 @@ import logging
 import ssl
 import threading
 import urllib.parse
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,8 +133,12 @@ class Transport:
         body: bytes | None,
         timeout: float,
         stream: bool,
+        repeated: Sequence[tuple[str, str]] = (),
     ) -> Response:
-        """One request; a stale kept-alive connection is replaced once, transparently."""
+        """One request; a stale kept-alive connection is replaced once, transparently.
+
+        ``repeated``: headers sent once per value (``Impersonate-Group``).
+        """
         path = self.base_path + target
         for attempt in (0, 1):
             conn = None if stream else getattr(self._local, "conn", None)
@@ -145,7 +149,15 @@ class Transport:
                 conn.timeout = timeout
                 if conn.sock is not None:
                     conn.sock.settimeout(timeout)
-                conn.request(method, path, body=body, headers=dict(headers))
+                if repeated:
+                    conn.putrequest(method, path)
+                    for name, value in (*headers.items(), *repeated):
+                        conn.putheader(name, value)
+                    if body is not None:
+                        conn.putheader("Content-Length", str(len(body)))
+                    conn.endheaders(body)
+                else:
+                    conn.request(method, path, body=body, headers=dict(headers))
                 resp = conn.getresponse()
             except (OSError, http.client.HTTPException):
                 conn.close()
@@ -182,8 +194,13 @@ class Kube:
         retry: RetryPolicy | None = None,
         on_error: Callable[[str, int], None] | None = None,
         timeout: float = 30.0,
+        impersonate: str | None = None,
+        impersonate_groups: Sequence[str] = (),
     ) -> None:
         self.api = k8s_client.ApiClient(configuration)
+        if impersonate:
+            self.api.default_headers["Impersonate-User"] = impersonate
+        self.repeated = tuple(("Impersonate-Group", g) for g in impersonate_groups)
         self.api.user_agent = user_agent
         self.transport = Transport(configuration)
         self.user_agent = user_agent
@@ -238,7 +255,7 @@ class Kube:
             headers["Content-Type"] = content_type
         t = timeout if timeout is not None else self.timeout
         try:
-            resp = self.transport.send(method, target, headers, data, t, stream)
+            resp = self.transport.send(method, target, headers, data, t, stream, self.repeated)
         except (OSError, http.client.HTTPException) as exc:
             self._count(method, 0)
             raise TransportError(f"{method} {path}: {exc}") from exc

@@ -1,35 +1,57 @@
-"""The answers of ``kumaco validate``, ``windows`` and ``plan``, as text or JSON.
+"""What the offline commands print: text, JSON, YAML, and an iCalendar feed of windows.
 
 The ``kubectl kumaco`` twins print through the same functions. Contract: pure
 renderers, each returning the whole output as a string; the same objects give
-the same bytes whether they came from files or from a cluster. The JSON shapes
-are a contract (README): ``validate`` a list of ``{namespace, name, valid,
-errors: [{key, message}]}``; ``windows`` a list of ``{namespace, name, start,
-end}``; ``plan`` ``{at, nodes: [{name, underMaintenance, windows,
-maintenanceInProgress, reason}]}``.
+the same bytes whether they came from files or from a cluster. ``yaml`` is the
+JSON document as YAML. The JSON shapes are a contract (README): ``validate`` a
+list of ``{namespace, name, valid, errors: [{key, message}], warnings}``;
+``windows`` a list of ``{namespace, name, start, end}`` (``end`` null for an
+occurrence that never closes, ``freeze: true`` for a freeze); ``plan`` ``{at,
+nodes: [{name, underMaintenance, windows, maintenanceInProgress, reason,
+rule, ...}]}``; ``forecast`` ``{from, until, finishedAt, nodes, unfinished}``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+import yaml
+from icalendar import Calendar, Event
+
+from kumaco import __version__
 from kumaco.core.errors import one_line
 from kumaco.core.forecast import Forecast
 from kumaco.core.planner import CeilingUse, Plan, Verdict
-from kumaco.core.times import format_instant
+from kumaco.core.times import format_instant, to_datetime
 from kumaco.core.windows import InvalidWindow, Occurrence, Window
 from kumaco.views.table import table
 
+#: The formats every listing takes (``windows`` also ``ics``).
+FORMATS = ("text", "json", "yaml")
 
-def _json(doc: object) -> str:
+
+def serialize(doc: object, output: str) -> str:
+    """A JSON-ready document as JSON or YAML."""
+    if output == "yaml":
+        return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=1000)
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-def validate(entries: Sequence[Window | InvalidWindow], output: str) -> str:
-    """One verdict per ConfigMap: ``valid ns/name`` or ``invalid ns/name: key: reason``."""
-    if output == "json":
-        return _json(
+def validate(
+    entries: Sequence[Window | InvalidWindow],
+    output: str,
+    warnings: Mapping[str, Sequence[str]] | None = None,
+) -> str:
+    """One verdict per ConfigMap: ``valid ns/name`` or ``invalid ns/name: key: reason``.
+
+    ``warnings`` (by window key) go into the JSON/YAML entries; in text they are the
+    caller's to print (on standard error).
+    """
+    warnings = warnings or {}
+    if output in ("json", "yaml"):
+        return serialize(
             [
                 {
                     "namespace": e.namespace,
@@ -38,9 +60,11 @@ def validate(entries: Sequence[Window | InvalidWindow], output: str) -> str:
                     "errors": []
                     if isinstance(e, Window)
                     else [{"key": f.key, "message": f.message} for f in e.errors],
+                    "warnings": list(warnings.get(e.key, ())),
                 }
                 for e in entries
-            ]
+            ],
+            output,
         )
     return "".join(
         f"valid {one_line(e.key)}\n"
@@ -55,35 +79,86 @@ def skipped(entry: InvalidWindow) -> str:
     return f"skipping invalid {one_line(entry.key)}: {one_line(entry.reason)}\n"
 
 
-def windows(found: Sequence[Occurrence], output: str, freezes: frozenset[str] = frozenset()) -> str:
-    """Occurrences as ``kumaco windows`` prints them (text lines or a JSON array).
+def windows(
+    found: Sequence[Occurrence],
+    output: str,
+    freezes: frozenset[str] = frozenset(),
+    by_key: Mapping[str, Window] | None = None,
+) -> str:
+    """Occurrences as ``kumaco windows`` prints them.
 
     ``freezes`` are the keys of freeze windows: marked ``"freeze": true`` in JSON
-    and ``(freeze)`` in text.
+    and ``(freeze)`` in text. An open-ended occurrence (it never closes, or not
+    within the look-ahead) has ``"end": null`` and ``open-ended`` in text.
+    ``ics``: an RFC 5545 calendar (:func:`calendar`; needs ``by_key``).
     """
-    if output == "json":
-        return (
-            json.dumps(
-                [
-                    {
-                        "namespace": o.namespace,
-                        "name": o.name,
-                        "start": format_instant(o.start),
-                        "end": format_instant(o.end),
-                        **({"freeze": True} if o.key in freezes else {}),
-                    }
-                    for o in found
-                ],
-                indent=2,
-            )
-            + "\n"
+    if output == "ics":
+        return calendar(found, by_key or {})
+    if output in ("json", "yaml"):
+        return serialize(
+            [
+                {
+                    "namespace": o.namespace,
+                    "name": o.name,
+                    "start": format_instant(o.start),
+                    "end": None if o.open_ended else format_instant(o.end),
+                    **({"freeze": True} if o.key in freezes else {}),
+                }
+                for o in found
+            ],
+            output,
         )
     return "".join(
-        f"{format_instant(o.start)}  {format_instant(o.end)}  {o.namespace}/{o.name}"
-        + ("  (freeze)" if o.key in freezes else "")
-        + "\n"
+        f"{format_instant(o.start)}  {'open-ended' if o.open_ended else format_instant(o.end)}"
+        f"  {o.namespace}/{o.name}" + ("  (freeze)" if o.key in freezes else "") + "\n"
         for o in found
     )
+
+
+def occurrence_uid(o: Occurrence) -> str:
+    """A UID stable per window and occurrence (the same occurrence, the same UID)."""
+    digest = hashlib.sha256(f"{o.namespace}/{o.name}\0{o.start}".encode()).hexdigest()[:32]
+    return f"{digest}@kumaco.kured.dev"
+
+
+def calendar(found: Sequence[Occurrence], by_key: Mapping[str, Window]) -> str:
+    """Occurrences as an RFC 5545 iCalendar: one event per occurrence, times in UTC.
+
+    The description gives the window's zone, schedule, duration and node
+    selector; freezes are marked in the summary and ``CATEGORIES``. An
+    open-ended occurrence ends where the range was followed to, and says so.
+    """
+    cal = Calendar()
+    cal.add("prodid", f"-//kured.dev//kumaco {__version__}//EN")
+    cal.add("version", "2.0")
+    cal.add("calscale", "GREGORIAN")
+    cal.add("x-wr-calname", "Maintenance windows")
+    for o in found:
+        w = by_key.get(o.key)
+        freeze = w is not None and w.freeze
+        event = Event()
+        event.add("uid", occurrence_uid(o))
+        event.add("dtstamp", to_datetime(o.start).replace(microsecond=0))
+        event.add("dtstart", to_datetime(o.start).replace(microsecond=0))
+        event.add("dtend", to_datetime(o.end).replace(microsecond=0))
+        kind = "Change freeze" if freeze else "Maintenance window"
+        event.add("summary", f"{kind}: {o.key}" + (" (open-ended)" if o.open_ended else ""))
+        if w is not None:
+            lines = [
+                f"startTime: {w.start_time}",
+                f"time zone: {w.zone_name}",
+                f"duration: {w.duration_text}",
+                f"nodeSelector: {w.selector_text or '(every node in scope)'}",
+            ]
+            if w.budget is not None:
+                lines.append(f"maxInProgress: {w.budget}")
+            if o.open_ended:
+                lines.append("open-ended: its occurrences chain without a gap")
+            event.add("description", "\n".join(lines))
+        event.add("categories", ["freeze" if freeze else "maintenance"])
+        cal.add_component(event)
+    text: bytes = cal.to_ical()
+    return text.decode()
 
 
 def _detail(v: Verdict | None) -> str:
@@ -130,7 +205,7 @@ def plan(result: Plan, output: str) -> str:
     (or holding, settling, unavailable) node counts toward.
     """
     uses = {c.name: c for c in result.ceilings}
-    if output == "json":
+    if output in ("json", "yaml"):
         rows = [
             {
                 "name": n.name,
@@ -153,7 +228,7 @@ def plan(result: Plan, output: str) -> str:
             ],
             "nodes": rows,
         }
-        return json.dumps(doc, indent=2) + "\n"
+        return serialize(doc, output)
     head = f"at {format_instant(result.at)}"
     if result.ceiling is not None:
         head += f"; in progress {result.in_progress}"
@@ -194,7 +269,7 @@ def forecast(f: Forecast, output: str) -> str:
     def ts(t: int | None) -> str | None:
         return None if t is None else format_instant(t)
 
-    if output == "json":
+    if output in ("json", "yaml"):
         doc = {
             "from": format_instant(f.start),
             "until": format_instant(f.until),
@@ -214,7 +289,7 @@ def forecast(f: Forecast, output: str) -> str:
                 for name, (at, key) in sorted(f.next_chance.items())
             },
         }
-        return json.dumps(doc, indent=2) + "\n"
+        return serialize(doc, output)
     rows = [("NODE", "ADMITTED", "FINISHED", "WINDOWS")]
     rows += [
         (t.name, ts(t.admitted) or "-", ts(t.finished) or "-", ",".join(t.windows) or "-")

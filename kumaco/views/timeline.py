@@ -171,7 +171,7 @@ def build(
             invalid.setdefault(e.key, e)
     bars: dict[str, set[Interval]] = {}
     for o in occurrences:
-        bars.setdefault(f"{o.namespace}/{o.name}", set()).add(Interval(o.start, o.end))
+        bars.setdefault(o.key, set()).add(Interval(o.start, o.end, o.open_ended))
     counts: dict[str, int] = {}
     in_scope: int | None = None
     if nodes is not None:
@@ -751,13 +751,14 @@ def _lane(s: _Svg, lay: _Layout, lane: Lane, top: float) -> None:
         s.text(PLOT_X + 8, bar_y + 13, "not open in this range", "kt-empty kt-muted")
     previous = ""
     for n, iv in enumerate(lane.bars):
-        x0, x1 = lay.x(iv.start), lay.x(iv.end)
+        x0, x1 = lay.x(iv.start), lay.x(t.until if iv.open_ended else iv.end)
         width = max(MIN_BAR_WIDTH, x1 - x0)
         open_now = iv.contains(t.now)
         local = f"{format_local(iv.start, zone)} → {format_local(iv.end, zone)}"
         title = (
-            f"{w.key}\n{format_instant(iv.start)} → {format_instant(iv.end)} (UTC)"
-            + (f"\n{local} ({zone})" if zone != "UTC" else "")
+            f"{w.key}\n{format_instant(iv.start)} → "
+            + ("(never closes)" if iv.open_ended else f"{format_instant(iv.end)} (UTC)")
+            + (f"\n{local} ({zone})" if zone != "UTC" and not iv.open_ended else "")
             + ("\nopen now" if open_now else "")
         )
         cls = "kt-bar kt-freeze" if w.freeze else "kt-bar"
@@ -766,7 +767,8 @@ def _lane(s: _Svg, lay: _Layout, lane: Lane, top: float) -> None:
         s.add(
             f'<rect class="{cls}" x="{_n(x0)}" y="{_n(bar_y)}" width="{_n(width)}" '
             f'height="{BAR_HEIGHT}" rx="3" data-window="{_esc(w.key)}" '
-            f'data-start="{format_instant(iv.start)}" data-end="{format_instant(iv.end)}">'
+            f'data-start="{format_instant(iv.start)}" '
+            f'data-end="{"" if iv.open_ended else format_instant(iv.end)}">'
             f"<title>{_esc(title)}</title></rect>"
         )
         text = format_local(iv.start, zone, date=False)

@@ -396,7 +396,13 @@ def test_valid_file(case: Case, capsys: pytest.CaptureFixture[str]) -> None:
         assert proc.returncode == 0, f"{case.id}: {proc.stdout[:500]}"
     assert text.stdout == f"valid {case.namespace}/{case.name}\n"
     assert json.loads(as_json.stdout) == [
-        {"namespace": case.namespace, "name": case.name, "valid": True, "errors": []}
+        {
+            "namespace": case.namespace,
+            "name": case.name,
+            "valid": True,
+            "errors": [],
+            "warnings": [],
+        }
     ]
     rc, out, err = _in_process(capsys, str(case.source))
     assert (rc, out, err) == (0, text.stdout, "")
@@ -475,7 +481,7 @@ def test_an_odd_configmap_name_stays_on_one_printable_line(
     obj = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": name, "namespace": "kumaco-corpus"},
+        "metadata": {"name": name, "namespace": "kumaco-corpus", "labels": {WINDOW_LABEL: ""}},
         "data": {"startTime": "0 3 * * *", "duration": "1d", "nodeSelector": ""},
     }
     path = tmp_path / "odd-name.json"

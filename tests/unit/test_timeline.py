@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 WINDOWS = """\
 apiVersion: v1
 kind: ConfigMap
-metadata: {name: berlin-nightly, namespace: maintenance}
+metadata: {name: berlin-nightly, namespace: maintenance, labels: {kured.dev/maintenance-window: ""}}
 data:
   startTime: "0 3 * * *"
   timeZone: Europe/Berlin
@@ -43,7 +43,7 @@ data:
 ---
 apiVersion: v1
 kind: ConfigMap
-metadata: {name: ny-weekend, namespace: maintenance}
+metadata: {name: ny-weekend, namespace: maintenance, labels: {kured.dev/maintenance-window: ""}}
 data:
   startTime: "CRON_TZ=America/New_York 0 22 * * sat"
   duration: 10h
@@ -51,7 +51,7 @@ data:
 ---
 apiVersion: v1
 kind: ConfigMap
-metadata: {name: db-patch, namespace: databases}
+metadata: {name: db-patch, namespace: databases, labels: {kured.dev/maintenance-window: ""}}
 data:
   startTime: "30 12 * * 1-5"
   duration: 90m
@@ -59,7 +59,7 @@ data:
 ---
 apiVersion: v1
 kind: ConfigMap
-metadata: {name: every-minute, namespace: databases}
+metadata: {name: every-minute, namespace: databases, labels: {kured.dev/maintenance-window: ""}}
 data:
   startTime: "*/20 * * * *"
   duration: 25m
@@ -67,7 +67,7 @@ data:
 ---
 apiVersion: v1
 kind: ConfigMap
-metadata: {name: typo, namespace: maintenance}
+metadata: {name: typo, namespace: maintenance, labels: {kured.dev/maintenance-window: ""}}
 data:
   startTime: "0 3 * * mon-fry"
   duration: 1d
@@ -162,9 +162,10 @@ def test_bars_are_exactly_kumaco_windows_rows_at_their_times(
     rows = json.loads(out)
     svg = ET.fromstring(draw([str(w), "--from", start, "--until", until, "--at", start], capsys))
     found = bars(svg)
+    # An occurrence that never closes has no end ("end": null, data-end="").
     assert sorted(
         (b.get("data-window"), b.get("data-start"), b.get("data-end")) for b in found
-    ) == sorted((f"{r['namespace']}/{r['name']}", r["start"], r["end"]) for r in rows)
+    ) == sorted((f"{r['namespace']}/{r['name']}", r["start"], r["end"] or "") for r in rows)
     assert len(found) == len(rows) > 0
 
     t0, t1 = _ns(svg.get("data-from", "")), _ns(svg.get("data-until", ""))
@@ -173,7 +174,8 @@ def test_bars_are_exactly_kumaco_windows_rows_at_their_times(
     scale = pw / (t1 - t0)
     lane_y: dict[str, float] = {}
     for b in found:
-        s, e = _ns(b.get("data-start", "")), _ns(b.get("data-end", ""))
+        s = _ns(b.get("data-start", ""))
+        e = _ns(b.get("data-end", "")) if b.get("data-end") else t1  # open-ended: to the edge
         x0 = px + (max(s, t0) - t0) * scale
         x1 = px + (min(e, t1) - t0) * scale
         assert float(b.get("x", "")) == pytest.approx(x0, abs=0.006)
@@ -387,7 +389,8 @@ def test_invalid_windows_are_listed_with_their_reason(
     ]
     assert (
         "startTime: day of week: value 'fry' is not a number in 'mon-fry'; "
-        'duration: unknown unit "d" in duration "1d"'
+        'duration: unknown unit "d" in duration "1d"; Go durations have no days or weeks: '
+        "write 24h"
     ) in reasons
     page = draw([str(w), *span], capsys, output="html")
     assert (
@@ -443,12 +446,20 @@ def test_output_is_deterministic_and_well_formed_whatever_the_names(
                 "items": [
                     {
                         "kind": "ConfigMap",
-                        "metadata": {"namespace": "a<&\"'>", "name": "x" * 300},
+                        "metadata": {
+                            "namespace": "a<&\"'>",
+                            "name": "x" * 300,
+                            "labels": {"kured.dev/maintenance-window": ""},
+                        },
                         "data": {"startTime": "0 * * * *", "duration": "30m", "nodeSelector": ""},
                     },
                     {
                         "kind": "ConfigMap",
-                        "metadata": {"namespace": "b", "name": "ctl\x07"},
+                        "metadata": {
+                            "namespace": "b",
+                            "name": "ctl\x07",
+                            "labels": {"kured.dev/maintenance-window": ""},
+                        },
                         "data": {"startTime": "\x01\x02", "duration": "1h", "nodeSelector": ""},
                     },
                 ],
@@ -511,7 +522,9 @@ def test_writes_the_file_and_reports_usage_errors(
     target = tmp_path / "out" / "t.html"
     target.parent.mkdir()
     span = ["--from", "2026-03-26T00:00:00Z", "--until", "2026-04-02T00:00:00Z"]
-    rc, out, _ = run_cli(["timeline", str(w), *span, "--output", "html", "-o", str(target)], capsys)
+    rc, out, _ = run_cli(
+        ["timeline", str(w), *span, "--output", "html", "--output-file", str(target)], capsys
+    )
     assert rc == 0 and out == "" and target.read_text().startswith("<!doctype html>")
     rc, _, err = run_cli(
         [
@@ -535,9 +548,11 @@ def test_writes_the_file_and_reports_usage_errors(
         ["timeline", str(w), *span, "--output", "svg", "--node-selector", "a in ("], capsys
     )
     assert rc == 2 and err.startswith("kumaco timeline: --node-selector: ")
-    with pytest.raises(SystemExit) as exc:
-        cli.main(["timeline", str(w), *span])  # --output is required
+    with pytest.raises(SystemExit) as exc:  # -o is the format everywhere, not the file
+        cli.main(["timeline", str(w), *span, "-o", str(target)])
     assert exc.value.code == 2
+    rc, out, _ = run_cli(["timeline", str(w), *span], capsys)  # svg by default
+    assert rc == 0 and out.startswith("<svg")
     # `python -m kumaco` (the module entry point) gives the same clean usage errors.
     proc = subprocess.run(
         [
@@ -572,7 +587,7 @@ def test_offline_timeline_never_loads_kubernetes_nor_reads_a_clock_in_the_render
         "import sys, io\n"
         "from kumaco.cmd.cli import main\n"
         f"rc = main(['timeline', {str(w)!r}, '--from', '2026-03-26T00:00:00Z', '--until', '2026-03-27T00:00:00Z',"
-        " '--output', 'svg', '-o', '/dev/null'])\n"
+        " '--output', 'svg', '--output-file', '/dev/null'])\n"
         "assert rc == 0, rc\n"
         "assert not [m for m in sys.modules if m.split('.')[0] in ('kubernetes', 'urllib3', 'kumaco.kube.client')], 'kubernetes loaded'\n"
         "assert 'kumaco.kube.client' not in sys.modules and 'kumaco.views.report' not in sys.modules\n"
