@@ -309,7 +309,7 @@ def test_the_calendar_feed_has_one_event_per_occurrence(tmp_path: Path) -> None:
     ics = kumaco("windows", str(w), *span, "-o", "ics")
     assert ics.returncode == 0, ics.stderr
     cal = icalendar.Calendar.from_ical(ics.stdout)
-    events = [c for c in cal.walk("VEVENT")]
+    events = list(cal.walk("VEVENT"))
     rows = json.loads(kumaco("windows", str(w), *span, "-o", "json").stdout)
     assert sorted(
         (
