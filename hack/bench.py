@@ -49,8 +49,8 @@ from typing import Any, ClassVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hack.controlplane import ControlPlane, ensure_assets, node_object, seed_nodes
-from hack.harness import Api, Kumaco, count_delta, request_counts
+from tests.support.controlplane import ControlPlane, ensure_assets, node_object, seed_nodes
+from tests.support.harness import Api, Kumaco, count_delta, request_counts
 
 UM = b'"type":"kured.dev/UnderMaintenance","status":"'
 MIP = b'"type":"MaintenanceInProgress","status":"'

@@ -42,8 +42,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hack.controlplane import ControlPlane, ensure_assets
-from hack.harness import MIP, RUN_LABEL, Api, Kumaco, NodeWatcher, condition_status, unique
+from tests.support.controlplane import ControlPlane, ensure_assets
+from tests.support.harness import MIP, RUN_LABEL, Api, Kumaco, NodeWatcher, condition_status, unique
 
 REQUIRED = "kured.dev/RebootRequired"
 

@@ -81,9 +81,9 @@ sys.path.insert(0, str(ROOT))
 
 if TYPE_CHECKING:
     from hack.chaos import Supervisor
-    from hack.controlplane import ControlPlane
-    from hack.harness import Api, Kumaco
     from kumaco.core.windows import InvalidWindow, Window
+    from tests.support.controlplane import ControlPlane
+    from tests.support.harness import Api, Kumaco
 
 NS = "maintenance"
 LEASE = "kumaco"
@@ -424,8 +424,8 @@ class Demo:
 
     def setup(self) -> None:
         from hack.chaos import Supervisor
-        from hack.controlplane import ControlPlane, ensure_assets, seed_nodes
-        from hack.harness import Api
+        from tests.support.controlplane import ControlPlane, ensure_assets, seed_nodes
+        from tests.support.harness import Api
 
         self.say(f"workdir: {self.workdir}")
         assets = ensure_assets()
@@ -599,7 +599,7 @@ class Demo:
         self.windows = found
 
     def make_replica(self, name: str) -> Kumaco:
-        from hack.harness import Kumaco
+        from tests.support.harness import Kumaco
 
         n = self.incarnations[name] = self.incarnations.get(name, 0) + 1
         flags = [

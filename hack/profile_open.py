@@ -28,8 +28,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hack.bench import LeanWatcher, proc_stats
-from hack.controlplane import ControlPlane, ensure_assets, seed_nodes
-from hack.harness import Api, Kumaco
+from tests.support.controlplane import ControlPlane, ensure_assets, seed_nodes
+from tests.support.harness import Api, Kumaco
 
 
 def summarize(raw: Path, top: int) -> list[str]:

@@ -81,11 +81,11 @@ from hack.chaos import (
     leader_of,
     replica_flags,
 )
-from hack.harness import MIP, RUN_LABEL, UM, Api, Kumaco, NodeWatcher, condition_status
 from kumaco.core.nodes import NodeSet, node_view
 from kumaco.core.planner import Ceiling, Policy, plan
 from kumaco.core.selectors import parse_selector
 from kumaco.core.windows import Window, parse_window
+from tests.support.harness import MIP, RUN_LABEL, UM, Api, Kumaco, NodeWatcher, condition_status
 
 SECOND = 1_000_000_000
 CEILING = 2

@@ -23,8 +23,8 @@ import pytest
 from kubernetes import client, config
 
 from hack.chaos import AUDIT_POLICY as CHAOS_AUDIT_POLICY
-from hack.controlplane import ControlPlane, ensure_assets
-from hack.harness import Api, Kumaco
+from tests.support.controlplane import ControlPlane, ensure_assets
+from tests.support.harness import Api, Kumaco
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -66,7 +66,6 @@ def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlP
             "audit-log-path": str(logs / "audit.log"),
         },
     )
-    cp.audit_log = logs / "audit.log"  # type: ignore[attr-defined]
     cp.start()
     status, body = cp.get("/version")
     assert status == 200, body

@@ -51,8 +51,8 @@ from hypothesis import strategies as st
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from hack.controlplane import ControlPlane
 from kumaco.core.windows import Window, parse_window
+from tests.support.controlplane import ControlPlane
 
 T = TypeVar("T")
 

@@ -9,7 +9,7 @@ for ``2m``). Once two nodes are in progress, one fault is injected:
 1. kube-apiserver SIGKILLed and started again;
 2. etcd paused (SIGSTOP) for 20 s, then resumed;
 3. every connection cut, once a second for 10 s, by the loopback TCP proxy
-   that kumaco's kubeconfig points at (``hack/faultproxy.py``);
+   that kumaco's kubeconfig points at (``tests/support/faultproxy.py``);
 4. 409 conflicts: a second writer patches ``example.com/Heartbeat`` on the
    same nodes every 50 ms, so kumaco's resourceVersion-guarded status patches
    conflict;
@@ -70,18 +70,6 @@ from hack.chaos import (
     leader_of,
     replica_flags,
 )
-from hack.controlplane import ControlPlane
-from hack.faultproxy import FaultProxy
-from hack.harness import (
-    MIP,
-    RUN_LABEL,
-    Api,
-    Kumaco,
-    NodeWatcher,
-    condition_status,
-    unique,
-    wait_for,
-)
 from kumaco.cmd.settings import add_run_flags, settings_from_args
 from kumaco.controller.loop import Controller
 from kumaco.controller.metrics import Metrics
@@ -91,6 +79,18 @@ from kumaco.core.selectors import parse_selector
 from kumaco.core.windows import Window, parse_window
 from kumaco.kube.client import Kube
 from kumaco.kube.config import load_configuration
+from tests.support.controlplane import ControlPlane
+from tests.support.faultproxy import FaultProxy
+from tests.support.harness import (
+    MIP,
+    RUN_LABEL,
+    Api,
+    Kumaco,
+    NodeWatcher,
+    condition_status,
+    unique,
+    wait_for,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 ALWAYS = {"startTime": "* * * * *", "duration": "2m", "nodeSelector": ""}
@@ -308,7 +308,7 @@ class Scenario:
         self.stop()
         result = ChaosResult(kills=0)
         audit_check(
-            self.cp.audit_log,  # type: ignore[attr-defined]
+            self.cp.audit_log,
             self.ns,
             self.run,
             f"{self.run}-",
@@ -386,7 +386,7 @@ def _apiserver_ready(cp: ControlPlane) -> bool:
 def _audit_codes(cp: ControlPlane, run: str, since: float) -> dict[str, int]:
     """kumaco's failed Lease/node-status writes in the audit log, by HTTP status."""
     counts: dict[str, int] = {}
-    for line in cp.audit_log.read_text().splitlines():  # type: ignore[attr-defined]
+    for line in cp.audit_log.read_text().splitlines():
         if run not in line:
             continue
         with contextlib.suppress(ValueError, KeyError):
@@ -1081,7 +1081,7 @@ def test_fault_a_lease_renewed_late_does_not_strand_a_change(
 def test_the_fault_proxy_only_talks_to_loopback(control_plane: ControlPlane) -> None:
     import inspect
 
-    from hack import faultproxy
+    from tests.support import faultproxy
 
     assert faultproxy.LOOPBACK == "127.0.0.1"
     assert "host" not in inspect.signature(FaultProxy).parameters

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from hack.chaos import Supervisor, Timings, leader_of, run_chaos, scope_flags
-from hack.controlplane import ControlPlane
-from hack.harness import RUN_LABEL, UM, Api, Kumaco, condition_status, unique, wait_for
+from tests.support.controlplane import ControlPlane
+from tests.support.harness import RUN_LABEL, UM, Api, Kumaco, condition_status, unique, wait_for
 
 ALWAYS = {"startTime": "* * * * *", "duration": "2m"}
 
@@ -149,7 +149,7 @@ def test_chaos_short_form_never_exceeds_the_ceiling_nor_overlaps_writers(
         control_plane,
         kubeconfig_path,
         tmp_path,
-        control_plane.audit_log,  # type: ignore[attr-defined]
+        control_plane.audit_log,
         kills=8,
         nodes=20,
         ceiling=2,

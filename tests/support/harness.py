@@ -1,4 +1,4 @@
-"""Helpers for end-to-end tests and hack tools: kumaco processes, nodes, windows, watchers, metrics.
+"""Helpers for end-to-end tests and the hack/ tools: kumaco processes, nodes, windows, watchers, metrics.
 
 Everything here talks to the real test API server; nothing stands in for it.
 Each test isolates itself with a unique run label on its nodes (kumaco's
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hack.controlplane import ControlPlane, free_port
+from tests.support.controlplane import ControlPlane, free_port
 
 T = TypeVar("T")
 RUN_LABEL = "kumaco.test/run"
@@ -50,6 +50,17 @@ def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:6]}"
 
 
+class ApiError(RuntimeError):
+    """The API server answered a request with a status other than 2xx."""
+
+    def __init__(self, method: str, path: str, status: int, body: bytes) -> None:
+        super().__init__(f"{method} {path}: {status} {body[:400]!r}")
+        self.method = method
+        self.path = path
+        self.status = status
+        self.body = body
+
+
 class Api:
     """Raw JSON requests with the admin certificate (quick, no generated models)."""
 
@@ -70,15 +81,15 @@ class Api:
         finally:
             conn.close()
         if resp.status >= 300:
-            raise RuntimeError(f"{method} {path}: {resp.status} {data[:400]!r}")
+            raise ApiError(method, path, resp.status, data)
         return json.loads(data) if data else None
 
     def try_request(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        """``(200, decoded body)``, or ``(status, error text)`` when the server refused."""
         try:
             return 200, self.request(method, path, body)
-        except RuntimeError as exc:
-            m = re.search(r": (\d{3}) ", str(exc))
-            return int(m.group(1)) if m else 0, str(exc)
+        except ApiError as exc:
+            return exc.status, str(exc)
 
     # -- namespaces, nodes, windows
 
@@ -129,7 +140,17 @@ class Api:
         node = self.request("GET", f"/api/v1/nodes/{name}")
         return {c["type"]: c for c in node.get("status", {}).get("conditions", [])}
 
-    def set_condition(self, node: str, ctype: str, status: str, ltt: str | None = None) -> None:
+    def set_condition(
+        self,
+        node: str,
+        ctype: str,
+        status: str,
+        ltt: str | None = None,
+        *,
+        reason: str = "Test",
+        message: str = "set by the test",
+    ) -> None:
+        """Merge one condition into the node's status (as kured reports its own)."""
         now = ltt or dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         self.request(
             "PATCH",
@@ -140,8 +161,8 @@ class Api:
                         {
                             "type": ctype,
                             "status": status,
-                            "reason": "Test",
-                            "message": "set by the test",
+                            "reason": reason,
+                            "message": message,
                             "lastTransitionTime": now,
                             "lastHeartbeatTime": now,
                         }
@@ -447,8 +468,6 @@ class Kumaco:
         return [str(r.get("message", "")) for r in self.logs()]
 
     def ready(self) -> bool:
-        import http.client
-
         conn = http.client.HTTPConnection("127.0.0.1", self.health_port, timeout=1)
         try:
             conn.request("GET", "/readyz")
@@ -459,8 +478,6 @@ class Kumaco:
             conn.close()
 
     def metric(self, name: str) -> float | None:
-        import http.client
-
         conn = http.client.HTTPConnection("127.0.0.1", self.metrics_port, timeout=2)
         try:
             conn.request("GET", "/metrics")
