@@ -80,10 +80,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 if TYPE_CHECKING:
-    from hack.chaos import Supervisor
     from kumaco.core.windows import InvalidWindow, Window
     from tests.support.controlplane import ControlPlane
     from tests.support.harness import Api, Kumaco
+    from tests.support.supervisor import Supervisor
 
 NS = "maintenance"
 LEASE = "kumaco"
@@ -423,9 +423,9 @@ class Demo:
         return rc
 
     def setup(self) -> None:
-        from hack.chaos import Supervisor
         from tests.support.controlplane import ControlPlane, ensure_assets, seed_nodes
         from tests.support.harness import Api
+        from tests.support.supervisor import Supervisor
 
         self.say(f"workdir: {self.workdir}")
         assets = ensure_assets()

@@ -71,21 +71,23 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hack.chaos import (
-    REQUIRED,
-    ChaosResult,
-    Supervisor,
-    Timings,
-    audit_check,
-    audited_control_plane,
-    leader_of,
-    replica_flags,
-)
 from kumaco.core.nodes import NodeSet, node_view
 from kumaco.core.planner import Ceiling, Policy, plan
 from kumaco.core.selectors import parse_selector
 from kumaco.core.windows import Window, parse_window
-from tests.support.harness import MIP, RUN_LABEL, UM, Api, Kumaco, NodeWatcher, condition_status
+from tests.support.audit import audit_check, audited_control_plane
+from tests.support.chaos import ChaosResult
+from tests.support.harness import (
+    MIP,
+    REQUIRED,
+    RUN_LABEL,
+    UM,
+    Api,
+    Kumaco,
+    NodeWatcher,
+    condition_status,
+)
+from tests.support.supervisor import Supervisor, Timings, leader_of, replica_flags
 
 SECOND = 1_000_000_000
 CEILING = 2
@@ -246,7 +248,8 @@ class Soak:
     def run(self) -> dict[str, Any]:
         a = self.args
         a.workdir.mkdir(parents=True, exist_ok=True)
-        with audited_control_plane(a.workdir) as (cp, kubeconfig, audit):
+        with audited_control_plane(a.workdir) as (cp, kubeconfig):
+            audit = cp.audit_log
             self.api = api = Api(cp)
             self.run_id = run = "soak"
             self.ns = ns = api.namespace("soak")

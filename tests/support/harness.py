@@ -30,6 +30,7 @@ T = TypeVar("T")
 RUN_LABEL = "kumaco.test/run"
 UM = "kured.dev/UnderMaintenance"
 MIP = "MaintenanceInProgress"
+REQUIRED = "kured.dev/RebootRequired"
 
 
 def wait_for(
