@@ -538,7 +538,7 @@ def markdown(doc: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
 
-    def f(x: Any) -> str:
+    def f(x: object) -> str:
         return "-" if x is None else f"{x:.2f}" if isinstance(x, float) else str(x)
 
     for r in doc["runs"]:

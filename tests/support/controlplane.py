@@ -734,6 +734,25 @@ _IMAGES = (
 )
 
 
+def kubelet_condition(
+    ctype: str, status: str, reason: str, message: str, at: str
+) -> dict[str, str]:
+    """A node condition as a kubelet reports it, heartbeat and transition at ``at``."""
+    return {
+        "type": ctype,
+        "status": status,
+        "reason": reason,
+        "message": message,
+        "lastHeartbeatTime": at,
+        "lastTransitionTime": at,
+    }
+
+
+def ready_condition(at: str) -> dict[str, str]:
+    """``Ready=True``, as every registered kubelet reports it."""
+    return kubelet_condition("Ready", "True", "KubeletReady", "kubelet is posting ready status", at)
+
+
 def node_object(i: int, rng: random.Random) -> dict[str, Any]:
     """Return a Node as a kubelet would register it: labels, conditions, ~50 images."""
     name = f"node-{i:05d}"
@@ -751,14 +770,7 @@ def node_object(i: int, rng: random.Random) -> dict[str, Any]:
             }
         )
     cond = [
-        {
-            "type": t,
-            "status": "False",
-            "reason": r,
-            "message": m,
-            "lastHeartbeatTime": hb,
-            "lastTransitionTime": hb,
-        }
+        kubelet_condition(t, "False", r, m, hb)
         for t, r, m in (
             (
                 "MemoryPressure",
@@ -769,16 +781,7 @@ def node_object(i: int, rng: random.Random) -> dict[str, Any]:
             ("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
         )
     ]
-    cond.append(
-        {
-            "type": "Ready",
-            "status": "True",
-            "reason": "KubeletReady",
-            "message": "kubelet is posting ready status",
-            "lastHeartbeatTime": hb,
-            "lastTransitionTime": hb,
-        }
-    )
+    cond.append(ready_condition(hb))
     return {
         "apiVersion": "v1",
         "kind": "Node",

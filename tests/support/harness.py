@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tests.support.controlplane import ControlPlane, free_port
+from tests.support.controlplane import ControlPlane, free_port, ready_condition
 
 T = TypeVar("T")
 RUN_LABEL = "kumaco.test/run"
@@ -103,14 +103,7 @@ class Api:
     ) -> None:
         hb = "2026-01-01T00:00:00Z"
         conds = [
-            {
-                "type": "Ready",
-                "status": "True",
-                "reason": "KubeletReady",
-                "message": "kubelet is posting ready status",
-                "lastHeartbeatTime": hb,
-                "lastTransitionTime": hb,
-            },
+            ready_condition(hb),
             *[
                 {
                     "lastHeartbeatTime": hb,
@@ -527,6 +520,11 @@ class NodeWatcher:
 # ----------------------------------------------------------------------------- kumaco processes
 
 
+def run_command(kubeconfig: Path, *args: str) -> list[str]:
+    """``python -m kumaco run --kubeconfig KUBECONFIG ARGS...`` with this interpreter."""
+    return [sys.executable, "-m", "kumaco", "run", "--kubeconfig", str(kubeconfig), *args]
+
+
 @dataclass
 class Kumaco:
     """One ``kumaco run`` process against the test API server."""
@@ -543,13 +541,8 @@ class Kumaco:
         self.metrics_port = free_port()
 
     def start(self) -> Kumaco:
-        cmd = [
-            sys.executable,
-            "-m",
-            "kumaco",
-            "run",
-            "--kubeconfig",
-            str(self.kubeconfig),
+        cmd = run_command(
+            self.kubeconfig,
             "--health-probe-bind-address",
             f"127.0.0.1:{self.health_port}",
             "--metrics-bind-address",
@@ -557,7 +550,7 @@ class Kumaco:
             "--log-format",
             "json",
             *self.args,
-        ]
+        )
         env = {**os.environ, "POD_NAME": self.name, "PYTHONUNBUFFERED": "1", **self.env}
         out = self.log_path.open("ab")
         self.proc = subprocess.Popen(
