@@ -200,7 +200,8 @@ class Api:
         )
 
     def events(self, ns: str) -> list[dict[str, Any]]:
-        return list(self.request("GET", f"/apis/events.k8s.io/v1/namespaces/{ns}/events")["items"])
+        doc = self.request("GET", f"/apis/events.k8s.io/v1/namespaces/{ns}/events")
+        return list(doc.get("items") or [])
 
     def lease(self, ns: str, name: str) -> dict[str, Any] | None:
         status, body = self.try_request(
