@@ -1,7 +1,8 @@
 """Fixtures for the end-to-end tier: a real kube-apiserver + etcd on loopback.
 
-The control plane is the very code of ``hack/controlplane.py``, started once
-per session. If its binaries cannot be found or built the session FAILS:
+The control plane is the very code of ``hack/controlplane.py`` (its library,
+``tests/support/controlplane.py``), started once per session, with the audit
+policy of ``tests/support/audit.py``. If its binaries cannot be found or built the session FAILS:
 these tests are never skipped, because a silently skipped e2e tier would let
 a broken controller pass CI.
 
@@ -22,9 +23,9 @@ from typing import Any
 import pytest
 from kubernetes import client, config
 
-from hack.chaos import AUDIT_POLICY as CHAOS_AUDIT_POLICY
-from hack.controlplane import ControlPlane, ensure_assets
-from hack.harness import Api, Kumaco
+from tests.support.audit import audit_args
+from tests.support.controlplane import ControlPlane, ensure_assets
+from tests.support.harness import Api, Kumaco
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -35,10 +36,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 _passed: list[str] = []
-
-# Who wrote node status, and every Lease write with its body (to know the holder):
-# the HA tests rebuild lease periods and check that no two replicas overlapped.
-AUDIT_POLICY = CHAOS_AUDIT_POLICY
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -56,17 +53,9 @@ def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlP
     except RuntimeError as exc:
         pytest.fail(f"the test control plane is unavailable: {exc}", pytrace=False)
     logs = tmp_path_factory.mktemp("controlplane-logs")
-    policy = logs / "audit-policy.yaml"
-    policy.write_text(AUDIT_POLICY)
-    cp = ControlPlane(
-        assets,
-        log_dir=logs,
-        apiserver_args={
-            "audit-policy-file": str(policy),
-            "audit-log-path": str(logs / "audit.log"),
-        },
-    )
-    cp.audit_log = logs / "audit.log"  # type: ignore[attr-defined]
+    # Who wrote node status, and every Lease write with its body (to know the holder):
+    # the HA tests rebuild lease periods and check that no two replicas overlapped.
+    cp = ControlPlane(assets, log_dir=logs, apiserver_args=audit_args(logs))
     cp.start()
     status, body = cp.get("/version")
     assert status == 200, body

@@ -1,6 +1,6 @@
 """The benchmark's small form (100 nodes, 5 windows) on its own control plane, as CI runs it.
 
-It keeps hack/bench.py working and asserts the invariants that are counts,
+It keeps hack/bench.py (tests/support/bench.py) working and asserts the invariants that are counts,
 not times, read from kube-apiserver's own apiserver_request_total: exactly one
 status write per node at start-up and per window opening, and zero writes
 (other than Lease renewals) and zero LISTs during a quiet period.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hack.bench import Scale, check, run_scale
+from tests.support.bench import Scale, check, run_scale
 
 
 def test_small_benchmark_keeps_its_count_invariants(tmp_path: Path) -> None:

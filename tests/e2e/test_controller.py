@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from hack.controlplane import ControlPlane
-from hack.harness import (
+from tests.support.controlplane import ControlPlane
+from tests.support.harness import (
     MIP,
     RUN_LABEL,
     UM,

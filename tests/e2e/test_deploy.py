@@ -36,7 +36,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -51,8 +50,9 @@ from hypothesis import strategies as st
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from hack.controlplane import ControlPlane
 from kumaco.core.windows import Window, parse_window
+from tests.support.controlplane import ControlPlane
+from tests.support.harness import run_command, unique
 
 T = TypeVar("T")
 
@@ -80,10 +80,6 @@ SYSTEM_NS, MAINTENANCE_NS = "kumaco-system", "maintenance"
 
 
 # ------------------------------------------------------------------------------ helpers
-
-
-def unique(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:6]}"
 
 
 def wait_for(pred: Callable[[], T], timeout: float, what: str, interval: float = 0.1) -> T:
@@ -463,13 +459,8 @@ def kumaco(
     kubeconfig: Path, pod_namespace: str, args: Sequence[str], env: Mapping[str, str], log: Path
 ) -> Iterator[KumacoProcess]:
     """``python -m kumaco run`` as the pod would run it (POD_NAME, POD_NAMESPACE, KUMACO_*)."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "kumaco",
-        "run",
-        "--kubeconfig",
-        str(kubeconfig),
+    cmd = run_command(
+        kubeconfig,
         "--metrics-bind-address",
         "0",
         "--health-probe-bind-address",
@@ -477,7 +468,7 @@ def kumaco(
         "--log-format",
         "text",
         *args,
-    ]
+    )
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("KUMACO_")}
     full_env.update(
         POD_NAME=unique("kumaco-test"),

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from hack.harness import Api, unique, wait_for
 from kumaco.kube.client import Kube
 from kumaco.kube.config import load_configuration
 from kumaco.kube.election import LeaseElection
+from tests.support.harness import Api, unique, wait_for
 
 
 class FakeClock:

@@ -1,6 +1,6 @@
 """Faults on the real control plane: kumaco recovers from each one, safely (issue: faults).
 
-Every test runs three replicas (``hack.chaos.Supervisor`` restarts an exited one
+Every test runs three replicas (``tests.support.supervisor.Supervisor`` restarts an exited one
 after 0.5 s, as the kubelet would) with the production lease timings (15 s /
 10 s / 2 s), a ceiling of 2 over six nodes of which four carry
 ``kured.dev/RebootRequired=True``, and an always-open window (``* * * * *``
@@ -9,7 +9,7 @@ for ``2m``). Once two nodes are in progress, one fault is injected:
 1. kube-apiserver SIGKILLed and started again;
 2. etcd paused (SIGSTOP) for 20 s, then resumed;
 3. every connection cut, once a second for 10 s, by the loopback TCP proxy
-   that kumaco's kubeconfig points at (``hack/faultproxy.py``);
+   that kumaco's kubeconfig points at (``tests/support/faultproxy.py``);
 4. 409 conflicts: a second writer patches ``example.com/Heartbeat`` on the
    same nodes every 50 ms, so kumaco's resourceVersion-guarded status patches
    conflict;
@@ -30,7 +30,7 @@ then asserts:
   no event) never sees more than 2 nodes ``MaintenanceInProgress=True``;
 * the API server's audit log shows no node-status write by a replica while
   another one's lease period was current, nor outside its own lease period
-  (``hack.chaos.audit_check``);
+  (``tests.support.audit.audit_check``);
 * the nodes reach the planner's answer -- what ``kumaco plan`` computes,
   here in process on the live nodes, as a fixed point -- within a bound after
   the fault clears. That time is measured and printed (``FAULT ...`` lines).
@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime as dt
 import http.client
 import json
 import logging
@@ -61,27 +60,6 @@ from typing import Any
 import pytest
 import yaml
 
-from hack.chaos import (
-    REQUIRED,
-    ChaosResult,
-    Supervisor,
-    Timings,
-    audit_check,
-    leader_of,
-    replica_flags,
-)
-from hack.controlplane import ControlPlane
-from hack.faultproxy import FaultProxy
-from hack.harness import (
-    MIP,
-    RUN_LABEL,
-    Api,
-    Kumaco,
-    NodeWatcher,
-    condition_status,
-    unique,
-    wait_for,
-)
 from kumaco.cmd.settings import add_run_flags, settings_from_args
 from kumaco.controller.loop import Controller
 from kumaco.controller.metrics import Metrics
@@ -91,6 +69,27 @@ from kumaco.core.selectors import parse_selector
 from kumaco.core.windows import Window, parse_window
 from kumaco.kube.client import Kube
 from kumaco.kube.config import load_configuration
+from tests.support.audit import audit_check, failed_writes
+from tests.support.controlplane import ControlPlane
+from tests.support.faultproxy import FaultProxy
+from tests.support.harness import (
+    MIP,
+    REQUIRED,
+    RUN_LABEL,
+    Api,
+    Kumaco,
+    NodeWatcher,
+    condition_status,
+    unique,
+    wait_for,
+)
+from tests.support.supervisor import (
+    ReplicaFactory,
+    Supervisor,
+    Timings,
+    leader_of,
+    replica_flags,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 ALWAYS = {"startTime": "* * * * *", "duration": "2m", "nodeSelector": ""}
@@ -176,7 +175,7 @@ class Scenario:
             require=(REQUIRED,),
         )
         self.sup: Supervisor | None = None
-        self.made: list[Kumaco] = []
+        self.replicas: ReplicaFactory | None = None
         self.watcher: NodeWatcher | None = None
         self.started = time.time()
         self.holders = set(self.names[:CEILING])  # the oldest reboot requests first
@@ -189,22 +188,11 @@ class Scenario:
 
     def start(self, kubeconfig: Path | None = None) -> None:
         config = kubeconfig or self.kubeconfig
-
-        def make(name: str) -> Kumaco:
-            k = Kumaco(
-                config,
-                self.flags(),
-                self.workdir / f"{name}-{len(self.made)}.log",
-                {"POD_NAME": f"{self.run}-{name}"},
-                name=name,
-            )
-            self.made.append(k)
-            return k
-
+        self.replicas = ReplicaFactory(config, self.flags(), self.workdir, self.run)
         self.watcher = NodeWatcher(self.raw, self.run)
         self.watcher.__enter__()
         self.started = time.time()
-        self.sup = Supervisor(make, 3)
+        self.sup = Supervisor(self.replicas, 3)
 
     def stop(self) -> None:
         if self.sup is not None:
@@ -217,10 +205,12 @@ class Scenario:
         assert self.sup is not None
         return self.sup.restarts
 
+    @property
+    def made(self) -> list[Kumaco]:
+        return self.replicas.made if self.replicas is not None else []
+
     def exit_codes(self) -> list[int]:
-        return [
-            k.proc.returncode for k in self.made if k.proc is not None and k.proc.poll() is not None
-        ]
+        return self.replicas.exit_codes() if self.replicas is not None else []
 
     def leader(self) -> str:
         try:
@@ -306,15 +296,8 @@ class Scenario:
         max_in_progress = self.watcher.max_count(lambda c: condition_status(c, MIP) == "True")
         codes = self.exit_codes()
         self.stop()
-        result = ChaosResult(kills=0)
-        audit_check(
-            self.cp.audit_log,  # type: ignore[attr-defined]
-            self.ns,
-            self.run,
-            f"{self.run}-",
-            TIMINGS.lease,
-            self.started,
-            result,
+        result = audit_check(
+            self.cp.audit_log, self.ns, self.run, f"{self.run}-", TIMINGS.lease, self.started
         )
         extra["watcher_relists"] = self.watcher.relists
         return Outcome(
@@ -368,42 +351,11 @@ def cleanup() -> Iterator[list[Callable[[], None]]]:
             fn()
 
 
-def _kubeconfig_via(cp: ControlPlane, server: str, path: Path) -> Path:
-    config = cp.kubeconfig()
-    config["clusters"][0]["cluster"]["server"] = server
-    path.write_text(json.dumps(config))
-    path.chmod(0o600)
-    return path
-
-
 def _apiserver_ready(cp: ControlPlane) -> bool:
     try:
         return cp.get("/readyz")[0] == 200
     except (OSError, http.client.HTTPException):
         return False
-
-
-def _audit_codes(cp: ControlPlane, run: str, since: float) -> dict[str, int]:
-    """kumaco's failed Lease/node-status writes in the audit log, by HTTP status."""
-    counts: dict[str, int] = {}
-    for line in cp.audit_log.read_text().splitlines():  # type: ignore[attr-defined]
-        if run not in line:
-            continue
-        with contextlib.suppress(ValueError, KeyError):
-            ev = json.loads(line)
-            ts = ev["requestReceivedTimestamp"].replace("Z", "+00:00")
-            if dt.datetime.fromisoformat(ts).timestamp() < since:
-                continue
-            if ev.get("stage") != "ResponseComplete" or not ev.get("userAgent", "").startswith(
-                "kumaco/"
-            ):
-                continue
-            code = int((ev.get("responseStatus") or {}).get("code", 0))
-            if code >= 300:
-                what = (ev.get("objectRef") or {}).get("resource", "?")
-                key = f"{what}:{code}"
-                counts[key] = counts.get(key, 0) + 1
-    return counts
 
 
 # ----------------------------------------------------------------------------- 1. kube-apiserver
@@ -464,7 +416,7 @@ def test_fault_every_connection_cut_repeatedly(
     proxy = FaultProxy(control_plane.port, lifetime=600).start()
     cleanup.append(proxy.stop)
     sc = scenario("connections-cut")
-    sc.start(_kubeconfig_via(control_plane, proxy.url, tmp_path / "via-proxy.kubeconfig"))
+    sc.start(control_plane.write_kubeconfig(tmp_path / "via-proxy.kubeconfig", server=proxy.url))
     cleanup.append(sc.stop)  # replicas stop before the proxy does
     sc.steady()
     r0 = sc.restarts
@@ -576,7 +528,7 @@ def test_fault_conflicts_from_a_second_writer_every_50ms(
     assert sc.converged(sc.holders)
     stop_heartbeats()
     t_clear = time.monotonic()
-    codes = _audit_codes(control_plane, sc.run, since)
+    codes = failed_writes(control_plane.audit_log, sc.run, since)
     outcome = sc.finish(
         t_clear,
         r0,
@@ -845,7 +797,7 @@ def test_fault_429_from_api_priority_and_fairness(
     for t in floods:
         t.join(10)
     rejected = _rejected(control_plane, level) - rejected_before
-    codes = _audit_codes(control_plane, sc.run, since)
+    codes = failed_writes(control_plane.audit_log, sc.run, since)
     probe.close()
     outcome = sc.finish(
         t_clear,
@@ -878,7 +830,7 @@ def test_fault_slow_apiserver_2s_per_request(
     proxy = FaultProxy(control_plane.port, lifetime=600).start()
     cleanup.append(proxy.stop)
     sc = scenario("slow-2s")
-    sc.start(_kubeconfig_via(control_plane, proxy.url, tmp_path / "via-proxy.kubeconfig"))
+    sc.start(control_plane.write_kubeconfig(tmp_path / "via-proxy.kubeconfig", server=proxy.url))
     cleanup.append(sc.stop)
     sc.steady()
     r0 = sc.restarts
@@ -928,7 +880,7 @@ def test_fault_slow_apiserver_a_leader_killed_meanwhile_is_replaced(
     proxy = FaultProxy(control_plane.port, lifetime=600).start()
     cleanup.append(proxy.stop)
     sc = scenario("slow-2s-kill")
-    sc.start(_kubeconfig_via(control_plane, proxy.url, tmp_path / "via-proxy.kubeconfig"))
+    sc.start(control_plane.write_kubeconfig(tmp_path / "via-proxy.kubeconfig", server=proxy.url))
     cleanup.append(sc.stop)
     sc.steady()
     r0 = sc.restarts
@@ -1081,7 +1033,7 @@ def test_fault_a_lease_renewed_late_does_not_strand_a_change(
 def test_the_fault_proxy_only_talks_to_loopback(control_plane: ControlPlane) -> None:
     import inspect
 
-    from hack import faultproxy
+    from tests.support import faultproxy
 
     assert faultproxy.LOOPBACK == "127.0.0.1"
     assert "host" not in inspect.signature(FaultProxy).parameters

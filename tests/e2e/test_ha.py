@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from hack.chaos import Supervisor, Timings, leader_of, run_chaos, scope_flags
-from hack.controlplane import ControlPlane
-from hack.harness import RUN_LABEL, UM, Api, Kumaco, condition_status, unique, wait_for
+from tests.support.chaos import run_chaos
+from tests.support.controlplane import ControlPlane
+from tests.support.harness import RUN_LABEL, UM, Api, Kumaco, condition_status, unique, wait_for
+from tests.support.supervisor import ReplicaFactory, Supervisor, Timings, leader_of, scope_flags
 
 ALWAYS = {"startTime": "* * * * *", "duration": "2m"}
 
@@ -26,19 +27,7 @@ def replicas(kubeconfig_path: Path, tmp_path: Path) -> Iterator[Callable[..., Su
     sups: list[Supervisor] = []
 
     def make(run: str, flags: list[str], n: int = 3) -> Supervisor:
-        counter = [0]
-
-        def one(name: str) -> Kumaco:
-            counter[0] += 1
-            return Kumaco(
-                kubeconfig_path,
-                flags,
-                tmp_path / f"{name}-{counter[0]}.log",
-                {"POD_NAME": f"{run}-{name}"},
-                name=name,
-            )
-
-        sup = Supervisor(one, n)
+        sup = Supervisor(ReplicaFactory(kubeconfig_path, flags, tmp_path, run), n)
         sups.append(sup)
         return sup
 
@@ -149,7 +138,7 @@ def test_chaos_short_form_never_exceeds_the_ceiling_nor_overlaps_writers(
         control_plane,
         kubeconfig_path,
         tmp_path,
-        control_plane.audit_log,  # type: ignore[attr-defined]
+        control_plane.audit_log,
         kills=8,
         nodes=20,
         ceiling=2,

@@ -40,11 +40,11 @@ from typing import Any
 
 import yaml
 
-from hack.harness import RUN_LABEL, UM, Api, Kumaco, unique, wait_for
 from kumaco.core.nodes import NodeSet, node_view
 from kumaco.core.planner import Policy, plan
 from kumaco.core.selectors import parse_selector
 from kumaco.core.windows import InvalidWindow, Window, parse_window
+from tests.support.harness import RUN_LABEL, UM, Api, Kumaco, unique, wait_for
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 WINDOW_LABEL = "kured.dev/maintenance-window"

@@ -44,7 +44,6 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from hack.controlplane import ControlPlane
 from kumaco.cmd.kubectl import use_color
 from kumaco.core.nodes import Condition
 from kumaco.core.times import format_instant
@@ -58,6 +57,8 @@ from kumaco.views.report import (
     to_json,
 )
 from kumaco.views.wording import relative
+from tests.support.audit import read_audit_log
+from tests.support.controlplane import ControlPlane
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
@@ -718,10 +719,9 @@ def test_status_namespace_flags_and_lease_flags(scene: Scene, control_plane: Con
     assert {w["name"]: w.get("matchingNodes") for w in doc["windows"]}["open-now"] == 5
     # Even as cluster-admin the plugin wrote nothing: the control plane audits every Lease and
     # nodes/status write (tests/e2e/conftest.py), and none carries the plugin's user agent.
-    audit = Path(control_plane.audit_log)  # type: ignore[attr-defined]
-    writes = [json.loads(line) for line in audit.read_text().splitlines() if line.strip()]
+    writes = read_audit_log(control_plane.audit_log)
     assert writes, "the audit log should hold kumaco's own Lease and condition writes"
-    assert not [e for e in writes if e.get("userAgent", "").startswith("kubectl-kumaco/")]
+    assert not [e for e in writes if e.user_agent.startswith("kubectl-kumaco/")]
 
 
 def test_status_reports_what_rbac_denies_and_exits_1(

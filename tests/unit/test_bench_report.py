@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hack.bench import ANALYSIS, split_counts, targets, write_markdown
+from tests.support.bench import ANALYSIS, split_counts, targets, write_markdown
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -142,9 +142,9 @@ def test_config_hash_covers_data_only_and_names_what_changed() -> None:
 def test_dropping_images_changes_nothing_else() -> None:
     import random
 
-    from hack.controlplane import node_object
     from kumaco.core.nodes import node_view
     from kumaco.kube.wire import drop_images
+    from tests.support.controlplane import node_object
 
     objs = [node_object(i, random.Random(i)) for i in range(5)]
     objs[0]["status"]["images"] = []

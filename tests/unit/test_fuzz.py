@@ -37,7 +37,7 @@ from kumaco.core.schedule import parse_schedule
 from kumaco.core.selectors import parse_selector
 from kumaco.core.times import parse_timestamp
 from kumaco.core.windows import KNOWN_KEYS, InvalidWindow, Window, parse_window
-from tests.strategies import selector_texts
+from tests.support.strategies import selector_texts
 
 SECOND = 1_000_000_000
 MINUTE = 60 * SECOND

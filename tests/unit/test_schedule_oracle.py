@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from kumaco.core.errors import InvalidInput
 from kumaco.core.schedule import GO_SPACE, parse_schedule
-from tests.oracle import Oracle
+from tests.support.oracle import Oracle
 from tests.unit.test_schedule import (
     DATE_LINE_CASES,
     DAY_COMBINATION,

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from kumaco.core.errors import InvalidInput
 from kumaco.core.selectors import LabelIndex, Operator, Requirement, Selector, parse_selector
-from tests.strategies import (
+from tests.support.strategies import (
     INVALID_KEYS,
     INVALID_VALUES,
     VALID_KEYS,
@@ -718,7 +718,7 @@ class Oracle:
 
 
 def build_oracle() -> Path:
-    """Build the Go program once per source version, cached like ``tests/oracle.py``.
+    """Build the Go program once per source version, cached like ``tests/support/oracle.py``.
 
     The binary lands in ``$KUMACO_CACHE_DIR/selector-oracle/<hash>/`` (default
     ``~/.cache/kumaco``). As for the project's other Go oracle, a missing toolchain

@@ -22,7 +22,7 @@ from kumaco.core.windows import (
     WindowState,
     parse_window,
 )
-from tests.oracle import Oracle
+from tests.support.oracle import Oracle
 
 
 def at(text: str) -> int:

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-ORACLE_SRC = Path(__file__).resolve().parent.parent / "hack" / "oracle"
+ORACLE_SRC = Path(__file__).resolve().parents[2] / "hack" / "oracle"
 
 
 def _cache_root() -> Path:

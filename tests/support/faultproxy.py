@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """A fault-injecting TCP proxy on loopback, for kumaco's fault tests and the soak.
 
 Contract
@@ -33,9 +32,9 @@ is reset after ``hold_timeout`` seconds, and the proxy stops by itself after
 thread; :meth:`FaultProxy.stop` (or leaving the ``with`` block) closes the
 listener and every connection and joins the thread.
 
-Command line (manual experiments)::
+Command line (manual experiments, from the repository's root)::
 
-    python hack/faultproxy.py --target-port 6443 [--port 0] [--latency-up 2] [--lifetime 600]
+    python -m tests.support.faultproxy --target-port 6443 [--port 0] [--latency-up 2] [--lifetime 600]
 """
 
 from __future__ import annotations
