@@ -2,7 +2,7 @@
 # The test command (README): sets everything up on a fresh machine and runs the whole suite.
 #   1. a virtualenv in .venv with the project and its `test` extra;
 #   2. the control-plane binaries (kube-apiserver, etcd), built from pinned Go modules if absent;
-#   3. Debian's chromium for the timeline screenshot test (when root and missing);
+#   3. the Debian packages of hack/debian-packages.txt (when root and missing);
 #   4. static checks: ruff, ruff format, mypy --strict, import-linter, hadolint and checkov;
 #   5. pytest: unit, oracle and e2e tiers (the e2e tier against the real kube-apiserver).
 # Extra arguments go to pytest, e.g. `hack/test.sh tests/unit -k schedule`.
@@ -22,10 +22,7 @@ assets="$(python hack/controlplane.py assets)"
 export KUBEBUILDER_ASSETS="$assets"
 echo "control-plane assets: $assets ($("$assets/kube-apiserver" --version), $("$assets/etcd" --version | head -1))"
 
-if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-  echo "installing Debian's chromium (headless screenshots of the timeline)"
-  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-fi
+bash hack/test-deps.sh  # Debian packages of hack/debian-packages.txt (chromium, ...)
 
 ruff check kumaco tests hack
 ruff format --check kumaco tests hack
