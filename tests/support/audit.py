@@ -31,7 +31,7 @@ rules:
   - level: RequestResponse
     verbs: ["create", "update", "patch"]
     resources: [{group: "coordination.k8s.io", resources: ["leases"]}]
-  - level: Metadata
+  - level: Request
     verbs: ["patch", "update", "create"]
     resources: [{group: "", resources: ["nodes/status"]}]
   - level: None
@@ -81,7 +81,7 @@ class AuditEvent:
     subresource: str
     namespace: str
     name: str
-    request_object: dict[str, Any]  # decoded JSON; empty unless logged at RequestResponse
+    request_object: dict[str, Any]  # decoded JSON; empty unless logged at Request or above
 
     @property
     def identity(self) -> str:
