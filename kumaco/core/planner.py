@@ -36,7 +36,8 @@ call it alike; :func:`changes` turns its answer into the writes that reach it.
     *Release*: a holder whose required condition is no longer True loses it
     (reason ``MaintenanceFinished``). With ``release_delay``, a node released
     less than that long ago (its condition's ``lastTransitionTime``, reason
-    ``MaintenanceFinished``) still counts toward every ceiling it would count
+    ``MaintenanceFinished``; counted from the end of that second, as Kubernetes
+    truncates the time) still counts toward every ceiling it would count
     toward, and is not admitted again before the delay ends. With no
     required condition configured nothing marks the end of a maintenance: a
     holder keeps it while it stays admissible, as before.
@@ -66,7 +67,7 @@ from kumaco.core.ceilings import Ceiling, parse_ceiling
 from kumaco.core.durations import format_go_duration
 from kumaco.core.nodes import FALSE, TRUE, NodeSet, NodeView
 from kumaco.core.selectors import Selector, parse_selector
-from kumaco.core.times import format_instant, parse_timestamp
+from kumaco.core.times import SECOND, format_instant, parse_timestamp
 from kumaco.core.windows import Window, WindowState
 
 __all__ = [
@@ -573,7 +574,7 @@ class _Lifecycle:
         if not policy.require and why_not is not None:
             # Nothing marks the end of a maintenance: held while admissible, as before.
             return False
-        since = parse_timestamp(cur.last_transition_time)
+        since = _transitioned(cur.last_transition_time)
         timeout = policy.in_progress_timeout
         if timeout and policy.require and since is not None:
             if self.now >= since + timeout:
@@ -630,7 +631,7 @@ class _Lifecycle:
                 self._set(name, FALSE, TIMED_OUT, cur.message, Verdict(TIMED_OUT))
                 return True
             return False
-        since = parse_timestamp(cur.last_transition_time)
+        since = _transitioned(cur.last_transition_time)
         delay = self.policy.release_delay
         if delay and since is not None and self.now < since + delay:
             counts = self._occupy(name)
@@ -766,6 +767,20 @@ class _Lifecycle:
         return (
             "in an open maintenance window" + (f" with {req}" if req else "") + " and not blocked"
         )
+
+
+def _transitioned(text: str | None) -> int | None:
+    """The latest instant a condition's transition can have happened at.
+
+    Kubernetes writes ``lastTransitionTime`` to the second, truncated: a release at
+    12:00:03.7 reads 12:00:03. Counting a release delay or an in-progress timeout
+    from the end of that second (12:00:04) makes the delay never shorter, and the
+    timeout never earlier, than configured. A timestamp with a fraction is exact.
+    """
+    t = parse_timestamp(text)
+    if t is None or text is None or "." in text:
+        return t
+    return t + SECOND
 
 
 def _group_name(key: str, value: str | None) -> str:

@@ -272,7 +272,9 @@ def test_two_instances_with_overlapping_scopes_do_not_fight(
         timeout=60,
     )
     doc = json.loads(status.stdout)
-    assert {n["name"]: n["ownedBy"] for n in doc["nodes"]} == dict.fromkeys(names, f"kumaco/{east_id}")
+    assert {n["name"]: n["ownedBy"] for n in doc["nodes"]} == dict.fromkeys(
+        names, f"kumaco/{east_id}"
+    )
     text = subprocess.run(
         [
             "kubectl",

@@ -84,8 +84,10 @@ def test_ten_nodes_eight_fit_two_do_not() -> None:
 def test_a_release_delay_fits_fewer() -> None:
     delayed = Policy(ceiling=Ceiling(2), require=(REQ,), release_delay=10 * MINUTE)
     f = forecast([window()], nodes(10), FROM, UNTIL, delayed, 30 * MINUTE)
+    # The delay counts from the end of the (truncated) second of the release: +1 s each time.
     assert [t.admitted for t in f.turns if t.admitted is not None] == [
-        at(f"2027-01-13T0{h}+00:00") for h in ("2:00", "2:00", "2:40", "2:40", "3:20", "3:20")
+        at(f"2027-01-13T0{h}+00:00")
+        for h in ("2:00:00", "2:00:00", "2:40:01", "2:40:01", "3:20:02", "3:20:02")
     ]
     assert len(f.unfinished) == 4
 

@@ -140,6 +140,12 @@ def _group(view: NodeView, key: str) -> str | None:
     return view.labels.get(key)
 
 
+def transitioned(text: str | None) -> int | None:
+    """A transition time as the rules count it: from the end of its (truncated) second."""
+    t = parse_timestamp(text)
+    return None if t is None else t + (0 if text is not None and "." in text else SECOND)
+
+
 def check(
     windows_: list[Window], views: list[NodeView], now: int, policy: Policy, result: Plan
 ) -> None:
@@ -163,7 +169,7 @@ def check(
         c = v.condition(MIP)
         if not policy.release_delay or c is None or c.reason != FINISHED or c.status == "True":
             return False
-        since = parse_timestamp(c.last_transition_time)
+        since = transitioned(c.last_transition_time)
         return since is not None and now < since + policy.release_delay
 
     def just_released(v: NodeView) -> bool:
@@ -193,7 +199,7 @@ def check(
         if before(v) and policy.require and req_ok(v):
             c = v.condition(MIP)
             assert c is not None
-            since = parse_timestamp(c.last_transition_time)
+            since = transitioned(c.last_transition_time)
             timed_out = (
                 policy.in_progress_timeout is not None
                 and since is not None

@@ -466,8 +466,11 @@ def test_a_freeze_opening_over_a_holder_keeps_the_holder_and_admits_nobody() -> 
 @pytest.mark.parametrize(
     ("released", "counts"),
     [
-        ("2026-12-01T03:25:01Z", True),  # 4m59s ago: still settling
-        ("2026-12-01T03:25:00Z", False),  # exactly 5m ago: the delay ends now
+        ("2026-12-01T03:25:01Z", True),  # within 03:25:01-03:25:02: still settling
+        # Counted from the end of the second (times are truncated to it): still settling.
+        ("2026-12-01T03:25:00Z", True),
+        ("2026-12-01T03:24:59Z", False),  # the delay ends exactly now
+        ("2026-12-01T03:25:00.000Z", False),  # an exact time: exactly 5m ago
         ("2026-12-01T03:00:00Z", False),
     ],
 )
@@ -479,8 +482,8 @@ def test_a_release_delay_counts_a_recent_release_until_it_ends(released: str, co
     p = plan([window("w")], nodes, NOW, policy)
     assert mip_of(p, "b") == (("False", CEILING_REACHED) if counts else ("True", ALLOWED))
     assert mip_of(p, "a") == ("False", FINISHED)  # unchanged: no rewrite of the settling node
-    if counts:
-        assert p.next_change == NOW + SECOND  # the delay ends: look again then
+    if released == "2026-12-01T03:25:01Z":
+        assert p.next_change == NOW + 2 * SECOND  # the delay ends: look again then
 
 
 def test_only_a_real_release_counts_for_the_delay() -> None:
@@ -505,7 +508,7 @@ def test_a_just_released_holder_settles_from_now_with_a_delay() -> None:
 
 def test_the_in_progress_timeout_revokes_a_stuck_holder_once() -> None:
     policy = Policy(ceiling=Ceiling(1), require=(REQ,), in_progress_timeout=3600 * SECOND)
-    stuck = node_r("a", mip_=("True", ALLOWED, "2026-12-01T02:30:00Z"), **req())
+    stuck = node_r("a", mip_=("True", ALLOWED, "2026-12-01T02:29:59Z"), **req())
     p = plan([window("w")], nodeset(stuck, node("b", **req())), NOW, policy)
     assert mip_of(p, "a") == ("False", TIMED_OUT) and mip_of(p, "b") == ("True", ALLOWED)
     # Still stuck (required still True): not admitted again.
@@ -515,7 +518,8 @@ def test_the_in_progress_timeout_revokes_a_stuck_holder_once() -> None:
     # Not yet timed out: kept, and the planner looks again when it would time out.
     young = node_r("a", mip_=("True", ALLOWED, "2026-12-01T03:00:00Z"), **req())
     r = plan([window("w")], nodeset(young), NOW, policy)
-    assert mip_of(r, "a") == ("True", ALLOWED) and r.next_change == NOW + 30 * 60 * SECOND
+    # (counted from the end of the second the transition happened in)
+    assert mip_of(r, "a") == ("True", ALLOWED) and r.next_change == NOW + 30 * 60 * SECOND + SECOND
 
 
 def test_per_zone_ceilings_admit_one_per_zone_and_nodes_without_the_label_form_a_group() -> None:
