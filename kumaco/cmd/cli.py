@@ -84,6 +84,7 @@ def cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
         return EXIT_OK
     warnings = unbounded_warnings(entries, now_ns())
     out.write(listing.validate(entries, args.output, warnings))
+    out.flush()  # the verdicts, then the warnings about them (one order on a shared terminal)
     if args.output == "text":
         for key, lines in warnings.items():
             for line in lines:

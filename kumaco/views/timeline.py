@@ -647,7 +647,7 @@ def _summary(t: Timeline) -> str:
 
 
 def _title_block(s: _Svg, t: Timeline) -> None:
-    s.text(16, 28, "Maintenance windows", "kt-title")
+    s.text(16, 28, "Maintenance forecast" if t.turns else "Maintenance windows", "kt-title")
     s.text(
         16,
         48,
@@ -938,7 +938,7 @@ def render_html(t: Timeline) -> str:
         "<body>",
         "<main>",
         "<header>",
-        "<h1>Maintenance windows</h1>",
+        f"<h1>{'Maintenance forecast' if t.turns else 'Maintenance windows'}</h1>",
         f'<p class="meta">{_esc(format_instant(t.start))} → {_esc(format_instant(t.until))}'
         f" (UTC) · now {_esc(format_instant(t.now))} · {_esc(_summary(t))}"
         + (f"<br>{_esc(t.source)}" if t.source else "")

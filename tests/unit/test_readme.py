@@ -1,0 +1,65 @@
+"""README.md's console examples of the offline commands are real output.
+
+Every ```console block whose commands are all ``kumaco ...`` (or ``echo $?``) is run
+in docs/examples with the installed console script, standard error merged into
+standard output as a terminal shows them, and must print exactly what the README
+shows. Blocks with other commands (``kubectl``, the demo) are left alone: they need a
+cluster.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "docs" / "examples"
+KUMACO = shutil.which("kumaco", path=str(Path(sys.executable).parent))
+
+
+def blocks() -> list[list[tuple[str, str]]]:
+    """The checked console blocks, each a list of (command, expected output)."""
+    found = []
+    for body in re.findall(r"```console\n(.*?)```", (ROOT / "README.md").read_text(), re.S):
+        steps: list[tuple[str, list[str]]] = []
+        for line in body.splitlines():
+            if line.startswith("$ "):
+                steps.append((line[2:], []))
+            elif steps:
+                steps[-1][1].append(line)
+        if steps and all(c.startswith(("kumaco ", "echo $?")) for c, _ in steps):
+            found.append([(c, "".join(o + "\n" for o in out)) for c, out in steps])
+    return found
+
+
+def test_the_readme_has_checked_examples() -> None:
+    commands = {c.split()[1] for b in blocks() for c, _ in b if c.startswith("kumaco ")}
+    assert {"validate", "windows", "plan", "forecast"} <= commands
+
+
+@pytest.mark.parametrize("block", blocks(), ids=lambda b: b[0][0][:60])
+def test_a_readme_example_prints_what_the_readme_shows(block: list[tuple[str, str]]) -> None:
+    assert KUMACO, "the kumaco console script is not installed"
+    rc = 0
+    for command, expected in block:
+        if command.startswith("echo $?"):
+            got = f"{rc}\n"
+        else:
+            argv = shlex.split(command)
+            done = subprocess.run(
+                [KUMACO, *argv[1:]],
+                cwd=EXAMPLES,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+            rc, got = done.returncode, done.stdout
+        assert got == expected, f"$ {command}"
