@@ -233,11 +233,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run the controller (flags may also be set as KUMACO_<FLAG>)")
     add_run_flags(r)
+    r.set_defaults(func=cmd_run)
+    # KUMACO_<FLAG> sets any flag's default: all of run's, and the policy flags of plan and
+    # forecast (the same flags, with the same meaning, as the operator's environment).
     try:
-        apply_env_defaults(r, os.environ)
+        for command in (r, pl, fc):
+            apply_env_defaults(command, os.environ)
     except UsageError as exc:
         parser.error(str(exc))
-    r.set_defaults(func=cmd_run)
     return parser
 
 

@@ -981,3 +981,39 @@ def test_a_continuously_open_window_closes_after_the_recheck_instant() -> None:
     assert doc["open"] is True and doc["closes"] is None
     assert doc["closesAfter"] == format_instant(state.recheck) > "2026-03-29T01:40:00Z"
     assert f"closes after {doc['closesAfter']} (in " in format_report(r)
+
+
+def test_kubectl_like_flags_impersonate_and_bound_each_request(scene: Scene) -> None:
+    """--as / --as-group ride on the admin's credentials with the impersonated rights;
+    --request-timeout bounds each answer."""
+    viewer = f"system:serviceaccount:{scene.ns}:viewer"
+    args = [
+        "status",
+        "--kubeconfig",
+        str(scene.kubeconfig),
+        "-n",
+        scene.ns,
+        "--node-selector",
+        scene.selector,
+    ]
+    as_viewer = kubectl(*args, "--as", viewer, "-o", "json", check=False)
+    assert as_viewer.returncode == 0, as_viewer.stderr
+    assert json.loads(as_viewer.stdout)["nodesInScope"] == 5
+    nobody = kubectl(*args, "--as", "nobody", "--as-group", "nobodies", check=False)
+    assert nobody.returncode == 1
+    assert 'User "nobody" cannot list resource "configmaps"' in nobody.stderr
+    # A group with the rights is enough, whoever the user: one header per group.
+    grouped = kubectl(
+        *args,
+        "--as",
+        "someone",
+        "--as-group",
+        "nobodies",
+        "--as-group",
+        "system:masters",
+        check=False,
+    )
+    assert grouped.returncode == 0, grouped.stderr
+    bad = kubectl(*args, "--request-timeout", "soon", check=False)
+    assert bad.returncode == 2 and "--request-timeout: " in bad.stderr
+    assert kubectl(*args, "--request-timeout", "30s", check=False).returncode == 0

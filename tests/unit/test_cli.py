@@ -9,6 +9,7 @@ iCalendar feed, and the forecast's contract.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -391,3 +392,32 @@ def test_forecast_exit_codes_and_json(tmp_path: Path) -> None:
     assert kumaco(*base, "--maintenance-duration", "1d").returncode == 2
     picture = kumaco(*base, "--maintenance-duration", "30m", "-o", "svg").stdout
     assert picture.count('class="kt-lane kt-turn"') == 5
+
+
+def test_policy_flags_come_from_the_environment_for_plan_too(tmp_path: Path) -> None:
+    w = tmp_path / "w.yaml"
+    w.write_text(yaml.safe_dump(cm("w", NIGHTLY, labels={LABEL: ""})))
+    args = [
+        "plan",
+        "--windows",
+        str(w),
+        "--nodes",
+        str(nodes_file(tmp_path)),
+        "--at",
+        "2027-01-13T03:00:00Z",
+        "-o",
+        "json",
+    ]
+    env = {**os.environ, "KUMACO_MAX_IN_PROGRESS": "2", "KUMACO_REQUIRE_CONDITION": REQ}
+    done = subprocess.run([KUMACO, *args], capture_output=True, text=True, env=env, check=False)  # type: ignore[list-item]
+    doc = json.loads(done.stdout)
+    assert doc["ceilings"][0]["limit"] == 2
+    assert [n["name"] for n in doc["nodes"] if n["maintenanceInProgress"]] == ["a1", "a2"]
+    flag_wins = subprocess.run(
+        [KUMACO, *args, "--max-in-progress", "1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )  # type: ignore[list-item]
+    assert json.loads(flag_wins.stdout)["ceilings"][0]["limit"] == 1
