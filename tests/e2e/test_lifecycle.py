@@ -250,50 +250,22 @@ def test_two_instances_with_overlapping_scopes_do_not_fight(
     assert writes["west"] == [], writes
     assert sorted(writes["east"]) == sorted(names), writes
     assert any("owned by another kumaco instance" in m for m in west.log_messages())
-    status = subprocess.run(
-        [
-            "kubectl",
-            "kumaco",
-            "status",
-            "--kubeconfig",
-            str(kubeconfig_path),
-            "-n",
-            west_ns,
-            "--leader-election-id",
-            west_id,
-            "--node-selector",
-            f"{RUN_LABEL}={run}",
-            "-o",
-            "json",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
-    doc = json.loads(status.stdout)
+    west_status = [
+        "kubectl", "kumaco", "status", "--kubeconfig", str(kubeconfig_path), "-n", west_ns,
+        "--leader-election-id", west_id, "--node-selector", f"{RUN_LABEL}={run}",
+    ]  # fmt: skip
+
+    def status(*extra: str) -> str:
+        done = subprocess.run(
+            [*west_status, *extra], capture_output=True, text=True, check=False, timeout=60
+        )
+        return done.stdout
+
+    doc = json.loads(status("-o", "json"))
     assert {n["name"]: n["ownedBy"] for n in doc["nodes"]} == dict.fromkeys(
         names, f"kumaco/{east_id}"
     )
-    text = subprocess.run(
-        [
-            "kubectl",
-            "kumaco",
-            "status",
-            "--kubeconfig",
-            str(kubeconfig_path),
-            "-n",
-            west_ns,
-            "--leader-election-id",
-            west_id,
-            "--node-selector",
-            f"{RUN_LABEL}={run}",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    ).stdout
+    text = status()
     assert f"owned by kumaco/{east_id}" in text
     print(
         f"ownership: west reported {len(names)} conflicts, 0 writes, {time.time() - started:.1f}s"

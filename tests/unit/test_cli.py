@@ -204,17 +204,17 @@ def nodes_file(tmp_path: Path) -> Path:
     return f
 
 
-def test_plan_names_the_rule_the_conditions_and_who_holds_the_place(tmp_path: Path) -> None:
+def plan_args(tmp_path: Path) -> list[str]:
+    """``kumaco plan`` on a nightly window and :func:`nodes_file`, at 03:00 (it is open)."""
     w = tmp_path / "w.yaml"
     w.write_text(yaml.safe_dump(cm("w", NIGHTLY, labels={LABEL: ""})))
+    nodes = str(nodes_file(tmp_path))
+    return ["plan", "--windows", str(w), "--nodes", nodes, "--at", "2027-01-13T03:00:00Z"]
+
+
+def test_plan_names_the_rule_the_conditions_and_who_holds_the_place(tmp_path: Path) -> None:
     args = [
-        "plan",
-        "--windows",
-        str(w),
-        "--nodes",
-        str(nodes_file(tmp_path)),
-        "--at",
-        "2027-01-13T03:00:00Z",
+        *plan_args(tmp_path),
         "--max-in-progress",
         "1",
         "--require-condition",
@@ -395,19 +395,7 @@ def test_forecast_exit_codes_and_json(tmp_path: Path) -> None:
 
 
 def test_policy_flags_come_from_the_environment_for_plan_too(tmp_path: Path) -> None:
-    w = tmp_path / "w.yaml"
-    w.write_text(yaml.safe_dump(cm("w", NIGHTLY, labels={LABEL: ""})))
-    args = [
-        "plan",
-        "--windows",
-        str(w),
-        "--nodes",
-        str(nodes_file(tmp_path)),
-        "--at",
-        "2027-01-13T03:00:00Z",
-        "-o",
-        "json",
-    ]
+    args = [*plan_args(tmp_path), "-o", "json"]
     env = {**os.environ, "KUMACO_MAX_IN_PROGRESS": "2", "KUMACO_REQUIRE_CONDITION": REQ}
     done = subprocess.run([KUMACO, *args], capture_output=True, text=True, env=env, check=False)  # type: ignore[list-item]
     doc = json.loads(done.stdout)
