@@ -342,12 +342,15 @@ def test_a_deleted_open_window_ends_early_and_a_burst_of_changes_is_one_exit(
         assert spent < 1.0, spent
         time.sleep(8.0)  # settle (2 s) + exit + takeover + a margin for a second exit to show
         assert sup.restarts - before == 1, f"{sup.restarts - before} exits for one burst"
-        exits = [
-            r
-            for k in factory.made
-            for r in k.logs()
-            if "exiting so that a restart rebuilds" in str(r.get("message", r.get("msg", "")))
-        ]
+        exits = sorted(  # by time: the replica that exits second may have been made first
+            (
+                r
+                for k in factory.made
+                for r in k.logs()
+                if "exiting so that a restart rebuilds" in str(r.get("message", r.get("msg", "")))
+            ),
+            key=lambda r: str(r.get("time")),
+        )
         assert len(exits) == 2  # the deletion, then the burst
         added = exits[-1].get("added")
         assert sorted(added or []) == sorted(f"{ns}/w{i}" for i in range(10))
