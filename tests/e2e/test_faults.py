@@ -80,6 +80,7 @@ from tests.support.harness import (
     Kumaco,
     NodeWatcher,
     condition_status,
+    log_message,
     unique,
     wait_for,
 )
@@ -519,9 +520,7 @@ def test_fault_conflicts_from_a_second_writer_every_50ms(
         ltt[done] = stamp
         eligible.add(done)
         sc.wait_converged(sc.holders, 40, time.monotonic())
-        conflicts = sum(
-            1 for m in (str(r.get("message")) for r in _replica_logs(sc)) if "conflicted" in m
-        )
+        conflicts = sum(1 for m in (log_message(r) for r in _replica_logs(sc)) if "conflicted" in m)
         if rounds >= 2 and conflicts >= 3:
             break
     time.sleep(2)  # and it stays right while the storm goes on
@@ -654,12 +653,12 @@ def _logged_429s(sc: Scenario) -> dict[str, int]:
     out: dict[str, int] = {}
     for r in _replica_logs(sc):
         if str(r.get("error", "")).startswith("429"):
-            out[str(r.get("message"))] = out.get(str(r.get("message")), 0) + 1
+            out[log_message(r)] = out.get(log_message(r), 0) + 1
     return out
 
 
 def _retry_delays(sc: Scenario) -> list[float]:
-    return [float(r["retry_in_s"]) for r in _replica_logs(sc) if "retry_in_s" in r]
+    return [float(r["retryInSeconds"]) for r in _replica_logs(sc) if "retryInSeconds" in r]
 
 
 def _rejected(cp: ControlPlane, level: str) -> float:
