@@ -158,6 +158,8 @@ class Controller:
         self._was_leader = False
         self._announced_loaded = False
         self.reflectors: list[Reflector] = []
+        # Exported from the start: a replica that never syncs counts as "not leading".
+        metrics.set_leading(options.instance, False)
 
     # ------------------------------------------------------------------ wiring
 
