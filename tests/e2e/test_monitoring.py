@@ -42,6 +42,7 @@ from tests.support.harness import (
     wait_for,
 )
 from tests.support.prometheus import Prometheus, binary, extract_rules
+from tests.support.supervisor import scope_flags
 
 REPO = Path(__file__).resolve().parents[2]
 MONITORING = REPO / "kustomize" / "components" / "monitoring"
@@ -100,14 +101,7 @@ def observed(
     k = Kumaco(
         kubeconfig_path,
         [
-            "--namespaces",
-            ns,
-            "--node-selector",
-            f"{RUN_LABEL}={run}",
-            "--leader-election-id",
-            run,
-            "--leader-election-namespace",
-            ns,
+            *scope_flags(run, ns),
             "--max-in-progress",
             "1",
             "--require-condition",

@@ -37,6 +37,7 @@ from tests.support.harness import (
     unique,
     wait_for,
 )
+from tests.support.supervisor import scope_flags
 from tests.support.tinyproxy import Tinyproxy
 
 ALWAYS = {"startTime": "* * * * *", "duration": "2m", "nodeSelector": ""}
@@ -77,16 +78,7 @@ def _kumaco_does_its_job(
     raw.window(ns, "always", ALWAYS)
     k = Kumaco(
         kubeconfig,
-        [
-            "--namespaces",
-            ns,
-            "--node-selector",
-            f"{RUN_LABEL}={run}",
-            "--leader-election-id",
-            run,
-            "--leader-election-namespace",
-            ns,
-        ],
+        scope_flags(run, ns),
         tmp_path / f"{run}.log",
         env,
         name=run,
@@ -128,45 +120,38 @@ def _api_server_line(k: Kumaco) -> dict[str, object]:
     return line
 
 
-def test_kumaco_and_the_status_plugin_go_through_the_proxy_named_in_https_proxy(
+@pytest.mark.parametrize(
+    ("no_proxy", "through"),
+    [(NO_PROXY, True), (NO_PROXY_COVERING, False)],
+    ids=["https-proxy", "no-proxy-covers-the-server"],
+)
+def test_kumaco_and_the_status_plugin_use_the_proxy_unless_no_proxy_covers_the_server(
     control_plane: ControlPlane,
     proxy: Tinyproxy,
     named_kubeconfig: Path,
     tmp_path: Path,
+    no_proxy: str,
+    through: bool,
 ) -> None:
-    raw = Api(control_plane)
-    env = _env(proxy, NO_PROXY)
-    k, ns = _kumaco_does_its_job(raw, tmp_path, named_kubeconfig, env)
+    env = _env(proxy, no_proxy)
+    k, ns = _kumaco_does_its_job(Api(control_plane), tmp_path, named_kubeconfig, env)
+    line = _api_server_line(k)
+    expected = (proxy.url, "environment") if through else ("", "no_proxy")
+    assert (line["proxy"], line["proxySource"]) == expected
+    by_kumaco = proxy.connects()
+    status = _status(named_kubeconfig, ns, env)
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["windows"][0]["open"] is True
+    by_status = proxy.connects()[len(by_kumaco) :]
     target = f"{SERVER_NAME}:{control_plane.port}"
-    tunnels = proxy.connects()
-    line = _api_server_line(k)
-    assert (line["proxy"], line["proxySource"]) == (proxy.url, "environment")
-    # The requests, the lease's own connection and the watches: all tunnelled.
-    assert len(tunnels) >= 3 and set(tunnels) == {target}, tunnels
-    before = len(tunnels)
-    status = _status(named_kubeconfig, ns, env)
-    assert status.returncode == 0, status.stderr
-    assert json.loads(status.stdout)["windows"][0]["open"] is True
-    assert proxy.connects()[before:] == [target]
-    print(f"through tinyproxy: kumaco {before} CONNECTs, kubectl kumaco status 1")
-
-
-def test_no_proxy_covering_the_server_keeps_the_proxy_out(
-    control_plane: ControlPlane,
-    proxy: Tinyproxy,
-    named_kubeconfig: Path,
-    tmp_path: Path,
-) -> None:
-    raw = Api(control_plane)
-    env = _env(proxy, NO_PROXY_COVERING)
-    k, ns = _kumaco_does_its_job(raw, tmp_path, named_kubeconfig, env)
-    line = _api_server_line(k)
-    assert (line["proxy"], line["proxySource"]) == ("", "no_proxy")
-    status = _status(named_kubeconfig, ns, env)
-    assert status.returncode == 0, status.stderr
-    assert json.loads(status.stdout)["windows"][0]["open"] is True
-    assert proxy.connects() == []
-    assert proxy.clients() == 0, "a client connected to the proxy"
+    if through:
+        # The requests, the Lease's own connection and the watches: all tunnelled.
+        assert len(by_kumaco) >= 3 and set(by_kumaco) == {target}, by_kumaco
+        assert by_status == [target]
+        print(f"through tinyproxy: kumaco {len(by_kumaco)} CONNECTs, kubectl kumaco status 1")
+    else:
+        assert by_kumaco == by_status == []
+        assert proxy.clients() == 0, "a client connected to the proxy"
 
 
 def test_the_proxy_is_reachable_and_refuses_what_it_must(

@@ -55,6 +55,24 @@ def _read_request(conn: socket.socket, buf: bytearray) -> bytes | None:
     return request
 
 
+def listen(handle: Callable[[socket.socket], None]) -> tuple[socket.socket, int]:
+    """A loopback listener handing each connection to ``handle`` in its own thread."""
+    sock = socket.socket()
+    sock.bind((LOOPBACK, 0))
+    sock.listen(16)
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=handle, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    return sock, sock.getsockname()[1]
+
+
 @dataclass
 class Server:
     """A loopback HTTP server; ``mode`` says what it does with each request it read in full.
@@ -68,24 +86,12 @@ class Server:
     requests: list[bytes] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind((LOOPBACK, 0))
-        self.sock.listen(16)
-        self.port = self.sock.getsockname()[1]
         self.stop = threading.Event()
         self.conns: list[socket.socket] = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while not self.stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.conns.append(conn)
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+        self.sock, self.port = listen(self._serve)
 
     def _serve(self, conn: socket.socket) -> None:
+        self.conns.append(conn)
         buf = bytearray()
         served = 0
         with contextlib.suppress(OSError):
@@ -262,23 +268,14 @@ class ConnectProxy:
     heads: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind((LOOPBACK, 0))
-        self.sock.listen(4)
-        self.port = self.sock.getsockname()[1]
-        threading.Thread(target=self._run, daemon=True).start()
+        self.sock, self.port = listen(self._refuse)
 
-    def _run(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with conn:
-                request = _read_request(conn, bytearray())
-                if request is not None:
-                    self.heads.append(request.decode())
-                    conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
+    def _refuse(self, conn: socket.socket) -> None:
+        with conn:
+            request = _read_request(conn, bytearray())
+            if request is not None:
+                self.heads.append(request.decode())
+                conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
 
 
 @pytest.fixture
@@ -340,19 +337,7 @@ class Socks5:
     def __init__(self, target: int) -> None:
         self.target = target
         self.asked: list[tuple[str, int]] = []
-        self.sock = socket.socket()
-        self.sock.bind((LOOPBACK, 0))
-        self.sock.listen(4)
-        self.port = self.sock.getsockname()[1]
-        threading.Thread(target=self._run, daemon=True).start()
-
-    def _run(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._tunnel, args=(conn,), daemon=True).start()
+        self.sock, self.port = listen(self._tunnel)
 
     @staticmethod
     def _exactly(conn: socket.socket, n: int) -> bytes:
