@@ -19,7 +19,9 @@ every write landed; when not, the caller plans again from fresh state.
   checks it again and carries a client ``timeout`` (the whole request: connect,
   send, answer) and a server-side ``timeout`` that end at that deadline, and no
   retry starts or sleeps past it. So a write's total time, retries included,
-  ends before the deadline of the term it was issued under.
+  ends before the deadline of the term it was issued under. No write is started
+  with less than :data:`MIN_WRITE_WINDOW` of the term left (:class:`Fenced`: the
+  loop looks again after a retry period, under the next renewal's deadline).
 * Write once: a write is retried only where it cannot have reached the API
   server (a 429, or no connection at all). A write that timed out, broke after
   sending, or got a 5xx may have been applied: its outcome is *unknown*. It is
@@ -69,7 +71,14 @@ class Election(Protocol):
 
 
 class Fenced(Exception):
-    """The replica may no longer write: its lease deadline passed."""
+    """The replica may no longer write: its lease deadline passed (or is too close)."""
+
+
+#: A write is not started with less of the lease term left than this: on a healthy API
+#: server the leader renews every retry period and has most of its renew deadline left;
+#: less than this means a slow one, where the write would time out at the deadline with
+#: its outcome unknown (a re-read and a pass wasted). The next renewal is awaited instead.
+MIN_WRITE_WINDOW = 1.0
 
 
 class StatusWriter:
@@ -137,7 +146,7 @@ class StatusWriter:
     def _batch(self, writes: Sequence[NodeChange], store: bool = True) -> bool:
         """Write all, in parallel, fenced; True if every write landed."""
         deadline = self.election.write_deadline()
-        if deadline is None:
+        if deadline is None or deadline - self.monotonic() < MIN_WRITE_WINDOW:
             raise Fenced
         # One retry policy for the batch (a tenacity Retrying keeps per-call state, so the
         # write threads share it), bounded by the lease deadline; for a PATCH it retries
@@ -175,7 +184,7 @@ class StatusWriter:
 
         def once() -> Any:
             remaining = deadline - self.monotonic()
-            if remaining <= 0.05 or self.election.write_deadline() is None:
+            if remaining < MIN_WRITE_WINDOW or self.election.write_deadline() is None:
                 raise Fenced
             t = min(remaining, self.kube.timeout)
             # The server gives up at the same time as the client (in milliseconds:

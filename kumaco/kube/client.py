@@ -14,8 +14,11 @@ Contract
 * urllib3 never retries (``retries=False``). A failure without an answer is a
   :class:`~kumaco.kube.errors.TransportError` that says whether the request may
   have reached the server (``sent``) and whether the connection fell silent
-  (``silent``). After a silent connection every idle pooled connection is closed
-  too (they most likely share its dead path), so the next request opens a fresh one.
+  (``silent``). After a connection was silent for :data:`DEAD_AFTER` seconds or
+  more (a watch past its silence bound, a request past a long enough timeout) every
+  idle pooled connection is closed too -- they most likely share its dead path -- so
+  the next request opens a fresh one. A shorter timeout (a write cut short by its
+  fencing deadline on a slow network) proves nothing about the path: the pool is kept.
 * :meth:`Kube.request` retries per :func:`kumaco.kube.retry.retrying` for its
   method: a write is never sent twice once it may have reached the server.
   :meth:`Kube.request_raw` never retries (the caller's write decides).
@@ -81,6 +84,10 @@ NOT_SENT: tuple[type[BaseException], ...] = (
     ClosedPoolError,
     LocationParseError,
 )
+
+#: No byte for this long on a request means its path may be dead (a healthy API server
+#: answers a small request in milliseconds; big answers stream): drop idle connections.
+DEAD_AFTER = 5.0
 
 Observe = Callable[[str, str, str, float], None]
 
@@ -208,28 +215,18 @@ class Kube:
         stream: bool,
     ) -> urllib3.BaseHTTPResponse:
         url = self._prefix + target
+        common: dict[str, Any] = {
+            "body": body,
+            "headers": headers,
+            "retries": False,
+            "redirect": False,
+            "timeout": timeout,
+            "preload_content": not stream,
+        }
         if self._forwarding:
-            return self._manager.urlopen(
-                method,
-                self._origin + url,
-                body=body,
-                headers=headers,
-                retries=False,
-                redirect=False,
-                timeout=timeout,
-                preload_content=not stream,
-            )
+            return self._manager.urlopen(method, self._origin + url, **common)
         return self._pool.urlopen(
-            method,
-            url,
-            body=body,
-            headers=headers,
-            retries=False,
-            redirect=False,
-            timeout=timeout,
-            preload_content=not stream,
-            release_conn=not stream,
-            assert_same_host=False,
+            method, url, release_conn=not stream, assert_same_host=False, **common
         )
 
     def _send(
@@ -269,7 +266,7 @@ class Kube:
         except (HTTPError, OSError) as exc:
             self._count(verb, resource, "<error>", started)
             silent = isinstance(exc, ReadTimeoutError)
-            if silent:
+            if silent and time.monotonic() - started >= DEAD_AFTER:
                 self.drop_idle_connections()
             raise TransportError(f"{method} {path}: {exc}", silent=silent) from exc
         self._count(verb, resource, str(raw.status), started)

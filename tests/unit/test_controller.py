@@ -587,11 +587,19 @@ def test_a_write_that_cannot_have_reached_the_server_is_retried(
 
 def test_each_write_ends_before_the_fencing_deadline(make: Any) -> None:
     c, world, election, _clock = make([node("a", "10")], [cm("w")])
-    election.deadline = world.monotonic[0] + 0.75  # 750 ms of the lease term are left
+    election.deadline = world.monotonic[0] + 1.5  # 1.5 s of the lease term are left
     c.step()
     (call,) = world.kube.request_raw.call_args_list
-    assert call.kwargs["timeout"] <= 0.75
+    assert call.kwargs["timeout"] <= 1.5
     assert call.args[2]["timeout"] == f"{int(call.kwargs['timeout'] * 1000)}ms"
+    # With less than a second left, no write is even started: the next renewal is awaited.
+    world.reset()
+    world.nodes["a"] = node("a", "900")  # its conditions were removed meanwhile
+    c.nodes.apply("MODIFIED", c.nodes.trim(world.nodes["a"]))
+    election.deadline = world.monotonic[0] + 0.9
+    with pytest.raises(Fenced):
+        c.step()
+    assert world.writes() == []
 
 
 # ----------------------------------------------------------------------------- metrics
