@@ -11,6 +11,10 @@
 //	    is reported as {"error":"panic: ..."}.
 //	{"op":"duration","text":"..."}
 //	    -> {"ns": nanoseconds} or {"error":"..."} from time.ParseDuration.
+//	{"op":"proxy","env":{"HTTPS_PROXY":"...","NO_PROXY":"..."},"url":"https://..."}
+//	    -> {"proxy":"http://..."} or {"proxy":null} (direct) or {"error":"..."}:
+//	    golang.org/x/net/http/httpproxy (what net/http.ProxyFromEnvironment and
+//	    so client-go use) with that environment instead of the process's.
 //
 // Zones are resolved by time.LoadLocation; set ZONEINFO to make it read the
 // same tz database as the code under test (time/tzdata is the fallback).
@@ -25,14 +29,49 @@ import (
 	"time"
 	_ "time/tzdata"
 
+	"net/url"
+
 	"github.com/robfig/cron/v3"
+	"golang.org/x/net/http/httpproxy"
 )
 
 type request struct {
-	Op    string  `json:"op"`
-	Spec  string  `json:"spec"`
-	After []int64 `json:"after"`
-	Text  string  `json:"text"`
+	Op    string            `json:"op"`
+	Spec  string            `json:"spec"`
+	After []int64           `json:"after"`
+	Text  string            `json:"text"`
+	Env   map[string]string `json:"env"`
+	URL   string            `json:"url"`
+}
+
+// proxyFor is httpproxy.FromEnvironment with the environment given, not the process's.
+func proxyFor(env map[string]string, raw string) map[string]any {
+	get := func(names ...string) string {
+		for _, n := range names {
+			if v := env[n]; v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	cfg := &httpproxy.Config{
+		HTTPProxy:  get("HTTP_PROXY", "http_proxy"),
+		HTTPSProxy: get("HTTPS_PROXY", "https_proxy"),
+		NoProxy:    get("NO_PROXY", "no_proxy"),
+		CGI:        env["REQUEST_METHOD"] != "",
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return map[string]any{"error": err.Error()}
+	}
+	p, err := cfg.ProxyFunc()(u)
+	if err != nil {
+		return map[string]any{"error": err.Error()}
+	}
+	if p == nil {
+		return map[string]any{"proxy": nil}
+	}
+	return map[string]any{"proxy": p.String()}
 }
 
 func cronNext(spec string, after []int64) (resp map[string]any) {
@@ -88,6 +127,8 @@ func main() {
 			resp = cronNext(req.Spec, req.After)
 		case "duration":
 			resp = parseDuration(req.Text)
+		case "proxy":
+			resp = proxyFor(req.Env, req.URL)
 		default:
 			resp = map[string]any{"error": fmt.Sprintf("unknown op %q", req.Op)}
 		}

@@ -59,6 +59,7 @@ def connect(args: argparse.Namespace) -> Cluster:
     # Imported here: only commands that talk to the cluster load the Kubernetes client.
     from kumaco.kube.client import Kube  # noqa: PLC0415
     from kumaco.kube.config import default_namespace, load_configuration  # noqa: PLC0415
+    from kumaco.kube.proxy import ProxyConfigError  # noqa: PLC0415
     from kumaco.kube.reader import Reader  # noqa: PLC0415
     from kumaco.kube.retry import RetryPolicy  # noqa: PLC0415
 
@@ -71,14 +72,18 @@ def connect(args: argparse.Namespace) -> Cluster:
     except Exception as exc:  # the client raises many types for unusable credentials
         raise ClusterError(f"cannot load Kubernetes credentials: {exc}") from None
     timeout = request_timeout(getattr(args, "request_timeout", None))
-    kube = Kube(
-        configuration,
-        f"kubectl-kumaco/{__version__}",
-        retry=RetryPolicy(attempts=3, initial=0.2, maximum=2.0, deadline=max(15.0, timeout)),
-        timeout=timeout,
-        impersonate=getattr(args, "as_", None) or None,
-        impersonate_groups=tuple(getattr(args, "as_group", None) or ()),
-    )
+    try:
+        kube = Kube(
+            configuration,
+            f"kubectl-kumaco/{__version__}",
+            retry=RetryPolicy(attempts=3, initial=0.2, maximum=2.0, deadline=max(15.0, timeout)),
+            timeout=timeout,
+            impersonate=getattr(args, "as_", None) or None,
+            impersonate_groups=tuple(getattr(args, "as_group", None) or ()),
+            pool_size=2,
+        )
+    except ProxyConfigError as exc:
+        raise ClusterError(f"cannot use the proxy settings: {exc}") from None
     return Cluster(Reader(kube), context_name, namespaces, kube.close)
 
 

@@ -3,9 +3,14 @@
 Contract:
 
 * :func:`setup_logging` configures the root logger once: JSON lines through
-  python-json-logger (``time``, ``level``, ``logger``, ``message`` and the
-  structured fields passed as ``extra=``), or a readable text form. Values
-  go in fields (window, node, namespace, reason, identity), not in messages.
+  python-json-logger, or a readable text form. A JSON line is one object:
+  ``time`` (RFC 3339, UTC, milliseconds: ``2026-11-30T23:07:10.447Z``),
+  ``level`` (``DEBUG``, ``INFO``, ``WARNING``, ``ERROR``), ``logger``, ``msg``
+  (the fixed message), ``replica`` (the pod's identity), then the structured
+  fields passed as ``extra=``, every key in lowerCamelCase (as Kubernetes'
+  structured logging); a logged exception adds ``exception`` (its traceback).
+  Values go in fields (window, node, namespace, reason, identity), never into
+  ``msg``. The schema is stable (:data:`LOG_KEYS`); README lists the keys.
 * :func:`serve_metrics` exposes the private registry of
   :class:`kumaco.controller.metrics.Metrics` (no global default registry).
 * :class:`HealthServer` answers ``/healthz`` (the process and its election
@@ -18,6 +23,7 @@ from __future__ import annotations
 import http.server
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -33,8 +39,45 @@ _STANDARD = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {
 }
 
 
+#: The keys every JSON log line starts with, in this order (``replica`` when known).
+LOG_KEYS = ("time", "level", "logger", "msg", "replica")
+
+
+def utc_time(record: logging.LogRecord) -> str:
+    """``2026-11-30T23:07:10.447Z``: RFC 3339, UTC, milliseconds (truncated, as Go's)."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+    return f"{stamp}.{int(record.msecs):03d}Z"
+
+
+class UTCJsonFormatter(JsonFormatter):
+    """python-json-logger with ``time`` as :func:`utc_time`."""
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        return utc_time(record)
+
+
+def json_formatter(identity: str = "") -> logging.Formatter:
+    """The JSON-lines formatter of :func:`setup_logging` (see the module contract)."""
+    return UTCJsonFormatter(
+        "{asctime}{levelname}{name}{message}",
+        style="{",
+        rename_fields={
+            "asctime": "time",
+            "levelname": "level",
+            "name": "logger",
+            "message": "msg",
+            "exc_info": "exception",
+        },
+        static_fields={"replica": identity} if identity else None,
+        timestamp=False,
+    )
+
+
 class TextFormatter(logging.Formatter):
-    """``time level logger message key=value ...`` for humans."""
+    """``time level logger message key=value ...`` for humans (time as in the JSON form)."""
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        return utc_time(record)
 
     def format(self, record: logging.LogRecord) -> str:
         base = super().format(record)
@@ -46,15 +89,7 @@ def setup_logging(fmt: str, level: str, identity: str = "") -> None:
     """Configure the root logger (JSON by default) for the whole process."""
     handler = logging.StreamHandler()
     if fmt == "json":
-        handler.setFormatter(
-            JsonFormatter(
-                "{asctime}{levelname}{name}{message}",
-                style="{",
-                rename_fields={"asctime": "time", "levelname": "level", "name": "logger"},
-                static_fields={"replica": identity} if identity else None,
-                timestamp=False,
-            )
-        )
+        handler.setFormatter(json_formatter(identity))
     else:
         handler.setFormatter(TextFormatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
     root = logging.getLogger()

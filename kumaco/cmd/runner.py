@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+import urllib.parse
 from types import FrameType
 
 from kumaco import __version__
@@ -23,8 +24,20 @@ from kumaco.core.errors import error_text
 from kumaco.kube.client import Kube
 from kumaco.kube.config import load_configuration
 from kumaco.kube.election import AlwaysLeader, LeaseElection
+from kumaco.kube.proxy import ProxyConfigError
 
 log = logging.getLogger("kumaco")
+
+
+def _redacted(url: str | None) -> str:
+    """A proxy URL for the log, without its password."""
+    if url is None:
+        return ""
+    u = urllib.parse.urlsplit(url)
+    if u.password is None:
+        return url
+    netloc = f"{u.username}:***@{u.hostname}" + (f":{u.port}" if u.port else "")
+    return urllib.parse.urlunsplit(u._replace(netloc=netloc))
 
 
 def run(settings: Settings) -> int:
@@ -36,26 +49,45 @@ def run(settings: Settings) -> int:
             "version": __version__,
             "identity": settings.identity,
             "namespaces": list(settings.namespaces),
-            "node_selector": settings.node_selector,
-            "leader_elect": settings.leader_elect,
+            "nodeSelector": settings.node_selector,
+            "leaderElect": settings.leader_elect,
         },
     )
     metrics = Metrics()
     try:
         configuration = load_configuration(settings.kubeconfig)
+        # The controller's requests: the writers, a LIST at a time, the Events; watches
+        # stream on connections of their own (taken from the same pool while they last).
+        kube = Kube(
+            configuration,
+            settings.user_agent,
+            observe=metrics.observe_request,
+            pool_size=settings.write_concurrency + len(settings.namespaces) + 4,
+        )
+        # The Lease on a connection of its own: renewals never wait behind writes, and a
+        # connection gone dead under the writers does not cost the lease (and vice versa).
+        lease_kube = Kube(
+            configuration, settings.user_agent, observe=metrics.observe_request, pool_size=2
+        )
+    except ProxyConfigError as exc:
+        log.error("cannot use the proxy settings", extra={"error": error_text(exc, 500)})
+        return EXIT_START_FAILED
     except Exception as exc:  # any failure to find credentials is fatal at start-up
         log.error("cannot load Kubernetes credentials", extra={"error": error_text(exc, 500)})
         return EXIT_START_FAILED
-    kube = Kube(
-        configuration,
-        settings.user_agent,
-        on_error=metrics.api_error,
+    log.info(
+        "API server",
+        extra={
+            "server": configuration.host,
+            "proxy": _redacted(kube.proxy.proxy),
+            "proxySource": kube.proxy.source,
+        },
     )
     holder: list[Controller] = []
     election: LeaseElection | AlwaysLeader
     if settings.leader_elect:
         election = LeaseElection(
-            kube,
+            lease_kube,
             settings.leader_election_namespace,
             settings.leader_election_id,
             settings.identity,
@@ -101,5 +133,6 @@ def run(settings: Settings) -> int:
         if metrics_server is not None:
             metrics_server.shutdown()
         kube.close()
-    log.info("stopped", extra={"exit_code": code, "identity": settings.identity})
+        lease_kube.close()
+    log.info("stopped", extra={"exitCode": code, "identity": settings.identity})
     return code

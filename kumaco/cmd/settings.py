@@ -95,6 +95,7 @@ class Settings:
     write_concurrency: int
     event_lookback: float
     config_settle: float
+    watch_silence_timeout: float = 130.0
 
     @property
     def user_agent(self) -> str:
@@ -125,13 +126,17 @@ class Settings:
             event_lookback=self.event_lookback,
             retry_period=self.retry_period,
             config_settle=self.config_settle,
+            watch_silence=self.watch_silence_timeout,
         )
 
 
 def add_run_flags(p: argparse.ArgumentParser) -> None:
     """Register the flags of ``kumaco run`` (each also read from ``KUMACO_<FLAG>``)."""
     add = p.add_argument
-    add("--kubeconfig", help="kubeconfig file (default: in-cluster, else ~/.kube/config)")
+    add(
+        "--kubeconfig",
+        help="kubeconfig file (default: $KUBECONFIG, else in-cluster, else ~/.kube/config)",
+    )
     add(
         "--namespaces",
         help="comma-separated namespaces holding window ConfigMaps (default: its own)",
@@ -169,6 +174,14 @@ def add_run_flags(p: argparse.ArgumentParser) -> None:
         "then exit once",
     )
     add("--write-concurrency", type=int, default=16, help="parallel status writes")
+    add(
+        "--watch-silence-timeout",
+        default="130s",
+        metavar="DURATION",
+        help="a watch that receives nothing (no event, no bookmark) for this long is taken "
+        "as a dead connection and resumed on a new one; the API server sends a bookmark "
+        "about every minute",
+    )
     add("--event-lookback", default="5m", metavar="DURATION", help=argparse.SUPPRESS)
 
 
@@ -228,6 +241,7 @@ def settings_from_args(
         write_concurrency=args.write_concurrency,
         event_lookback=_duration("event-lookback", args.event_lookback),
         config_settle=_duration("config-settle", args.config_settle),
+        watch_silence_timeout=_duration("watch-silence-timeout", args.watch_silence_timeout),
     )
 
 

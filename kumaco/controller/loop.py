@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -65,6 +66,7 @@ from kumaco.core.configmaps import (
 from kumaco.core.errors import error_text
 from kumaco.core.nodes import node_view
 from kumaco.core.planner import TIMED_OUT, Changes, Plan, Policy, changes, out_of_scope, plan
+from kumaco.core.times import parse_timestamp
 from kumaco.core.windows import InvalidWindow, Window
 from kumaco.kube.client import Kube
 from kumaco.kube.errors import ApiError, TransportError
@@ -156,6 +158,8 @@ class Controller:
         self._was_leader = False
         self._announced_loaded = False
         self.reflectors: list[Reflector] = []
+        # Exported from the start: a replica that never syncs counts as "not leading".
+        metrics.set_leading(options.instance, False)
 
     # ------------------------------------------------------------------ wiring
 
@@ -175,7 +179,14 @@ class Controller:
         o = self.options
         self.reflectors = [
             Reflector(
-                self.kube, "/api/v1/nodes", o.node_selector, self.nodes, self.stop, name="nodes"
+                self.kube,
+                "/api/v1/nodes",
+                o.node_selector,
+                self.nodes,
+                self.stop,
+                name="nodes",
+                silence=o.watch_silence,
+                on_restart=self.metrics.watch_restarted,
             )
         ]
         for ns in o.namespaces:
@@ -187,6 +198,8 @@ class Controller:
                     self.configmaps.sink(ns),
                     self.stop,
                     name=f"configmaps/{ns}",
+                    silence=o.watch_silence,
+                    on_restart=self.metrics.watch_restarted,
                 )
             )
         for r in self.reflectors:
@@ -200,6 +213,7 @@ class Controller:
         next_change: int | None = None
         while not self.stop.is_set():
             self.heartbeat = self.monotonic()
+            self.metrics.heartbeat.set(self.now_ns() / 1e9)
             timeout = RESYNC_SECONDS
             if next_change is not None:
                 timeout = min(timeout, max(0.0, (next_change - self.now_ns()) / 1e9))
@@ -231,7 +245,7 @@ class Controller:
         self._wake.set()
 
     def leadership_lost(self) -> None:
-        self.metrics.leader.set(0)
+        self.metrics.set_leading(self.options.instance, False)
         self.request_exit(EXIT_LEADERSHIP_LOST)
 
     def _shutdown(self) -> None:
@@ -247,11 +261,12 @@ class Controller:
         hold = self._config_changed(entries)
         if hold is not None or self.exit_code is not None:
             return hold
+        window_change = self._observe_windows(entries)
         leader = self.election.is_leader
-        self.metrics.leader.set(1 if leader else 0)
+        self.metrics.set_leading(self.options.instance, leader)
         if not leader:
             self._was_leader = False
-            return None
+            return window_change  # followers keep the window gauges right too
         if not self._was_leader:
             self._rebuild()
             self._was_leader = True
@@ -303,7 +318,7 @@ class Controller:
         digests = config_digest(p.cm for p in entries)
         if self._baseline is None:
             self._set_baseline(digests, entries)
-            self.metrics.config_hash.labels(hash=config_hash(digests)[:16]).set(1)
+            self.metrics.set_config_hash(config_hash(digests)[:16])
             log.info(
                 "windows loaded",
                 extra={"configHash": config_hash(digests)[:16], "windows": len(digests)},
@@ -319,8 +334,7 @@ class Controller:
                 "window ConfigMaps changed; a follower adopts them without restarting",
                 extra={"configHashBefore": before, "configHashAfter": after, **change},
             )
-            self.metrics.config_hash.clear()
-            self.metrics.config_hash.labels(hash=after).set(1)
+            self.metrics.set_config_hash(after)
             self._set_baseline(digests, entries)
             return None
         now, settle = self.monotonic(), self.options.config_settle
@@ -408,6 +422,7 @@ class Controller:
             result = plan(windows, nodeset, now, self.policy)
             due = changes(result, nodeset, versions, now, self.policy)
             self._report(due, nodeset)
+            self._observe_holders(result, nodeset, now)
         self._observe(result)
         if not self.writer.apply(self.writer.pending(due)):
             self._wake.set()  # something conflicted: re-plan from fresh state
@@ -420,6 +435,39 @@ class Controller:
         self.metrics.windows_open.set(sum(1 for st in result.windows.values() if st.open))
         self.metrics.under_maintenance.set(sum(1 for n in result.nodes if n.is_under_maintenance))
         self.metrics.in_progress.set(sum(1 for n in result.nodes if n.is_in_progress))
+
+    def _observe_windows(self, entries: list[_Parsed]) -> int | None:
+        """The per-window gauges, on every replica; returns the next window transition."""
+        now = self.now_ns()
+        states = []
+        soonest: int | None = None
+        for p in entries:
+            if not isinstance(p.result, Window):
+                continue
+            st = p.result.state_at(now)
+            nxt = st.closes if st.open else st.opens
+            states.append(
+                (p.cm.namespace, p.cm.name, st.open, math.inf if nxt is None else nxt / 1e9)
+            )
+            change = st.next_change
+            if change is not None and (soonest is None or change < soonest):
+                soonest = change
+        self.metrics.set_windows(states)
+        return soonest
+
+    def _observe_holders(self, result: Plan, nodeset: Any, now: int) -> None:
+        """Since when each node that holds MaintenanceInProgress has held it."""
+        since: dict[str, float] = {}
+        for n in result.nodes:
+            if not n.is_in_progress:
+                continue
+            node = nodeset.get(n.name)
+            cur = None if node is None else node.condition(self.policy.in_progress)
+            at = None
+            if cur is not None and cur.status == "True":
+                at = parse_timestamp(cur.last_transition_time)
+            since[n.name] = (at if at is not None else now) / 1e9
+        self.metrics.set_holders(since)
 
     def _announce_windows(self, result: Plan, windows: list[Window], now: int) -> None:
         """WindowStarted/WindowEnded Events, once per occurrence (see :mod:`.announce`)."""
@@ -459,7 +507,7 @@ class Controller:
                     self.metrics.timeouts.inc()
                     log.warning(
                         "MaintenanceInProgress held too long: revoked (--in-progress-timeout)",
-                        extra={"node": change.name, "message": w.message},
+                        extra={"node": change.name, "conditionMessage": w.message},
                     )
 
     def _departures(self) -> None:

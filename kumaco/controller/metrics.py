@@ -1,44 +1,122 @@
 """Every metric kumaco exports, on a private Prometheus registry.
 
 Contract: :class:`Metrics` owns its own ``CollectorRegistry`` (never the
-global default one, so several controllers in one test process do not mix);
-the controller and the I/O edge update it through its attributes and
-callbacks, :func:`kumaco.cmd.observability.serve_metrics` exposes it.
+global default one, so several controllers in one test process do not mix),
+with the process, platform and garbage-collector collectors of
+``prometheus_client``; the controller and the I/O edge update it through its
+attributes and callbacks (:meth:`Metrics.observe_request` for every API
+request, :meth:`Metrics.watch_restarted` for every watch that ended),
+:func:`kumaco.cmd.observability.serve_metrics` exposes it. The names, labels
+and meanings are listed in README.md (Metrics); alerts on them are in
+kustomize/components/monitoring.
+
+Gauges about the nodes (under maintenance, in progress, conflicts, holders)
+are the leader's: on a follower they stay 0 or empty. Gauges about the
+windows are kept by every replica.
 """
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from collections.abc import Iterable
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    GCCollector,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+)
+
+from kumaco import __version__
+
+WRITE_RESULTS = ("ok", "conflict", "error", "unknown")
+#: client-go's rest_client_request_duration_seconds buckets, up to a minute.
+REQUEST_BUCKETS = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
 
 
 class Metrics:
     """Every metric kumaco exports, on its own registry."""
 
-    def __init__(self) -> None:
+    def __init__(self, version: str = __version__) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
+        ProcessCollector(registry=r)
+        PlatformCollector(registry=r)
+        GCCollector(registry=r)
+        self.build_info = Gauge(
+            "kumaco_build_info", "kumaco's version (always 1).", ["version"], registry=r
+        )
+        self.build_info.labels(version=version).set(1)
         self.windows = Gauge(
             "kumaco_windows", "Window ConfigMaps by validity.", ["state"], registry=r
         )
+        for state in ("valid", "invalid"):
+            self.windows.labels(state=state)
         self.windows_open = Gauge("kumaco_windows_open", "Windows open now.", registry=r)
+        self.window_open = Gauge(
+            "kumaco_window_open",
+            "1 while the window is open, 0 while it is closed (valid windows only).",
+            ["namespace", "window"],
+            registry=r,
+        )
+        self.window_next = Gauge(
+            "kumaco_window_next_transition_timestamp_seconds",
+            "When the window next opens (if closed) or closes (if open), as a Unix time; "
+            "+Inf when no such instant is known (open with no end in sight, or never again).",
+            ["namespace", "window"],
+            registry=r,
+        )
+        self._window_labels: set[tuple[str, str]] = set()
         self.under_maintenance = Gauge(
             "kumaco_nodes_under_maintenance",
-            "Nodes in scope with UnderMaintenance=True (desired).",
+            "Nodes in scope with UnderMaintenance=True (desired; the leader's view).",
             registry=r,
         )
         self.in_progress = Gauge(
             "kumaco_nodes_in_progress",
-            "Nodes in scope with MaintenanceInProgress=True (desired).",
+            "Nodes in scope with MaintenanceInProgress=True (desired; the leader's view).",
             registry=r,
         )
+        self.in_progress_since = Gauge(
+            "kumaco_in_progress_since_timestamp_seconds",
+            "Since when each node holding MaintenanceInProgress has held it, as a Unix time "
+            "(the condition's lastTransitionTime; the leader's view).",
+            ["node"],
+            registry=r,
+        )
+        self._holders: set[str] = set()
         self.nodes = Gauge("kumaco_nodes_in_scope", "Nodes in kumaco's scope.", registry=r)
         self.writes = Counter(
-            "kumaco_condition_writes", "Node status writes by result.", ["result"], registry=r
+            "kumaco_condition_writes",
+            "Node status writes by result: ok, conflict (409: re-read), error (refused, or "
+            "not sent), unknown (timed out or broken after sending: not sent again, re-read).",
+            ["result"],
+            registry=r,
         )
-        self.api_errors = Counter(
-            "kumaco_api_errors",
-            "API errors by verb and HTTP status (0: no answer).",
-            ["verb", "code"],
+        for result in WRITE_RESULTS:
+            self.writes.labels(result=result)
+        self.api_requests = Counter(
+            "kumaco_api_requests",
+            "Requests to the API server by verb, resource and HTTP status (<error>: no answer).",
+            ["verb", "resource", "code"],
+            registry=r,
+        )
+        self.api_duration = Histogram(
+            "kumaco_api_request_duration_seconds",
+            "Time from sending a request to its answer's headers (for a watch: until it "
+            "started streaming).",
+            ["verb", "resource"],
+            buckets=REQUEST_BUCKETS,
+            registry=r,
+        )
+        self.watch_restarts = Counter(
+            "kumaco_watch_restarts",
+            "Watches that ended, by collection and reason: closed (by the server, normal), "
+            "silent (no byte for --watch-silence-timeout: a dead connection), expired (410: "
+            "relisted), error.",
+            ["collection", "reason"],
             registry=r,
         )
         self.events = Counter(
@@ -50,7 +128,21 @@ class Metrics:
             buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
             registry=r,
         )
+        self.heartbeat = Gauge(
+            "kumaco_loop_heartbeat_timestamp_seconds",
+            "When the controller loop last turned, as a Unix time (it turns at least every "
+            "300 s, also on followers).",
+            registry=r,
+        )
         self.leader = Gauge("kumaco_leader", "1 while this replica leads.", registry=r)
+        self.leader_status = Gauge(
+            "leader_election_master_status",
+            "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
+            "backup, 1 indicates master. 'name' is the string used to identify the lease. "
+            "Please make sure to group by name.",
+            ["name"],
+            registry=r,
+        )
         self.conflicts = Gauge(
             "kumaco_condition_conflicts",
             "Conditions on nodes in scope that this instance would change but another kumaco "
@@ -66,5 +158,40 @@ class Metrics:
             "kumaco_config_info", "The config hash in force.", ["hash"], registry=r
         )
 
-    def api_error(self, verb: str, code: int) -> None:
-        self.api_errors.labels(verb=verb, code=str(code)).inc()
+    def observe_request(self, verb: str, resource: str, code: str, seconds: float) -> None:
+        """One API request (the :class:`kumaco.kube.client.Kube` ``observe`` callback)."""
+        self.api_requests.labels(verb=verb, resource=resource, code=code).inc()
+        self.api_duration.labels(verb=verb, resource=resource).observe(seconds)
+
+    def watch_restarted(self, collection: str, reason: str) -> None:
+        """One watch ended (the :class:`kumaco.kube.reflector.Reflector` callback)."""
+        self.watch_restarts.labels(collection=collection, reason=reason).inc()
+
+    def set_leading(self, lease: str, leading: bool) -> None:
+        self.leader.set(1 if leading else 0)
+        self.leader_status.labels(name=lease).set(1 if leading else 0)
+
+    def set_config_hash(self, digest: str) -> None:
+        """Exactly one ``kumaco_config_info`` series: the hash in force."""
+        self.config_hash.clear()
+        self.config_hash.labels(hash=digest).set(1)
+
+    def set_windows(self, states: Iterable[tuple[str, str, bool, float]]) -> None:
+        """Every valid window's (namespace, name, open, next transition); others are removed."""
+        seen: set[tuple[str, str]] = set()
+        for namespace, name, is_open, next_transition in states:
+            seen.add((namespace, name))
+            self.window_open.labels(namespace=namespace, window=name).set(1 if is_open else 0)
+            self.window_next.labels(namespace=namespace, window=name).set(next_transition)
+        for namespace, name in self._window_labels - seen:
+            self.window_open.remove(namespace, name)
+            self.window_next.remove(namespace, name)
+        self._window_labels = seen
+
+    def set_holders(self, since: dict[str, float]) -> None:
+        """The nodes holding MaintenanceInProgress and since when; others are removed."""
+        for node, at in since.items():
+            self.in_progress_since.labels(node=node).set(at)
+        for node in self._holders - since.keys():
+            self.in_progress_since.remove(node)
+        self._holders = set(since)

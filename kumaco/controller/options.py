@@ -31,3 +31,5 @@ class ControllerOptions:
     retry_period: float
     #: After a change of the window ConfigMaps, how long to wait for more before exiting.
     config_settle: float = 2.0
+    #: A watch without a byte (event or bookmark) for this long is dead: resume it.
+    watch_silence: float = 130.0

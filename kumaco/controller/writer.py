@@ -14,10 +14,19 @@ every write landed; when not, the caller plans again from fresh state.
   kured's conditions are never touched), carrying the node's
   ``resourceVersion`` as a precondition: 409 means the node changed since the
   decision -- it is re-read and the decision taken again.
-* Fencing: nothing is sent unless the election grants a write deadline; every
-  attempt checks it again and carries a client and a server-side ``timeout``
-  that end before it. Retries (429, 5xx, no answer) share one policy per
-  batch, bounded by the same deadline.
+* Fencing: nothing is sent unless the election grants a write deadline (the
+  fencing deadline of the Lease term the batch is issued under); every attempt
+  checks it again and carries a client ``timeout`` (the whole request: connect,
+  send, answer) and a server-side ``timeout`` that end at that deadline, and no
+  retry starts or sleeps past it. So a write's total time, retries included,
+  ends before the deadline of the term it was issued under. No write is started
+  with less than :data:`MIN_WRITE_WINDOW` of the term left (:class:`Fenced`: the
+  loop looks again after a retry period, under the next renewal's deadline).
+* Write once: a write is retried only where it cannot have reached the API
+  server (a 429, or no connection at all). A write that timed out, broke after
+  sending, or got a 5xx may have been applied: its outcome is *unknown*. It is
+  never sent again; the node is re-read and the decision taken again on the next
+  pass (``kumaco_condition_writes_total{result="unknown"}``).
 * 404: the node is gone (forgotten). Any other refusal is terminal for exactly
   that write: it is not sent again until the node or the decision changes
   (:meth:`StatusWriter.pending`).
@@ -62,7 +71,14 @@ class Election(Protocol):
 
 
 class Fenced(Exception):
-    """The replica may no longer write: its lease deadline passed."""
+    """The replica may no longer write: its lease deadline passed (or is too close)."""
+
+
+#: A write is not started with less of the lease term left than this: on a healthy API
+#: server the leader renews every retry period and has most of its renew deadline left;
+#: less than this means a slow one, where the write would time out at the deadline with
+#: its outcome unknown (a re-read and a pass wasted). The next renewal is awaited instead.
+MIN_WRITE_WINDOW = 1.0
 
 
 class StatusWriter:
@@ -130,12 +146,15 @@ class StatusWriter:
     def _batch(self, writes: Sequence[NodeChange], store: bool = True) -> bool:
         """Write all, in parallel, fenced; True if every write landed."""
         deadline = self.election.write_deadline()
-        if deadline is None:
+        if deadline is None or deadline - self.monotonic() < MIN_WRITE_WINDOW:
             raise Fenced
         # One retry policy for the batch (a tenacity Retrying keeps per-call state, so the
-        # write threads share it), bounded by the lease deadline.
+        # write threads share it), bounded by the lease deadline; for a PATCH it retries
+        # only what cannot have reached the server.
         retry = retrying(
-            RetryPolicy(deadline=max(0.1, deadline - self.monotonic())), sleep=self._sleep
+            RetryPolicy(deadline=max(0.1, deadline - self.monotonic())),
+            sleep=self._sleep,
+            method="PATCH",
         )
         futures = [self._pool.submit(self._write, w, deadline, retry, store) for w in writes]
         ok = True
@@ -150,7 +169,7 @@ class StatusWriter:
                 key = f"{c.type}={c.status}"
                 summary[key] = summary.get(key, 0) + 1
         log.info(
-            "status writes", extra={"nodes": len(writes), "all_landed": ok, "conditions": summary}
+            "status writes", extra={"nodes": len(writes), "allLanded": ok, "conditions": summary}
         )
         return ok
 
@@ -165,17 +184,23 @@ class StatusWriter:
 
         def once() -> Any:
             remaining = deadline - self.monotonic()
-            if remaining <= 0.05 or self.election.write_deadline() is None:
+            if remaining < MIN_WRITE_WINDOW or self.election.write_deadline() is None:
                 raise Fenced
             t = min(remaining, self.kube.timeout)
-            query = {"fieldManager": self.field_manager, "timeout": f"{max(1, int(t))}s"}
+            # The server gives up at the same time as the client (in milliseconds:
+            # a whole-second value could outlive a deadline less than a second away).
+            query = {"fieldManager": self.field_manager, "timeout": f"{int(t * 1000)}ms"}
             return self.kube.request_raw("PATCH", path, query, body, STRATEGIC_MERGE, timeout=t)
 
         try:
             answer = retry(once)
         except ApiError as exc:
+            if exc.status >= 500:
+                return self._unknown(w, exc)
             return self._failed(w, exc)
         except TransportError as exc:
+            if exc.sent:
+                return self._unknown(w, exc)
             self.metrics.writes.labels(result="error").inc()
             log.warning("status write failed", extra={"node": w.name, "error": error_text(exc)})
             return False
@@ -196,12 +221,27 @@ class StatusWriter:
         log.log(level, "conditions written", extra={"node": w.name, "conditions": conditions})
         return True
 
+    def _reread(self, name: str) -> None:
+        """Replace the stored node with the server's (best effort: the next pass tries again)."""
+        with contextlib.suppress(ApiError, TransportError):
+            self.store.put(self.kube.request("GET", f"/api/v1/nodes/{name}"))
+
+    def _unknown(self, w: NodeChange, exc: Exception) -> bool:
+        """A write that may have been applied: never sent again; re-read, decide again."""
+        self.metrics.writes.labels(result="unknown").inc()
+        log.warning(
+            "status write outcome unknown (it may have been applied): not sent again; "
+            "re-reading the node",
+            extra={"node": w.name, "error": error_text(exc)},
+        )
+        self._reread(w.name)
+        return False
+
     def _failed(self, w: NodeChange, exc: ApiError) -> bool:
         if exc.status == 409:
             self.metrics.writes.labels(result="conflict").inc()
             log.info("status write conflicted; re-reading the node", extra={"node": w.name})
-            with contextlib.suppress(ApiError, TransportError):
-                self.store.put(self.kube.request("GET", f"/api/v1/nodes/{w.name}"))
+            self._reread(w.name)
             return False
         if exc.status == 404:
             self.store.forget(w.name)

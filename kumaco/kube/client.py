@@ -2,64 +2,94 @@
 
 Contract
 --------
-* :class:`Kube` uses the official client for what it is best at -- the
-  ``Configuration`` it loaded (:mod:`kumaco.kube.config`), authentication
-  (client certificates, bearer tokens refreshed as they rotate, exec plugins)
-  -- and sends raw JSON. The generated models are never built: a 5,000-node
-  LIST decoded into models costs seconds and hundreds of MB, as raw dicts
-  trimmed at once it costs a fraction (see docs/benchmarks.md).
-* :meth:`Kube.request` retries per :func:`kumaco.kube.retry.retrying`;
+* :class:`Kube` sends requests through the official client's urllib3 pool
+  (``kubernetes.client.rest.RESTClientObject(...).pool_manager``): TLS (CA, client
+  certificate, verification, ``tls-server-name``), proxies (``http``, ``https`` and,
+  with PySocks, ``socks5`` -- IPv6 hosts bracketed in CONNECT) and authentication
+  (bearer tokens refreshed through the Configuration's own hook, exec plugins) are
+  the library's. Which proxy is client-go's decision (:mod:`kumaco.kube.proxy`):
+  kubeconfig ``proxy-url``, else ``HTTPS_PROXY`` with Go's ``NO_PROXY`` rules.
+  Bodies are raw JSON bytes; the generated models are never built (a 5,000-node
+  LIST decoded into models costs seconds and hundreds of MB).
+* urllib3 never retries (``retries=False``). A failure without an answer is a
+  :class:`~kumaco.kube.errors.TransportError` that says whether the request may
+  have reached the server (``sent``) and whether the connection fell silent
+  (``silent``). After a connection was silent for :data:`DEAD_AFTER` seconds or
+  more (a watch past its silence bound, a request past a long enough timeout) every
+  idle pooled connection is closed too -- they most likely share its dead path -- so
+  the next request opens a fresh one. A shorter timeout (a write cut short by its
+  fencing deadline on a slow network) proves nothing about the path: the pool is kept.
+* :meth:`Kube.request` retries per :func:`kumaco.kube.retry.retrying` for its
+  method: a write is never sent twice once it may have reached the server.
   :meth:`Kube.request_raw` never retries (the caller's write decides).
+* ``timeout`` bounds a request's total time (connect, send, answer).
 * :meth:`Kube.watch` streams events from a resourceVersion and raises
-  :class:`~kumaco.kube.errors.Expired` on 410.
+  :class:`~kumaco.kube.errors.Expired` on 410; when no byte arrives for
+  ``silence`` seconds (bookmarks come every minute) it raises a silent
+  :class:`~kumaco.kube.errors.TransportError`, and the caller resumes.
 * Every request carries the user agent given at construction
-  (``kumaco/<version> (<identity>)``), so audit logs name the replica.
+  (``kumaco/<version> (<identity>)``), so audit logs name the replica, and the
+  impersonation headers (one ``Impersonate-Group`` header per group).
+* ``observe(verb, resource, code, seconds)`` is called once per request with
+  the Kubernetes verb (GET, LIST, WATCH, POST, PUT, PATCH, DELETE), the resource
+  (``nodes``, ``nodes/status``, ``leases`` ...), the HTTP status (``<error>``
+  when there was none) and the time until the answer's headers.
 """
 
 from __future__ import annotations
 
-import http.client
+import contextlib
+import copy
 import json
 import logging
-import ssl
-import threading
+import os
+import queue
+import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
+import urllib3
 from kubernetes import client as k8s_client
+from kubernetes.utils.keepalive import tcp_keepalive_socket_options
+from urllib3.exceptions import (
+    ClosedPoolError,
+    ConnectTimeoutError,
+    EmptyPoolError,
+    HTTPError,
+    LocationParseError,
+    NewConnectionError,
+    ProxyError,
+    ReadTimeoutError,
+)
 
 from kumaco.core.errors import error_text
 from kumaco.kube.errors import ApiError, Expired, TransportError, api_error
+from kumaco.kube.proxy import choose_proxy
 from kumaco.kube.retry import RetryPolicy, retrying
 from kumaco.kube.wire import JSON
 
 log = logging.getLogger("kumaco.kube")
 
+#: Connecting (TCP, proxy tunnel) may take at most this long, whatever the request's timeout.
+CONNECT_TIMEOUT = 10.0
+#: Failures raised before a byte of the request was written: safe to retry for any method.
+#: (NameResolutionError is a NewConnectionError; ProxyError: the tunnel was refused.)
+NOT_SENT: tuple[type[BaseException], ...] = (
+    ConnectTimeoutError,
+    NewConnectionError,
+    ProxyError,
+    EmptyPoolError,
+    ClosedPoolError,
+    LocationParseError,
+)
 
-class _Connection(http.client.HTTPSConnection):
-    """An HTTPS connection that may present another TLS server name (``tls-server-name``)."""
+#: No byte for this long on a request means its path may be dead (a healthy API server
+#: answers a small request in milliseconds; big answers stream): drop idle connections.
+DEAD_AFTER = 5.0
 
-    def __init__(
-        self,
-        host: str,
-        port: int,
-        *,
-        timeout: float,
-        context: ssl.SSLContext,
-        server_name: str | None = None,
-    ) -> None:
-        super().__init__(host, port, timeout=timeout, context=context)
-        self._tls = context
-        self._server_name = server_name
-
-    def connect(self) -> None:
-        if not self._server_name:
-            super().connect()
-            return
-        http.client.HTTPConnection.connect(self)
-        self.sock = self._tls.wrap_socket(self.sock, server_hostname=self._server_name)
+Observe = Callable[[str, str, str, float], None]
 
 
 @dataclass
@@ -67,124 +97,42 @@ class Response:
     """An answer: status, headers, and either the whole body or the open stream."""
 
     status: int
-    headers: http.client.HTTPMessage
+    headers: Mapping[str, str]
     data: bytes = b""
-    stream: http.client.HTTPResponse | None = None
-    conn: http.client.HTTPConnection | None = None
+    stream: urllib3.BaseHTTPResponse | None = None
 
     def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
+        """Close the stream's connection for good (a watch is never handed back half-read)."""
+        if self.stream is not None:
+            self.stream.close()
+            self.stream.release_conn()
 
 
-class Transport:
-    """Keep-alive connections to the API server, one per thread, set up from the Configuration.
-
-    The generated client's urllib3 pool costs about twice the CPU per request of
-    a plain ``http.client`` connection (measured per status write: 0.86 ms through
-    urllib3, 0.42 ms through this class, 0.37 ms for bare ``http.client``); on a
-    small control plane every client millisecond is taken from kube-apiserver and
-    etcd. TLS settings (CA, client certificate, verification, server name) and an
-    HTTPS proxy come from the Configuration the official client loaded, so every
-    kubeconfig it understands works here too.
-    """
-
-    def __init__(self, cfg: k8s_client.Configuration) -> None:
-        url = urllib.parse.urlsplit(cfg.host)
-        self.https = url.scheme == "https"
-        self.host = url.hostname or "localhost"
-        self.port = url.port or (443 if self.https else 80)
-        self.base_path = url.path.rstrip("/")
-        self.server_name = getattr(cfg, "tls_server_name", None) or None
-        self.context: ssl.SSLContext | None = None
-        if self.https:
-            if cfg.verify_ssl:
-                self.context = ssl.create_default_context(cafile=cfg.ssl_ca_cert or None)
-                if cfg.assert_hostname is False:
-                    self.context.check_hostname = False
-            else:
-                self.context = ssl._create_unverified_context()  # noqa: S323 - the kubeconfig asked for it
-            if cfg.cert_file:
-                self.context.load_cert_chain(cfg.cert_file, cfg.key_file)
-        self.proxy = urllib.parse.urlsplit(cfg.proxy) if cfg.proxy else None
-        self.proxy_headers = dict(cfg.proxy_headers or {})
-        self._local = threading.local()
-
-    def _new(self, timeout: float) -> http.client.HTTPConnection:
-        host, port = self.host, self.port
-        if self.proxy is not None:
-            host, port = self.proxy.hostname or "localhost", self.proxy.port or 3128
-        conn: http.client.HTTPConnection
-        if self.context is not None:
-            conn = _Connection(
-                host, port, timeout=timeout, context=self.context, server_name=self.server_name
-            )
-        else:
-            conn = http.client.HTTPConnection(host, port, timeout=timeout)
-        if self.proxy is not None:
-            conn.set_tunnel(self.host, self.port, headers=self.proxy_headers)
-        return conn
-
-    def send(
-        self,
-        method: str,
-        target: str,
-        headers: Mapping[str, str],
-        body: bytes | None,
-        timeout: float,
-        stream: bool,
-        repeated: Sequence[tuple[str, str]] = (),
-    ) -> Response:
-        """One request; a stale kept-alive connection is replaced once, transparently.
-
-        ``repeated``: headers sent once per value (``Impersonate-Group``).
-        """
-        path = self.base_path + target
-        for attempt in (0, 1):
-            conn = None if stream else getattr(self._local, "conn", None)
-            fresh = conn is None
-            if conn is None:
-                conn = self._new(timeout)
-            try:
-                conn.timeout = timeout
-                if conn.sock is not None:
-                    conn.sock.settimeout(timeout)
-                if repeated:
-                    conn.putrequest(method, path)
-                    for name, value in (*headers.items(), *repeated):
-                        conn.putheader(name, value)
-                    if body is not None:
-                        conn.putheader("Content-Length", str(len(body)))
-                    conn.endheaders(body)
-                else:
-                    conn.request(method, path, body=body, headers=dict(headers))
-                resp = conn.getresponse()
-            except (OSError, http.client.HTTPException):
-                conn.close()
-                if not stream:
-                    self._local.conn = None
-                if fresh or attempt == 1:
-                    raise
-                continue  # the server closed an idle connection: once more on a new one
-            if stream:
-                return Response(resp.status, resp.headers, stream=resp, conn=conn)
-            try:
-                data = resp.read()
-            except (OSError, http.client.HTTPException):
-                conn.close()
-                self._local.conn = None
-                raise
-            if resp.will_close:
-                conn.close()
-                self._local.conn = None
-            else:
-                self._local.conn = conn
-            return Response(resp.status, resp.headers, data)
-        raise AssertionError("unreachable")
+def describe(method: str, path: str, query: Mapping[str, str] | None) -> tuple[str, str]:
+    """The Kubernetes verb and resource of a request (``("PATCH", "nodes/status")``)."""
+    segments = [s for s in path.split("/") if s]
+    if segments[:1] == ["api"]:
+        rest = segments[2:]
+    elif segments[:1] == ["apis"]:
+        rest = segments[3:]
+    else:
+        return method, ""
+    if len(rest) > 2 and rest[0] == "namespaces":
+        rest = rest[2:]
+    resource = rest[0] if rest else ""
+    if len(rest) >= 3:
+        resource += "/" + rest[2]
+    verb = method
+    if method == "GET":
+        if (query or {}).get("watch") in ("true", "1"):
+            verb = "WATCH"
+        elif len(rest) == 1:
+            verb = "LIST"
+    return verb, resource
 
 
 class Kube:
-    """Raw-JSON access to the API server, with the official client's configuration and auth."""
+    """Raw-JSON access to the API server through the official client's urllib3 pool."""
 
     def __init__(
         self,
@@ -192,46 +140,94 @@ class Kube:
         user_agent: str,
         *,
         retry: RetryPolicy | None = None,
-        on_error: Callable[[str, int], None] | None = None,
+        observe: Observe | None = None,
         timeout: float = 30.0,
         impersonate: str | None = None,
         impersonate_groups: Sequence[str] = (),
+        pool_size: int = 16,
+        env: Mapping[str, str] | None = None,
     ) -> None:
-        self.api = k8s_client.ApiClient(configuration)
-        if impersonate:
-            self.api.default_headers["Impersonate-User"] = impersonate
-        self.repeated = tuple(("Impersonate-Group", g) for g in impersonate_groups)
-        self.api.user_agent = user_agent
-        self.transport = Transport(configuration)
+        self.configuration = configuration
         self.user_agent = user_agent
         self.retry = retry or RetryPolicy()
-        self._on_error = on_error
+        self._observe = observe
         self.timeout = timeout
+        self.headers = urllib3.HTTPHeaderDict({"User-Agent": user_agent, "Accept": JSON})
+        if impersonate:
+            self.headers["Impersonate-User"] = impersonate
+        for group in impersonate_groups:
+            self.headers.add("Impersonate-Group", group)
+        self.proxy = choose_proxy(
+            configuration.host, configuration.proxy or None, os.environ if env is None else env
+        )
+        cfg = copy.copy(configuration)  # shallow: shares the token and its refresh hook
+        proxy = self.proxy.proxy
+        if proxy is not None and proxy.startswith("socks5://"):
+            proxy = "socks5h://" + proxy[len("socks5://") :]  # Go resolves names at the proxy
+        cfg.proxy = proxy
+        cfg.no_proxy = None
+        cfg.proxy_headers = None
+        if proxy is not None and not proxy.startswith("socks"):
+            u = urllib.parse.urlsplit(proxy)
+            if u.username is not None:
+                # urllib3 ignores user:password in a proxy URL; Go sends them as Basic auth.
+                user, password = u.username, u.password or ""
+                auth = f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}"
+                cfg.proxy_headers = urllib3.make_headers(proxy_basic_auth=auth)
+        cfg.retries = False
+        cfg.connection_pool_maxsize = pool_size
+        cfg.socket_options = tcp_keepalive_socket_options()  # + urllib3's (TCP_NODELAY)
+        self._manager = k8s_client.rest.RESTClientObject(cfg).pool_manager
+        base = urllib.parse.urlsplit(configuration.host)
+        self._origin = f"{base.scheme}://{base.netloc}"
+        self._prefix = base.path.rstrip("/")
+        # One pool for the API server, used directly (no per-request URL and pool-key work),
+        # except for plain http through a forwarding proxy, where the manager adds the
+        # proxy's headers and absolute URLs.
+        self._forwarding = base.scheme == "http" and proxy is not None and "socks" not in proxy
+        self._pool = self._manager.connection_from_url(configuration.host)
 
     def close(self) -> None:
-        self.api.close()
+        self._manager.clear()
 
     # ------------------------------------------------------------------ requests
 
-    def _prepare(
-        self, method: str, path: str, query: Mapping[str, str] | None
-    ) -> tuple[str, dict[str, str]]:
-        """URL and headers of one request: the client's default headers (user agent) and auth.
+    def _headers(self) -> urllib3.HTTPHeaderDict:
+        """The default headers (user agent, impersonation) and auth, fresh for each request.
 
-        What the generated client's ``param_serialize`` gives for a path without
-        templates, without its generic serialisation on every call.
-        ``auth_settings()`` still runs each time, so a rotated token (in-cluster,
-        exec plugins) is refreshed by the client's own hook.
+        ``auth_settings()`` runs each time, so a rotated token (in-cluster, exec
+        plugins) is refreshed by the client's own hook.
         """
-        cfg = self.api.configuration
-        headers = dict(self.api.default_headers)
-        for auth in cfg.auth_settings().values():
+        headers = self.headers.copy()
+        settings = cast(Mapping[str, Mapping[str, Any]], self.configuration.auth_settings())
+        for auth in settings.values():
             if auth["in"] == "header" and auth["value"]:
-                headers[auth["key"]] = auth["value"]
-        target = path
-        if query:
-            target += "?" + urllib.parse.urlencode(query)
-        return target, headers
+                headers[str(auth["key"])] = str(auth["value"])
+        return headers
+
+    def _urlopen(
+        self,
+        method: str,
+        target: str,
+        headers: urllib3.HTTPHeaderDict,
+        body: bytes | None,
+        timeout: urllib3.Timeout,
+        stream: bool,
+    ) -> urllib3.BaseHTTPResponse:
+        url = self._prefix + target
+        common: dict[str, Any] = {
+            "body": body,
+            "headers": headers,
+            "retries": False,
+            "redirect": False,
+            "timeout": timeout,
+            "preload_content": not stream,
+        }
+        if self._forwarding:
+            return self._manager.urlopen(method, self._origin + url, **common)
+        return self._pool.urlopen(
+            method, url, release_conn=not stream, assert_same_host=False, **common
+        )
 
     def _send(
         self,
@@ -241,10 +237,10 @@ class Kube:
         body: Any = None,
         content_type: str = JSON,
         timeout: float | None = None,
-        stream: bool = False,
+        silence: float | None = None,
     ) -> Response:
-        target, headers = self._prepare(method, path, query)
-        headers["Accept"] = JSON
+        """One request; ``silence`` makes it a stream whose reads time out after that long."""
+        headers = self._headers()
         data = None
         if body is not None:
             data = (
@@ -253,28 +249,66 @@ class Kube:
                 else json.dumps(body, separators=(",", ":")).encode()
             )
             headers["Content-Type"] = content_type
-        t = timeout if timeout is not None else self.timeout
+        target = path + ("?" + urllib.parse.urlencode(query) if query else "")
+        stream = silence is not None
+        if silence is not None:
+            limits = urllib3.Timeout(connect=min(CONNECT_TIMEOUT, silence), read=silence)
+        else:
+            t = timeout if timeout is not None else self.timeout
+            limits = urllib3.Timeout(connect=min(CONNECT_TIMEOUT, t), total=t)
+        verb, resource = describe(method, path, query)
+        started = time.monotonic()
         try:
-            resp = self.transport.send(method, target, headers, data, t, stream, self.repeated)
-        except (OSError, http.client.HTTPException) as exc:
-            self._count(method, 0)
-            raise TransportError(f"{method} {path}: {exc}") from exc
-        if resp.status >= 300:
-            raw = resp.data
-            if resp.stream is not None:
+            raw = self._urlopen(method, target, headers, data, limits, stream)
+        except NOT_SENT as exc:
+            self._count(verb, resource, "<error>", started)
+            raise TransportError(f"{method} {path}: {exc}", sent=False) from exc
+        except (HTTPError, OSError) as exc:
+            self._count(verb, resource, "<error>", started)
+            silent = isinstance(exc, ReadTimeoutError)
+            if silent and time.monotonic() - started >= DEAD_AFTER:
+                self.drop_idle_connections()
+            raise TransportError(f"{method} {path}: {exc}", silent=silent) from exc
+        self._count(verb, resource, str(raw.status), started)
+        resp = Response(raw.status, raw.headers, raw.data if not stream else b"")
+        if stream:
+            resp.stream = raw
+        if raw.status >= 300:
+            payload = resp.data
+            if stream:
                 try:
-                    raw = resp.stream.read()
-                except (OSError, http.client.HTTPException) as exc:
+                    payload = raw.read()
+                except (HTTPError, OSError) as exc:
                     raise TransportError(f"{method} {path}: {exc}") from exc
                 finally:
                     resp.close()
-            self._count(method, resp.status)
-            raise api_error(resp.status, raw, resp.headers)
+            raise api_error(raw.status, payload, raw.headers)
         return resp
 
-    def _count(self, verb: str, status: int) -> None:
-        if self._on_error is not None:
-            self._on_error(verb, status)
+    def drop_idle_connections(self) -> None:
+        """Close every idle pooled connection; the next request opens a fresh one.
+
+        Called when a connection fell silent: the others were opened over the same
+        path and may be just as dead, and a request on a dead connection costs a
+        whole timeout. (The pool's own check only notices connections the peer closed.)
+        """
+        slots: list[Any] = []
+        pool_queue = self._pool.pool
+        if pool_queue is None:
+            return
+        with contextlib.suppress(queue.Empty):
+            while True:
+                slots.append(pool_queue.get(block=False))
+        for conn in slots:
+            if conn is not None:
+                conn.close()  # reconnects on its next use
+        for conn in slots:
+            with contextlib.suppress(queue.Full):
+                pool_queue.put(conn, block=False)
+
+    def _count(self, verb: str, resource: str, code: str, started: float) -> None:
+        if self._observe is not None:
+            self._observe(verb, resource, code, time.monotonic() - started)
 
     def request(
         self,
@@ -289,8 +323,9 @@ class Kube:
     ) -> Any:
         """One request, decoded JSON answer; retried per :func:`retrying` unless ``retry=False``.
 
-        ``shrink`` may cut what the caller never reads out of the raw answer
-        before it is decoded (e.g. the image lists of Nodes).
+        A write is retried only where it cannot have reached the server (see
+        :mod:`kumaco.kube.retry`). ``shrink`` may cut what the caller never reads
+        out of the raw answer before it is decoded (e.g. the image lists of Nodes).
         """
 
         def once() -> Any:
@@ -301,7 +336,7 @@ class Kube:
 
         if not retry:
             return once()
-        return retrying(self.retry, on_retry=self._log_retry(method, path))(once)
+        return retrying(self.retry, on_retry=self._log_retry(method, path), method=method)(once)
 
     def request_raw(
         self,
@@ -324,7 +359,7 @@ class Kube:
                     "verb": method,
                     "path": path,
                     "error": error_text(exc),
-                    "retry_in_s": round(delay, 2),
+                    "retryInSeconds": round(delay, 2),
                 },
             )
 
@@ -372,12 +407,17 @@ class Kube:
         timeout_seconds: int = 300,
         known: Callable[[bytes], str | None] | None = None,
         shrink: Callable[[bytes], bytes] | None = None,
+        silence: float = 130.0,
     ) -> Iterator[dict[str, Any]]:
         """Stream watch events from ``resource_version``; raises :class:`Expired` on 410.
 
-        ``known`` may recognise an event from its raw bytes without decoding it
-        (e.g. the echo of kumaco's own write) and return its resourceVersion:
-        such events are yielded as ``{"type": "KNOWN", "resourceVersion": rv}``.
+        Bookmarks are requested (the API server sends one about every minute), so
+        ``silence`` seconds without a byte mean the connection is dead: a
+        :class:`TransportError` with ``silent`` set is raised and the caller resumes
+        from its last resourceVersion. ``known`` may recognise an event from its raw
+        bytes without decoding it (e.g. the echo of kumaco's own write) and return
+        its resourceVersion: such events are yielded as
+        ``{"type": "KNOWN", "resourceVersion": rv}``.
         """
         query = {
             "watch": "true",
@@ -388,7 +428,7 @@ class Kube:
         if label_selector:
             query["labelSelector"] = label_selector
         try:
-            resp = self._send("GET", path, query, timeout=timeout_seconds + 30, stream=True)
+            resp = self._send("GET", path, query, silence=silence)
         except ApiError as exc:
             if exc.status == 410:
                 raise Expired(exc.message) from exc
@@ -411,14 +451,18 @@ class Kube:
                         status = event.get("object") or {}
                         if status.get("code") == 410:
                             raise Expired(str(status.get("message", "")))
-                        self._count("WATCH", int(status.get("code") or 0))
                         raise ApiError(
                             int(status.get("code") or 500),
                             str(status.get("reason", "")),
                             str(status.get("message", "")),
                         )
                     yield event
-        except (OSError, http.client.HTTPException, ValueError) as exc:
+        except ReadTimeoutError as exc:
+            self.drop_idle_connections()
+            raise TransportError(
+                f"watch {path}: no byte for {silence:g}s: the connection is dead", silent=True
+            ) from exc
+        except (HTTPError, OSError, ValueError) as exc:
             raise TransportError(f"watch {path}: {exc}") from exc
         finally:
             resp.close()

@@ -1,8 +1,12 @@
 """Where kumaco's credentials and default namespace come from.
 
 Contract: :func:`load_configuration` gives the official client's
-``Configuration`` for ``--kubeconfig`` if given; else in-cluster (the pod's
-service account); else the default kubeconfig, as kubectl. :func:`own_namespace`
+``Configuration`` from the first of, in kubectl's and controller-runtime's order:
+``--kubeconfig``; the files named by ``$KUBECONFIG`` (merged as kubectl merges);
+in-cluster (the pod's service account); ``~/.kube/config``. The Configuration
+never picks a proxy from the environment itself (:mod:`kumaco.kube.proxy` decides,
+with client-go's rules); a kubeconfig ``proxy-url`` is kept in ``.proxy``.
+:func:`own_namespace`
 is the pod's namespace (``POD_NAMESPACE`` or the service-account file).
 :func:`context_namespace` and :func:`default_namespace` tell which namespace a
 ``kubectl kumaco`` command means when none is given, as kubectl decides (the
@@ -26,25 +30,44 @@ SA_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespac
 DEFAULT_NAMESPACE = "default"
 
 
+def credential_source(kubeconfig: str | None, env: Mapping[str, str]) -> str | None:
+    """Where credentials come from: a kubeconfig path list, or None for in-cluster-else-default.
+
+    ``--kubeconfig`` wins, then ``$KUBECONFIG`` (a ``:``-separated list); None means
+    "in-cluster if this is a pod, else ``~/.kube/config``".
+    """
+    if kubeconfig:
+        return kubeconfig
+    listed = [p for p in env.get("KUBECONFIG", "").split(os.pathsep) if p]
+    return os.pathsep.join(listed) if listed else None
+
+
 def load_configuration(
-    kubeconfig: str | None, context: str | None = None
+    kubeconfig: str | None, context: str | None = None, env: Mapping[str, str] | None = None
 ) -> k8s_client.Configuration:
-    """``--kubeconfig`` if given; else in-cluster; else the default kubeconfig (as kubectl)."""
+    """``--kubeconfig``; else ``$KUBECONFIG``; else in-cluster; else ``~/.kube/config``."""
     # Imported here: the offline commands read this module's namespace helpers without
     # ever loading the Kubernetes client.
     from kubernetes import client as k8s_client  # noqa: PLC0415
     from kubernetes import config as k8s_config  # noqa: PLC0415
 
-    cfg = k8s_client.Configuration()
-    if kubeconfig:
-        k8s_config.load_kube_config(
-            config_file=kubeconfig, context=context, client_configuration=cfg
-        )
+    env = os.environ if env is None else env
+    # proxy="" and no_proxy="": the library must not read the proxy environment itself
+    # (it would with urllib's rules, which differ from client-go's).
+    cfg = k8s_client.Configuration(proxy="", no_proxy="")
+    files = credential_source(kubeconfig, env)
+    if files is not None:
+        k8s_config.load_kube_config(config_file=files, context=context, client_configuration=cfg)
         return cfg
     try:
         k8s_config.load_incluster_config(client_configuration=cfg)
     except k8s_config.ConfigException:
-        k8s_config.load_kube_config(context=context, client_configuration=cfg)
+        home = Path(env.get("HOME") or Path.home())
+        k8s_config.load_kube_config(
+            config_file=str(home / ".kube" / "config"),
+            context=context,
+            client_configuration=cfg,
+        )
     return cfg
 
 
@@ -105,12 +128,12 @@ def default_namespace(
 ) -> tuple[str | None, str]:
     """The context name and the namespace to use when none is given, as kubectl decides.
 
-    Without ``--kubeconfig``, inside a pod (where :func:`load_configuration`
-    uses the service account) it is the pod's namespace; otherwise the
-    kubeconfig context's namespace; else ``default``.
+    Without ``--kubeconfig`` and ``$KUBECONFIG``, inside a pod (where
+    :func:`load_configuration` uses the service account) it is the pod's
+    namespace; otherwise the kubeconfig context's namespace; else ``default``.
     """
     env = os.environ if env is None else env
-    if not kubeconfig and env.get("KUBERNETES_SERVICE_HOST"):
+    if credential_source(kubeconfig, env) is None and env.get("KUBERNETES_SERVICE_HOST"):
         own = own_namespace(env)
         if own:
             return None, own

@@ -2,7 +2,9 @@
 
 Contract: :class:`ApiError` is an answer with an error status (its ``status``,
 ``reason``, ``message`` and ``Retry-After``); :class:`TransportError` is no
-answer at all (connection refused or reset, TLS failure, timeout);
+answer at all (connection refused or reset, TLS failure, timeout), saying whether
+the request may have reached the server (``sent``) and whether the connection
+fell silent (``silent``: a read timeout);
 :class:`Expired` is a watch whose resourceVersion is too old (410): relist.
 :func:`api_error` builds an :class:`ApiError` from a response's status, body
 and headers.
@@ -37,7 +39,19 @@ class ApiError(Exception):
 
 
 class TransportError(Exception):
-    """No answer: connection refused or reset, TLS failure, timeout."""
+    """No answer: connection refused or reset, TLS failure, timeout.
+
+    ``sent``: the request's bytes may have reached the server, so a write may have
+    been applied (its outcome is unknown): it must not be sent again. False only
+    when the failure happened before anything was written (no connection, the
+    proxy refused the tunnel). ``silent``: no byte came back within the read
+    timeout (a dead or blackholed connection).
+    """
+
+    def __init__(self, message: str, *, sent: bool = True, silent: bool = False) -> None:
+        super().__init__(message)
+        self.sent = sent
+        self.silent = silent
 
 
 class Expired(Exception):

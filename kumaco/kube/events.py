@@ -15,7 +15,11 @@ any Event back:
   start in its name, so a new leader re-announcing an occurrence the old
   leader already announced finds the name taken and stays silent.
 
-Events are best effort: a failure is logged and counted, never raised.
+Events are best effort: a failure is logged and counted, never raised. Their
+POST and PATCH go through :meth:`~kumaco.kube.client.Kube.request`, which retries a
+write only where it cannot have reached the API server (no connection, 429): an
+Event whose answer was lost is not sent again -- a re-sent aggregation PATCH would
+count one occurrence twice, a re-sent POST would turn into an aggregation.
 Events expire with the API server's ``--event-ttl`` (1h by default); after
 that a repeat starts a new Event.
 """

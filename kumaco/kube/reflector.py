@@ -2,8 +2,12 @@
 
 Contract: :class:`Reflector` does a paginated LIST, then WATCHes from its
 resourceVersion with bookmarks; a watch that ends is resumed from the last
-resourceVersion (no LIST), an expired one (410) is relisted; other failures
-back off (five in a row start again from a fresh LIST). Events only update a
+resourceVersion (no LIST), an expired one (410) is relisted; a watch silent for
+``silence`` seconds (no event, no bookmark: the API server sends a bookmark
+about every minute, so the connection is dead) is dropped and resumed at once
+from the last resourceVersion; other failures back off (five in a row start
+again from a fresh LIST). ``on_restart(collection, reason)`` is told why each
+watch ended (``closed``, ``silent``, ``expired``, ``error``). Events only update a
 sink (a store) -- which wakes the controller; the controller recomputes from
 the full state (level-triggered).
 """
@@ -13,6 +17,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from kumaco.core.errors import error_text
@@ -43,6 +48,8 @@ class Reflector:
         watch_timeout: tuple[int, int] = (300, 600),
         rng: random.Random | None = None,
         page_size: int = 250,
+        silence: float = 130.0,
+        on_restart: Callable[[str, str], None] = lambda _collection, _reason: None,
     ) -> None:
         self.kube = kube
         self.path = path
@@ -54,6 +61,8 @@ class Reflector:
         self.rng = rng or random.Random()
         self.resource_version: str | None = None
         self.page_size = page_size
+        self.silence = silence
+        self.on_restart = on_restart
         self.relists = 0
         self.thread = threading.Thread(target=self.run, name=f"reflector-{name}", daemon=True)
 
@@ -81,12 +90,16 @@ class Reflector:
                     self._relist()
                     log.info(
                         "listed",
-                        extra={"collection": self.name, "resource_version": self.resource_version},
+                        extra={"collection": self.name, "resourceVersion": self.resource_version},
                     )
                 assert self.resource_version is not None
                 timeout = self.rng.randint(*self.watch_timeout)
                 for event in self.kube.watch(
-                    self.path, self.resource_version, self.label_selector, timeout
+                    self.path,
+                    self.resource_version,
+                    self.label_selector,
+                    timeout,
+                    silence=self.silence,
                 ):
                     failures = 0
                     obj = event.get("object") or {}
@@ -98,25 +111,46 @@ class Reflector:
                         self.resource_version = rv
                     if self.stop.is_set():
                         return
+                self.on_restart(self.name, "closed")
             except Expired as exc:
+                self.on_restart(self.name, "expired")
                 log.info(
                     "watch expired; relisting",
                     extra={"collection": self.name, "error": error_text(exc)},
                 )
                 self.resource_version = None
-            except (ApiError, TransportError, ValueError) as exc:
-                failures += 1
-                delay = min(30.0, 0.2 * 2 ** min(failures, 8)) * (0.5 + self.rng.random())
-                if isinstance(exc, ApiError) and exc.retry_after is not None:
-                    delay = min(exc.retry_after, MAX_RETRY_AFTER)
+            except TransportError as exc:
+                if not exc.silent or self.resource_version is None:
+                    failures = self._failed(exc, failures)
+                    continue
+                self.on_restart(self.name, "silent")
                 log.warning(
-                    "watch failed; retrying",
+                    "watch silent: the connection is dead; resuming on a new one",
                     extra={
                         "collection": self.name,
-                        "error": error_text(exc),
-                        "retry_in_s": round(delay, 2),
+                        "silenceSeconds": self.silence,
+                        "resourceVersion": self.resource_version,
                     },
                 )
-                if failures >= 5:
-                    self.resource_version = None  # something is off: start again from a fresh LIST
-                self.stop.wait(delay)
+            except (ApiError, ValueError) as exc:
+                failures = self._failed(exc, failures)
+
+    def _failed(self, exc: Exception, failures: int) -> int:
+        """Back off after a failed LIST or watch; returns the failures in a row."""
+        self.on_restart(self.name, "error")
+        failures += 1
+        delay = min(30.0, 0.2 * 2 ** min(failures, 8)) * (0.5 + self.rng.random())
+        if isinstance(exc, ApiError) and exc.retry_after is not None:
+            delay = min(exc.retry_after, MAX_RETRY_AFTER)
+        log.warning(
+            "watch failed; retrying",
+            extra={
+                "collection": self.name,
+                "error": error_text(exc),
+                "retryInSeconds": round(delay, 2),
+            },
+        )
+        if failures >= 5:
+            self.resource_version = None  # something is off: start again from a fresh LIST
+        self.stop.wait(delay)
+        return failures

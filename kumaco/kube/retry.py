@@ -1,11 +1,21 @@
 """The one retry policy of kumaco's I/O edge, built on tenacity.
 
-Contract: :func:`retrying` retries 429, 5xx and transport errors with
-exponential backoff and jitter, honouring ``Retry-After`` (capped at
-:data:`MAX_RETRY_AFTER`); 409 and every other 4xx are raised at once (409
-means: re-read and decide again). Bounded by attempts and by a deadline.
-Callers decide what may be retried at all: a non-idempotent write is only
-handed to it where a retry cannot double it.
+Contract: :func:`retrying` retries with exponential backoff and jitter,
+honouring ``Retry-After`` (capped at :data:`MAX_RETRY_AFTER`), bounded by
+attempts and by a deadline: no attempt starts after the deadline, and no
+backoff sleeps past it. What is retried depends on the request's method
+(:func:`is_retryable`):
+
+* a read (``GET``, ``HEAD``, ``OPTIONS``): 429, 5xx and every transport error;
+* a write (``POST``, ``PUT``, ``PATCH``, ``DELETE``): only what cannot have
+  reached the handler -- a 429 (API Priority and Fairness and the max-in-flight
+  filter reject before the handler runs) and a transport error raised before a
+  byte was sent (``TransportError.sent`` is False: no connection, no tunnel).
+  A write that may have been applied -- a timeout, a connection broken after
+  sending, a 5xx (a 504 says "may still be processing") -- is never sent again:
+  the caller re-reads and decides again.
+
+409 and every other 4xx are raised at once (409 means: re-read and decide again).
 """
 
 from __future__ import annotations
@@ -19,6 +29,8 @@ import tenacity
 from kumaco.kube.errors import ApiError, TransportError
 
 MAX_RETRY_AFTER = 30.0
+#: Methods whose repetition cannot change anything on the server.
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 @dataclass(frozen=True)
@@ -45,16 +57,22 @@ def _wait(policy: RetryPolicy) -> Callable[[tenacity.RetryCallState], float]:
     return wait
 
 
-def _is_retryable(exc: BaseException) -> bool:
-    return isinstance(exc, TransportError) or (isinstance(exc, ApiError) and exc.retryable)
+def is_retryable(exc: BaseException, method: str = "GET") -> bool:
+    """Whether ``exc`` may be retried for a request with ``method`` (see the module contract)."""
+    if method.upper() in SAFE_METHODS:
+        return isinstance(exc, TransportError) or (isinstance(exc, ApiError) and exc.retryable)
+    if isinstance(exc, TransportError):
+        return not exc.sent
+    return isinstance(exc, ApiError) and exc.status == 429
 
 
 def retrying(
     policy: RetryPolicy,
     sleep: Callable[[float], None] = time.sleep,
     on_retry: Callable[[BaseException, float], None] | None = None,
+    method: str = "GET",
 ) -> tenacity.Retrying:
-    """The one retry policy: 429/5xx/transport errors back off (Retry-After wins), others raise."""
+    """The one retry policy for requests with ``method``; see the module contract."""
 
     def before_sleep(state: tenacity.RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
@@ -62,10 +80,10 @@ def retrying(
             on_retry(exc, state.next_action.sleep)
 
     return tenacity.Retrying(
-        retry=tenacity.retry_if_exception(_is_retryable),
+        retry=tenacity.retry_if_exception(lambda exc: is_retryable(exc, method)),
         wait=_wait(policy),
         stop=tenacity.stop_after_attempt(policy.attempts)
-        | tenacity.stop_after_delay(policy.deadline),
+        | tenacity.stop_before_delay(policy.deadline),
         sleep=sleep,
         reraise=True,
         before_sleep=before_sleep,

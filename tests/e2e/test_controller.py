@@ -27,6 +27,7 @@ from tests.support.harness import (
     condition_status,
     count_delta,
     cron_at,
+    log_message,
     next_boundary,
     request_counts,
     unique,
@@ -316,7 +317,7 @@ def test_editing_a_window_exits_in_a_controlled_way_and_the_restart_is_right(
     raw.edit_window(ns, "w", {**ALWAYS, "nodeSelector": "zone=b"})
     assert k.wait(15) == 3, "a config change exits with the documented code 3"
     exit_s = time.monotonic() - edited
-    change = next(r for r in k.logs() if "changed" in str(r.get("message")))
+    change = next(r for r in k.logs() if "changed" in log_message(r))
     assert change["edited"] == [f"{ns}/w"]
     assert change["added"] == [] and change["removed"] == []
     # The lease was released on the way out.

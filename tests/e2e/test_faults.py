@@ -18,7 +18,13 @@ for ``2m``). Once two nodes are in progress, one fault is injected:
    ``system:masters`` is exempt from APF) through a FlowSchema pointing at a
    PriorityLevelConfiguration with zero nominal shares and a one-slot queue,
    kept busy by a flood from the same identity;
-6. a slow API server: 2 s added to every request by the proxy.
+6. a slow API server: 2 s added to every request by the proxy;
+7. a blackhole: every connection open at that moment stops forwarding without
+   closing (no FIN, no RST), as a dropped NAT entry does; kumaco must notice the
+   silent watch within ``--watch-silence-timeout`` and resume on a new connection;
+8. lost answers: requests still reach the API server but their answers never come
+   back, so a status write times out after it was applied; it must never be
+   applied twice (the PATCHes are counted in the API server's audit log).
 
 During the fault (or right after it, when the API server itself is down) the
 world changes: the oldest node in progress no longer needs a reboot, so it
@@ -52,7 +58,7 @@ import signal
 import ssl
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,7 +75,7 @@ from kumaco.core.selectors import parse_selector
 from kumaco.core.windows import Window, parse_window
 from kumaco.kube.client import Kube
 from kumaco.kube.config import load_configuration
-from tests.support.audit import audit_check, failed_writes
+from tests.support.audit import audit_check, failed_writes, read_audit_log
 from tests.support.controlplane import ControlPlane
 from tests.support.faultproxy import FaultProxy
 from tests.support.harness import (
@@ -80,6 +86,7 @@ from tests.support.harness import (
     Kumaco,
     NodeWatcher,
     condition_status,
+    log_message,
     unique,
     wait_for,
 )
@@ -186,9 +193,9 @@ class Scenario:
     def flags(self) -> list[str]:
         return replica_flags(self.run, self.ns, CEILING, TIMINGS)
 
-    def start(self, kubeconfig: Path | None = None) -> None:
+    def start(self, kubeconfig: Path | None = None, extra: Sequence[str] = ()) -> None:
         config = kubeconfig or self.kubeconfig
-        self.replicas = ReplicaFactory(config, self.flags(), self.workdir, self.run)
+        self.replicas = ReplicaFactory(config, [*self.flags(), *extra], self.workdir, self.run)
         self.watcher = NodeWatcher(self.raw, self.run)
         self.watcher.__enter__()
         self.started = time.time()
@@ -521,11 +528,7 @@ def test_fault_conflicts_from_a_second_writer_every_50ms(
         ltt[done] = stamp
         eligible.add(done)
         sc.wait_converged(sc.holders, 40, time.monotonic())
-        conflicts = sum(
-            1
-            for m in (str(r.get("msg", r.get("message"))) for r in _replica_logs(sc))
-            if "conflicted" in m
-        )
+        conflicts = sum(1 for m in (log_message(r) for r in _replica_logs(sc)) if "conflicted" in m)
         if rounds >= 2 and conflicts >= 3:
             break
     time.sleep(2)  # and it stays right while the storm goes on
@@ -658,12 +661,12 @@ def _logged_429s(sc: Scenario) -> dict[str, int]:
     out: dict[str, int] = {}
     for r in _replica_logs(sc):
         if str(r.get("error", "")).startswith("429"):
-            out[str(r.get("message"))] = out.get(str(r.get("message")), 0) + 1
+            out[log_message(r)] = out.get(log_message(r), 0) + 1
     return out
 
 
 def _retry_delays(sc: Scenario) -> list[float]:
-    return [float(r["retry_in_s"]) for r in _replica_logs(sc) if "retry_in_s" in r]
+    return [float(r["retryInSeconds"]) for r in _replica_logs(sc) if "retryInSeconds" in r]
 
 
 def _rejected(cp: ControlPlane, level: str) -> float:
@@ -930,6 +933,124 @@ def test_fault_slow_apiserver_a_leader_killed_meanwhile_is_replaced(
         f"no follower took over within {bound:.1f}s of the leader's SIGKILL while the API server "
         "answered 2 s late (followers give each Lease request up to the renew deadline, 10 s): "
         + outcome.line()
+    )
+    assert applied is not None, outcome.line()
+
+
+# ----------------------------------------------------------------------------- 7. blackhole
+
+SILENCE = 6.0  # --watch-silence-timeout of the blackhole test (production default: 130 s)
+
+
+def test_fault_blackhole_a_change_is_applied_within_the_silence_bound(
+    scenario: Callable[[str], Scenario],
+    control_plane: ControlPlane,
+    tmp_path: Path,
+    cleanup: list[Callable[[], None]],
+) -> None:
+    """Every open connection goes silent (no FIN, no RST); a change made then must arrive.
+
+    Without silence detection the watch would wait for its read timeout (minutes): the
+    change is applied once kumaco has taken the silent watch for dead, resumed it on a
+    new connection from its resourceVersion, and written on fresh connections.
+    """
+    proxy = FaultProxy(control_plane.port, lifetime=600).start()
+    cleanup.append(proxy.stop)
+    sc = scenario("blackhole")
+    via = control_plane.write_kubeconfig(tmp_path / "via-proxy.kubeconfig", server=proxy.url)
+    sc.start(via, ["--watch-silence-timeout", f"{SILENCE:g}s"])
+    cleanup.append(sc.stop)
+    sc.steady()
+    r0 = sc.restarts
+    holed = proxy.blackhole()
+    started = time.monotonic()
+    sc.perturb()
+    bound = SILENCE + 6.0  # detection, a new connection, a re-plan and two writes
+    applied: float | None = None
+    with contextlib.suppress(AssertionError):
+        applied = sc.wait_converged(sc.holders, bound, started)
+    t_clear = time.monotonic()
+    silent = sum(1 for r in _replica_logs(sc) if log_message(r).startswith("watch silent"))
+    outcome = sc.finish(
+        t_clear,
+        r0,
+        blackholed_connections=holed,
+        silence_timeout_s=SILENCE,
+        applied_after_blackhole_s=None if applied is None else round(applied, 2),
+        silent_watches_logged=silent,
+    )
+    outcome.converged_under_fault_s = None if applied is None else round(applied, 2)
+    check(outcome)
+    assert holed > 0, "nothing to blackhole: kumaco is not going through the proxy"
+    assert silent > 0, "no watch was taken for dead"
+    assert applied is not None, (
+        f"not applied within {bound:.0f}s of the blackhole: " + outcome.line()
+    )
+
+
+# ----------------------------------------------------------------------------- 8. lost answers
+
+
+def _patches(cp: ControlPlane, node: str, since: float) -> list[int]:
+    """The status codes of kumaco's PATCHes of ``node``'s status that the API server received."""
+    return [
+        ev.code
+        for ev in read_audit_log(cp.audit_log, since)
+        if ev.complete
+        and ev.resource == "nodes"
+        and ev.subresource == "status"
+        and ev.name == node
+        and ev.user_agent.startswith("kumaco/")
+    ]
+
+
+def test_fault_lost_answers_a_write_that_timed_out_is_never_applied_twice(
+    scenario: Callable[[str], Scenario],
+    control_plane: ControlPlane,
+    tmp_path: Path,
+    cleanup: list[Callable[[], None]],
+) -> None:
+    """The hand-over's revocation reaches the API server, its answer never comes back.
+
+    kumaco's PATCH times out at its fencing deadline with its outcome unknown; it must
+    not be sent again (a second delivery would be a 409 at best, a late write at worst):
+    the node is re-read and the decision taken again, so the grant follows.
+    """
+    proxy = FaultProxy(control_plane.port, lifetime=600).start()
+    cleanup.append(proxy.stop)
+    sc = scenario("lost-answers")
+    sc.start(control_plane.write_kubeconfig(tmp_path / "via-proxy.kubeconfig", server=proxy.url))
+    cleanup.append(sc.stop)
+    sc.steady()
+    r0 = sc.restarts
+    revoked = sc.names[sc.perturbed]
+    since = time.time()
+    armed = proxy.blackhole(answers_only=True)
+    started = time.monotonic()
+    sc.perturb()
+    # The write times out at the lease's renew deadline at the latest, then a re-read,
+    # a re-plan and the grant.
+    bound = TIMINGS.renew + 10.0
+    applied: float | None = None
+    with contextlib.suppress(AssertionError):
+        applied = sc.wait_converged(sc.holders, bound, started)
+    t_clear = time.monotonic()
+    unknown = sum(1 for r in _replica_logs(sc) if "outcome unknown" in log_message(r))
+    outcome = sc.finish(
+        t_clear,
+        r0,
+        armed_connections=armed,
+        answers_dropped=proxy.stats.dropped_down,
+        unknown_writes_logged=unknown,
+        applied_after_s=None if applied is None else round(applied, 2),
+    )
+    patches = _patches(control_plane, revoked, since)
+    outcome.extra["patches_of_the_revoked_node"] = patches
+    outcome.converged_under_fault_s = None if applied is None else round(applied, 2)
+    assert patches == [200], f"the revocation of {revoked} reached the API server as {patches}"
+    check(outcome)
+    assert unknown > 0 and proxy.stats.dropped_down > 0, (
+        "no write lost its answer: " + outcome.line()
     )
     assert applied is not None, outcome.line()
 

@@ -44,7 +44,7 @@ from kumaco.core.nodes import NodeSet, node_view
 from kumaco.core.planner import Policy, plan
 from kumaco.core.selectors import parse_selector
 from kumaco.core.windows import InvalidWindow, Window, parse_window
-from tests.support.harness import RUN_LABEL, UM, Api, Kumaco, unique, wait_for
+from tests.support.harness import RUN_LABEL, UM, Api, Kumaco, log_message, unique, wait_for
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 WINDOW_LABEL = "kured.dev/maintenance-window"
@@ -286,15 +286,15 @@ def test_invalid_corpus_live_valid_windows_served_and_one_aggregated_warning_eac
         assert "could not record an event" not in text
     for proc in (k, k2):  # Events a new leader posts before its first status write (expected: none)
         records = proc.logs()
-        led = next(r["time"] for r in records if r.get("message") == "became leader")
+        led = next(r["time"] for r in records if log_message(r) == "became leader")
         # a restarted leader finds the conditions already right and may write nothing
         first_write = next(
-            (r["time"] for r in records if r.get("message") == "status writes"), "(none)"
+            (r["time"] for r in records if log_message(r) == "status writes"), "(none)"
         )
         events_before = sum(
             1
             for r in records
-            if r.get("message") == "event" and (first_write == "(none)" or r["time"] < first_write)
+            if log_message(r) == "event" and (first_write == "(none)" or r["time"] < first_write)
         )
         print(
             f"  {proc.log_path.name}: led at {led}, {events_before} Events, first write {first_write}"

@@ -961,11 +961,15 @@ def test_default_namespace_follows_kubeconfig_context_like_kubectl(tmp_path: Pat
         None,
         "default",
     )  # no kubeconfig
-    pod = {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "POD_NAMESPACE": "kumaco-system", **env}
-    assert default_namespace(None, None, pod) == (
+    pod = {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "POD_NAMESPACE": "kumaco-system"}
+    assert default_namespace(None, None, {**pod, "HOME": str(tmp_path)}) == (
         None,
         "kumaco-system",
-    )  # in a pod, as load_configuration
+    )  # in a pod without $KUBECONFIG: the service account, as load_configuration
+    assert default_namespace(None, None, {**pod, **env}) == (
+        "dev",
+        "team-a",
+    )  # $KUBECONFIG comes before in-cluster, as kubectl and controller-runtime
 
 
 def test_a_continuously_open_window_closes_after_the_recheck_instant() -> None:

@@ -23,6 +23,13 @@ Controls, thread-safe, effective at once on open and new connections:
   (with a TCP RST by default, as a crashed middlebox or a dropped NAT entry).
 * :meth:`FaultProxy.pause_accepting` -- new connections are held (accepted,
   not forwarded) or refused (reset) until :meth:`FaultProxy.resume_accepting`.
+* :meth:`FaultProxy.blackhole` -- every connection open at that moment stops
+  forwarding without closing (no FIN, no RST: what a dropped NAT or conntrack
+  entry does); what its peers send is read and dropped. With
+  ``answers_only=True`` requests still get through and only what comes back
+  is lost, from each connection's next request on (the server applies a
+  write, its answer never arrives). Connections opened later are forwarded
+  as usual. ``stats.dropped_up``/``dropped_down`` count the chunks dropped.
 
 Bounds: at most ``max_connections`` connections (more are reset), at most
 ``max_chunks`` chunks of at most 64 KiB queued per direction of a connection
@@ -67,6 +74,9 @@ class ProxyStats:
     cut: int = 0
     bytes_up: int = 0
     bytes_down: int = 0
+    blackholed: int = 0
+    dropped_up: int = 0
+    dropped_down: int = 0
 
 
 class _Connection:
@@ -76,6 +86,10 @@ class _Connection:
         self.client = client
         self.upstream: asyncio.StreamWriter | None = None
         self.tasks: list[asyncio.Task[None]] = []
+        # Blackhole state: a dead direction drops what it reads; "armed" kills the
+        # down direction once the next request chunk has been forwarded up.
+        self.dead: set[Direction] = set()
+        self.armed = False
 
     def abort(self, reset: bool) -> None:
         for w in (self.client, self.upstream):
@@ -183,6 +197,25 @@ class FaultProxy:
         if self._resumed is not None:
             self._loop.call_soon_threadsafe(self._resumed.set)
 
+    def blackhole(self, answers_only: bool = False, timeout: float = 10.0) -> int:
+        """Silence every open connection without closing it; returns how many.
+
+        ``answers_only``: each keeps forwarding requests, and stops forwarding
+        answers from its next request on.
+        """
+
+        async def apply() -> int:
+            conns = list(self._conns)
+            for c in conns:
+                if answers_only:
+                    c.armed = True
+                else:
+                    c.dead.update(("up", "down"))
+            self.stats.blackholed += len(conns)
+            return len(conns)
+
+        return asyncio.run_coroutine_threadsafe(apply(), self._loop).result(timeout)
+
     @property
     def open_connections(self) -> int:
         return len(self._conns)
@@ -252,8 +285,8 @@ class FaultProxy:
                 conn.abort(reset=True)
                 return
             conn.tasks = [
-                asyncio.create_task(self._pump(reader, up_writer, "up")),
-                asyncio.create_task(self._pump(up_reader, writer, "down")),
+                asyncio.create_task(self._pump(reader, up_writer, "up", conn)),
+                asyncio.create_task(self._pump(up_reader, writer, "down", conn)),
             ]
             # When either direction ends, the connection ends (as a proxy that half-closes
             # nothing: the API server and its clients do not use half-close).
@@ -272,7 +305,11 @@ class FaultProxy:
                     t.cancel()
 
     async def _pump(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, direction: Direction
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        direction: Direction,
+        conn: _Connection,
     ) -> None:
         queue: asyncio.Queue[tuple[float, bytes] | None] = asyncio.Queue(self.max_chunks)
 
@@ -300,7 +337,15 @@ class FaultProxy:
                     wait = arrived + delay - time.monotonic() if self._per == "request" else delay
                     if wait > 0:
                         await asyncio.sleep(wait)
+                if direction in conn.dead:
+                    if direction == "up":
+                        self.stats.dropped_up += 1
+                    else:
+                        self.stats.dropped_down += 1
+                    continue
                 writer.write(data)
+                if direction == "up" and conn.armed:
+                    conn.dead.add("down")  # the request is on its way; its answer is not
                 await writer.drain()
                 if direction == "up":
                     self.stats.bytes_up += len(data)

@@ -526,6 +526,15 @@ def run_command(kubeconfig: Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "kumaco", "run", "--kubeconfig", str(kubeconfig), *args]
 
 
+#: The key of a JSON log line's message (kumaco.cmd.observability: time, level, logger, msg).
+MSG = "msg"
+
+
+def log_message(record: Mapping[str, Any]) -> str:
+    """The message of one decoded JSON log line of kumaco."""
+    return str(record.get(MSG, ""))
+
+
 @dataclass
 class Kumaco:
     """One ``kumaco run`` process against the test API server."""
@@ -598,7 +607,7 @@ class Kumaco:
         return out
 
     def log_messages(self) -> list[str]:
-        return [str(r.get("message", "")) for r in self.logs()]
+        return [log_message(r) for r in self.logs()]
 
     def ready(self) -> bool:
         conn = http.client.HTTPConnection("127.0.0.1", self.health_port, timeout=1)

@@ -116,6 +116,11 @@ class Oracle:
         """``{"ns": nanoseconds}`` or ``{"error": "..."}`` from Go's ``time.ParseDuration``."""
         return self._ask({"op": "duration", "text": text})
 
+    def proxy(self, env: dict[str, str], url: str) -> dict[str, Any]:
+        """``{"proxy": url or None}`` or ``{"error": "..."}`` from golang.org/x/net/http/httpproxy
+        (what client-go uses) with ``env`` as the environment."""
+        return self._ask({"op": "proxy", "env": env, "url": url})
+
     def close(self) -> None:
         if self._proc.stdin is not None:
             self._proc.stdin.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,67 @@ def test_bind_addresses(text: str, address: tuple[str, int] | None) -> None:
 def test_a_bad_bind_address() -> None:
     with pytest.raises(UsageError):
         parse_bind_address(":http")
+
+
+# ----------------------------------------------------------------------------- credentials
+
+
+def _kubeconfig(path: Path, server: str, proxy_url: str | None = None) -> Path:
+    cluster: dict[str, str] = {"server": server, "insecure-skip-tls-verify": "true"}
+    if proxy_url:
+        cluster["proxy-url"] = proxy_url
+    path.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "c",
+                "clusters": [{"name": "c", "cluster": cluster}],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+            }
+        )
+    )
+    return path
+
+
+def test_credentials_come_from_kubeconfig_then_KUBECONFIG_then_in_cluster_then_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kumaco.kube.config import load_configuration
+
+    flag = _kubeconfig(tmp_path / "flag", "https://flag.test:6443")
+    listed = _kubeconfig(tmp_path / "listed", "https://listed.test:6443")
+    (tmp_path / ".kube").mkdir()
+    _kubeconfig(tmp_path / ".kube" / "config", "https://home.test:6443")
+    # In a pod (the in-cluster variables are set) with $KUBECONFIG: $KUBECONFIG wins,
+    # as kubectl and controller-runtime decide; --kubeconfig wins over both.
+    pod = {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+    env = {**pod, "KUBECONFIG": f"{tmp_path / 'missing'}:{listed}", "HOME": str(tmp_path)}
+    assert load_configuration(str(flag), env=env).host == "https://flag.test:6443"
+    assert load_configuration(None, env=env).host == "https://listed.test:6443"
+    # Not in a pod, no $KUBECONFIG: ~/.kube/config.
+    for name in pod:
+        monkeypatch.delenv(name, raising=False)
+    assert load_configuration(None, env={"HOME": str(tmp_path)}).host == "https://home.test:6443"
+
+
+def test_the_client_library_never_picks_a_proxy_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kumaco.kube.config import load_configuration
+
+    monkeypatch.setenv("HTTPS_PROXY", "http://env-proxy:3128")
+    monkeypatch.setenv("https_proxy", "http://env-proxy:3128")
+    plain = _kubeconfig(tmp_path / "plain", "https://api.test:6443")
+    assert not load_configuration(str(plain), env={}).proxy  # kumaco.kube.proxy decides
+    with_url = _kubeconfig(tmp_path / "url", "https://api.test:6443", "socks5://bastion:1080")
+    assert load_configuration(str(with_url), env={}).proxy == "socks5://bastion:1080"
+
+
+def test_watch_silence_timeout_defaults_to_two_bookmark_periods_and_a_margin() -> None:
+    assert settings([]).watch_silence_timeout == 130.0
+    assert settings([]).controller_options().watch_silence == 130.0
+    assert settings([], {"KUMACO_WATCH_SILENCE_TIMEOUT": "6s"}).watch_silence_timeout == 6.0
+    with pytest.raises(UsageError, match="--watch-silence-timeout"):
+        settings(["--watch-silence-timeout", "0s"])

@@ -27,7 +27,7 @@ from kumaco.core.durations import SECOND
 from kumaco.core.planner import Policy, parse_ceiling
 from kumaco.core.selectors import parse_selector
 from kumaco.kube.client import Kube
-from kumaco.kube.errors import ApiError
+from kumaco.kube.errors import ApiError, TransportError
 
 NS = "maintenance"
 MANAGER = "kumaco/test"
@@ -522,3 +522,114 @@ def test_a_deleted_node_is_only_read(make: Any) -> None:
     c.nodes.apply("DELETED", c.nodes.trim(gone))
     c.step()
     assert world.calls() == ["GET /api/v1/nodes/a"]
+
+
+# ----------------------------------------------------------------------------- write once
+
+
+def _samples(c: Controller, name: str) -> dict[tuple[tuple[str, str], ...], float]:
+    """Every sample of metric ``name`` on the controller's registry, by its labels."""
+    out = {}
+    for family in c.metrics.registry.collect():
+        for s in family.samples:
+            if s.name == name:
+                out[tuple(sorted(s.labels.items()))] = s.value
+    return out
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        TransportError("PATCH: read timed out", silent=True),
+        TransportError("PATCH: connection reset by peer"),
+        ApiError(504, "Timeout", "the request may still be processing"),
+        ApiError(500, "InternalError", "etcdserver: request timed out"),
+    ],
+    ids=["timeout", "reset-after-sending", "504", "500"],
+)
+def test_a_write_that_may_have_been_applied_is_never_resent_but_reread(
+    make: Any, failure: Exception
+) -> None:
+    c, world, _e, _clock = make([node("a", "10"), node("b", "11")], [cm("w")])
+    world.refuse["a"] = failure
+    c.step()
+    # One PATCH of "a" (its outcome unknown), then a GET of "a" to decide again; "b" as usual.
+    assert [x for x in world.calls() if x.endswith(("/a/status", "/a"))] == [
+        "PATCH /api/v1/nodes/a/status",
+        "GET /api/v1/nodes/a",
+    ]
+    assert _samples(c, "kumaco_condition_writes_total")[(("result", "unknown"),)] == 1
+    world.reset()
+    c.step()  # the next pass decides again from what was read: here, write it
+    assert world.writes() == [("a", {UM: ("True", "MaintenanceWindowOpen")})]
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        TransportError("PATCH: connection refused", sent=False),
+        ApiError(429, "TooManyRequests", "rate limited", retry_after=0.0),
+    ],
+    ids=["not-sent", "429"],
+)
+def test_a_write_that_cannot_have_reached_the_server_is_retried(
+    make: Any, failure: Exception
+) -> None:
+    c, world, _e, _clock = make([node("a", "10")], [cm("w")])
+    world.refuse["a"] = failure
+    c.step()
+    assert [x for x in world.calls() if "/nodes/a" in x] == [
+        "PATCH /api/v1/nodes/a/status",
+        "PATCH /api/v1/nodes/a/status",
+    ]
+    assert _samples(c, "kumaco_condition_writes_total")[(("result", "ok"),)] == 1
+
+
+def test_each_write_ends_before_the_fencing_deadline(make: Any) -> None:
+    c, world, election, _clock = make([node("a", "10")], [cm("w")])
+    election.deadline = world.monotonic[0] + 1.5  # 1.5 s of the lease term are left
+    c.step()
+    (call,) = world.kube.request_raw.call_args_list
+    assert call.kwargs["timeout"] <= 1.5
+    assert call.args[2]["timeout"] == f"{int(call.kwargs['timeout'] * 1000)}ms"
+    # With less than a second left, no write is even started: the next renewal is awaited.
+    world.reset()
+    world.nodes["a"] = node("a", "900")  # its conditions were removed meanwhile
+    c.nodes.apply("MODIFIED", c.nodes.trim(world.nodes["a"]))
+    election.deadline = world.monotonic[0] + 0.9
+    with pytest.raises(Fenced):
+        c.step()
+    assert world.writes() == []
+
+
+# ----------------------------------------------------------------------------- metrics
+
+
+def test_metrics_of_windows_leadership_and_the_config_on_a_follower(make: Any) -> None:
+    c, _world, election, clock = make([node("a", "10")], [cm("w"), cm("later", start="0 9 * * *")])
+    election.is_leader = False
+    opens_at = int(dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.UTC).timestamp())
+    closes_at = int(dt.datetime(2026, 12, 1, 5, 0, tzinfo=dt.UTC).timestamp())
+    # A follower wakes at the next window transition too, to keep its window gauges right.
+    assert c.step() == closes_at * SECOND
+    assert _samples(c, "kumaco_window_open") == {
+        (("namespace", NS), ("window", "w")): 1.0,
+        (("namespace", NS), ("window", "later")): 0.0,
+    }
+    assert _samples(c, "kumaco_window_next_transition_timestamp_seconds") == {
+        (("namespace", NS), ("window", "w")): closes_at,
+        (("namespace", NS), ("window", "later")): opens_at,
+    }
+    assert _samples(c, "leader_election_master_status") == {(("name", "kumaco"),): 0.0}
+    (before,) = _samples(c, "kumaco_config_info")
+    # A follower adopts a change: exactly one kumaco_config_info series, the new hash.
+    c.configmaps.sink(NS).apply("DELETED", c.configmaps.trim(cm("later")))
+    c.step()
+    (after,) = _samples(c, "kumaco_config_info")
+    assert after != before
+    assert _samples(c, "kumaco_window_open") == {(("namespace", NS), ("window", "w")): 1.0}
+    election.is_leader = True
+    c.step()
+    assert _samples(c, "leader_election_master_status") == {(("name", "kumaco"),): 1.0}
+    assert _samples(c, "kumaco_nodes_under_maintenance") == {(): 1.0}
+    assert clock[0] == OPEN

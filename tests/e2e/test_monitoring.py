@@ -1,0 +1,183 @@
+"""What Prometheus and log shippers get from kumaco, with the real tools (issue: the network).
+
+* ``promtool check rules`` and ``promtool test rules`` on the alerts of
+  kustomize/components/monitoring (every alert has unit tests in alerts.test.yaml);
+* a real Prometheus (Debian's package, on loopback, generated config, the same rules
+  loaded) scrapes a real ``kumaco run`` against the test API server: a query through
+  its HTTP API sees ``kumaco_nodes_under_maintenance`` go from 0 to 2 when a window
+  opens, and the recording rule counts exactly one leader;
+* every line that run wrote is one JSON object with the documented schema: ``time``
+  (RFC 3339 UTC with milliseconds), ``level``, ``logger``, ``msg``, ``replica`` first,
+  then lowerCamelCase keys, each of them listed in README.md.
+
+The run, one per module, covers start-up, an invalid window, leadership, a window
+opening (status writes, Events), a MaintenanceInProgress grant and the deliberate exit
+when the windows change.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.controlplane import ControlPlane
+from tests.support.harness import (
+    REQUIRED,
+    RUN_LABEL,
+    UM,
+    Api,
+    Kumaco,
+    condition_status,
+    cron_at,
+    log_message,
+    next_boundary,
+    unique,
+    wait_for,
+)
+from tests.support.prometheus import Prometheus, binary, extract_rules
+from tests.support.supervisor import scope_flags
+
+REPO = Path(__file__).resolve().parents[2]
+MONITORING = REPO / "kustomize" / "components" / "monitoring"
+RFC3339_MS_UTC = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+LOWER_CAMEL = re.compile(r"[a-z][a-zA-Z0-9]*")
+HEAD = ["time", "level", "logger", "msg", "replica"]
+
+
+def test_promtool_checks_the_rules_and_runs_every_alerts_unit_tests(tmp_path: Path) -> None:
+    rules = extract_rules(MONITORING / "prometheusrule.yaml", tmp_path / "alerts.rules.yaml")
+    tests = tmp_path / "alerts.test.yaml"
+    tests.write_text((MONITORING / "alerts.test.yaml").read_text())
+    promtool = binary("promtool")
+    check = subprocess.run(
+        [promtool, "check", "rules", str(rules)], capture_output=True, text=True, check=False
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "SUCCESS: 6 rules found" in check.stdout
+    run = subprocess.run(
+        [promtool, "test", "rules", str(tests)], capture_output=True, text=True, check=False
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    # Every alert of the rule file is exercised by at least one alert test.
+    text = tests.read_text()
+    for alert in re.findall(r"- alert: (\w+)", (MONITORING / "prometheusrule.yaml").read_text()):
+        assert f"alertname: {alert}" in text, f"{alert} has no promtool unit test"
+
+
+@dataclass
+class Run:
+    """One observed kumaco run: its log, what Prometheus saw, when the window opened."""
+
+    kumaco: Kumaco
+    opened: dt.datetime
+    before: list[dict[str, Any]]
+    after: list[dict[str, Any]]
+    leaders: list[dict[str, Any]]
+    exit_code: int
+
+
+@pytest.fixture(scope="module")
+def observed(
+    control_plane: ControlPlane, kubeconfig_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Run:
+    raw = Api(control_plane)
+    workdir = tmp_path_factory.mktemp("observed")
+    run, ns = unique("obs"), raw.namespace(unique("obs"))
+    for i in range(3):
+        conds = [{"type": REQUIRED, "status": "True", "lastTransitionTime": "2026-11-01T00:00:00Z"}]
+        raw.node(f"{run}-{i}", {RUN_LABEL: run, "pool": "a" if i < 2 else "b"}, conds)
+    opens = next_boundary(lead=20)
+    raw.window(
+        ns, "opening", {"startTime": cron_at(opens), "duration": "5m", "nodeSelector": "pool=a"}
+    )
+    raw.window(ns, "typo", {"startTime": "0 3 * * fry", "duration": "1d", "nodeSelector": ""})
+    k = Kumaco(
+        kubeconfig_path,
+        [
+            *scope_flags(run, ns),
+            "--max-in-progress",
+            "1",
+            "--require-condition",
+            REQUIRED,
+        ],
+        workdir / "kumaco.log",
+        name=run,
+    )
+    rules = extract_rules(MONITORING / "prometheusrule.yaml", workdir / "alerts.rules.yaml")
+    prometheus = Prometheus(workdir, [f"127.0.0.1:{k.metrics_port}"], [rules])
+    k.start()
+    try:
+        with prometheus:
+            wait_for(k.ready, 30, what="kumaco ready")
+            query = 'kumaco_nodes_under_maintenance{job="kumaco"}'
+            before = wait_for(lambda: prometheus.query(query), 30, 0.5, "the first scrape")
+            wait_for(
+                lambda: condition_status(raw.conditions(f"{run}-0"), UM) == "True",
+                (opens - dt.datetime.now(dt.UTC)).total_seconds() + 20,
+                0.2,
+                "the window to open",
+            )
+            after = wait_for(
+                lambda: [r for r in prometheus.query(query) if r["value"][1] == "2"],
+                20,
+                0.5,
+                "Prometheus to see 2 nodes under maintenance",
+            )
+            leaders = prometheus.query(f'kumaco:leaders:sum{{name="{run}"}}')
+        raw.edit_window(
+            ns, "opening", {"startTime": "0 4 * * *", "duration": "1h", "nodeSelector": ""}
+        )
+        code = k.wait(30)
+    finally:
+        k.stop()
+        prometheus.stop()
+    return Run(k, opens, before, after, leaders, code)
+
+
+def test_prometheus_scrapes_kumaco_and_sees_a_window_open(observed: Run) -> None:
+    (first,) = observed.before
+    at, value = first["value"]
+    assert value == "0" and at < observed.opened.timestamp(), first
+    (seen,) = observed.after
+    assert seen["value"][0] >= observed.opened.timestamp()
+    print(
+        f"Prometheus: kumaco_nodes_under_maintenance 0 at {first['value'][0]:.1f}, 2 at "
+        f"{seen['value'][0]:.1f} (window opened at {observed.opened.timestamp():.0f})"
+    )
+    (leaders,) = observed.leaders
+    assert leaders["value"][1] == "1", leaders
+
+
+def test_every_log_line_is_one_json_object_with_the_documented_schema(observed: Run) -> None:
+    assert observed.exit_code == 3, "the run ends with the deliberate exit on a window change"
+    lines = observed.kumaco.log_path.read_text().splitlines()
+    records = observed.kumaco.logs()
+    assert len(records) == len(lines) > 20, "a line that is not one JSON object"
+    readme = (REPO / "README.md").read_text()
+    keys: set[str] = set()
+    for line, r in zip(lines, records, strict=True):
+        assert isinstance(r, dict), line
+        assert list(r)[: len(HEAD)] == HEAD, line
+        assert RFC3339_MS_UTC.fullmatch(r["time"]), line
+        stamp = dt.datetime.strptime(r["time"], "%Y-%m-%dT%H:%M:%S.%f%z")
+        assert abs(time.time() - stamp.timestamp()) < 600, line  # UTC, not local time
+        assert r["level"] in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"), line
+        assert r["logger"].startswith("kumaco"), line
+        assert log_message(r) and r["replica"].startswith(observed.kumaco.name + "_"), line
+        for key in list(r)[len(HEAD) :]:
+            assert LOWER_CAMEL.fullmatch(key), f"{key!r} is not lowerCamelCase: {line}"
+            keys.add(key)
+    missing = sorted(k for k in keys if f"`{k}`" not in readme)
+    assert not missing, f"keys logged but not listed in README.md (Logs): {missing}"
+    messages = {log_message(r) for r in records}
+    for expected in ("starting", "became leader", "status writes", "conditions written", "event"):
+        assert expected in messages, expected
+    assert any(m.startswith("window ignored") for m in messages)
+    print(f"{len(records)} log lines, keys beyond the head: {sorted(keys)}")
