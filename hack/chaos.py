@@ -16,6 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.support.chaos import Settings, full_form
+from tests.support.supervisor import Timings
 
 
 def main() -> int:
@@ -30,6 +31,15 @@ def main() -> int:
     p.add_argument("--min-seconds", type=float, default=d.min_seconds)
     p.add_argument("--max-seconds", type=float, default=d.max_seconds)
     p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--lease", type=float, default=Timings.lease, help="lease duration (s)")
+    p.add_argument("--renew", type=float, default=Timings.renew, help="renew deadline (s)")
+    p.add_argument("--retry", type=float, default=Timings.retry, help="retry period (s)")
+    p.add_argument(
+        "--kumaco-path",
+        type=Path,
+        help="a directory holding another kumaco package for the replicas (e.g. from "
+        "`git archive REV kumaco | tar -x -C DIR`), to see an older build fail",
+    )
     p.add_argument("--workdir", type=Path, default=Path("artifacts/chaos"))
     p.add_argument("--output", type=Path, default=Path("artifacts/chaos/result.json"))
     a = p.parse_args()
@@ -43,7 +53,9 @@ def main() -> int:
         max_seconds=a.max_seconds,
         seed=a.seed,
     )
-    return full_form(settings, a.workdir, a.output)
+    command = " ".join(["python", "hack/chaos.py", *sys.argv[1:]])
+    timings = Timings(a.lease, a.renew, a.retry)
+    return full_form(settings, a.workdir, a.output, timings, a.kumaco_path, command)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ from tests.support.harness import (
     unique,
     wait_for,
 )
+from tests.support.supervisor import scope_flags
 
 ALWAYS = {"startTime": "* * * * *", "duration": "2m"}  # fires every minute, lasts two: always open
 
@@ -338,7 +339,12 @@ def test_editing_a_window_exits_in_a_controlled_way_and_the_restart_is_right(
     print(
         f"config edit: exit after {exit_s:.2f}s, new conditions after {gap:.2f}s (single replica)"
     )
-    figures.record("config_edit_single", exit_s=round(exit_s, 2), new_conditions_s=round(gap, 2))
+    figures.record(
+        "config_edit_single",
+        exit_s=round(exit_s, 2),
+        new_conditions_s=round(gap, 2),
+        settings={"replicas": 1, "lease_s": 15, "renew_s": 10, "retry_s": 2},
+    )
 
 
 def test_recovers_after_the_api_server_is_killed_and_restarted(
@@ -353,14 +359,7 @@ def test_recovers_after_the_api_server_is_killed_and_restarted(
     k = Kumaco(
         own_kubeconfig,
         [
-            "--namespaces",
-            ns,
-            "--node-selector",
-            f"{RUN_LABEL}={run}",
-            "--leader-election-id",
-            run,
-            "--leader-election-namespace",
-            ns,
+            *scope_flags(run, ns),
             "--leader-elect-lease-duration",
             "40s",
             "--leader-elect-renew-deadline",

@@ -157,16 +157,8 @@ class Outcome:
 class Scenario:
     """Six nodes, an always-open window, three supervised replicas; see the module docstring."""
 
-    def __init__(
-        self,
-        cp: ControlPlane,
-        kubeconfig: Path,
-        workdir: Path,
-        name: str,
-        figures: Figures | None = None,
-    ) -> None:
+    def __init__(self, cp: ControlPlane, kubeconfig: Path, workdir: Path, name: str) -> None:
         self.cp = cp
-        self.figures = figures
         self.created = time.time()
         self.raw = Api(cp)
         self.kubeconfig = kubeconfig
@@ -202,6 +194,7 @@ class Scenario:
         self.watcher: NodeWatcher | None = None
         self.started = time.time()
         self.holders = set(self.names[:CEILING])  # the oldest reboot requests first
+        self.outcome: Outcome | None = None
         self.perturbed = 0
 
     # -- processes
@@ -346,8 +339,7 @@ class Scenario:
             relist_expected=relist_expected,
             extra=extra,
         )
-        if self.figures is not None:
-            self.figures.record("faults", **{self.fault: asdict(outcome)})
+        self.outcome = outcome  # recorded as a figure at teardown, with what the test adds
         return outcome
 
 
@@ -375,13 +367,15 @@ def _scenarios(
     made: list[Scenario] = []
 
     def make(name: str) -> Scenario:
-        s = Scenario(cp, kubeconfig, tmp_path, name, figures)
+        s = Scenario(cp, kubeconfig, tmp_path, name)
         made.append(s)
         return s
 
     yield make
     for s in made:
         s.stop()
+        if s.outcome is not None:
+            figures.record("faults", **{s.fault: asdict(s.outcome)})
 
 
 @pytest.fixture

@@ -44,6 +44,7 @@ from kumaco.core.nodes import NodeSet, node_view
 from kumaco.core.planner import Policy, plan
 from kumaco.core.selectors import parse_selector
 from kumaco.core.windows import InvalidWindow, Window, parse_window
+from tests.support.figures import Figures
 from tests.support.harness import RUN_LABEL, UM, Api, Kumaco, unique, wait_for
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -131,7 +132,7 @@ def _load_corpus(raw: Api, ns: str) -> tuple[list[str], dict[str, str]]:
 
 
 def test_invalid_corpus_live_valid_windows_served_and_one_aggregated_warning_each(
-    raw: Api, spawn: Callable[..., Kumaco]
+    raw: Api, spawn: Callable[..., Kumaco], figures: Figures
 ) -> None:
     run = unique("inv")
     namespaces = [raw.namespace(unique("inv-a")), raw.namespace(unique("inv-b"))]
@@ -298,4 +299,13 @@ def test_invalid_corpus_live_valid_windows_served_and_one_aggregated_warning_eac
         f"corpus live: {total} invalid ConfigMaps in {len(namespaces)} namespaces, "
         f"{valid_count} valid windows; conditions right {served:.2f}s after start; "
         f"{len(invalid)} Warnings, each bumped to count 2 {aggregated:.2f}s after a restart"
+    )
+    figures.record(
+        "corpus_live",
+        invalid_configmaps=total,
+        namespaces=len(namespaces),
+        valid_windows=valid_count,
+        conditions_right_s=round(served, 2),
+        warnings=len(invalid),
+        aggregated_after_restart_s=round(aggregated, 2),
     )

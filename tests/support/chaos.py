@@ -93,6 +93,7 @@ from tests.support.supervisor import (
     Timings,
     leader_of,
     replica_flags,
+    wait_leader,
 )
 
 BLOCKING = "kured.dev/RebootInhibited"
@@ -363,8 +364,13 @@ def run_chaos(
     settings: Settings | None = None,
     timings: Timings | None = None,
     log: Callable[[str], object] = print,
+    kumaco_path: Path | None = None,
 ) -> ChaosResult:
-    """Run the scenario; return what was measured (the caller asserts :meth:`~ChaosResult.failures`)."""
+    """Run the scenario; return what was measured (the caller asserts :meth:`~ChaosResult.failures`).
+
+    ``kumaco_path``: a directory holding another ``kumaco`` package for the replicas to run
+    (they run there, so ``python -m kumaco`` imports it first), e.g. an older commit's.
+    """
     s = settings or Settings()
     timings = timings or Timings()
     rng = random.Random(s.seed)
@@ -385,7 +391,7 @@ def run_chaos(
     assert isinstance(window, Window), window
     api.window(ns, "pulse", window_data)
     flags = [*replica_flags(run, ns, s.ceiling, timings), "--block-condition", BLOCKING]
-    make = ReplicaFactory(kubeconfig, flags, workdir, run)
+    make = ReplicaFactory(kubeconfig, flags, workdir, run, cwd=kumaco_path)
     result = ChaosResult(settings=s, timings=timings)
     stop = threading.Event()
     blockers: list[tuple[float, str, bool]] = []  # (when, node, on a rebooting node)
@@ -440,7 +446,7 @@ def run_chaos(
                 t0 = time.monotonic()
                 victim.send(sig)
                 result.kills += 1
-                new = _wait_new_holder(api, ns, run, leader, timings.lease + timings.retry + 30)
+                new = wait_leader(api, ns, run, timings.lease + timings.retry + 30, not_=leader)
                 took = time.monotonic() - t0
                 result.takeovers.append(Takeover(sig.name, took))
                 log(f"kill {i + 1}/{s.kills}: {sig.name} {leader} -> {new} in {took:.2f}s")
@@ -483,28 +489,29 @@ def run_chaos(
     return result
 
 
-def _wait_new_holder(api: Api, ns: str, lease: str, old: str, timeout: float) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        holder = leader_of(api, ns, lease)
-        if holder and holder != old:
-            return holder
-        time.sleep(0.02)
-    raise AssertionError(f"no new leader within {timeout}s of killing {old}")
-
-
-def full_form(settings: Settings, workdir: Path, output: Path) -> int:
+def full_form(
+    settings: Settings,
+    workdir: Path,
+    output: Path,
+    timings: Timings | None = None,
+    kumaco_path: Path | None = None,
+    command: str = "python hack/chaos.py",
+) -> int:
     """``python hack/chaos.py``: a run on its own audited control plane; 0 if it passed.
 
-    Writes the summary (with the date and the command's settings) to ``output`` and
+    Writes the summary (with the command, the date and the settings) to ``output`` and
     prints it.
     """
+    workdir = workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
-    timings = Timings()
+    timings = timings or Timings()
     with audited_control_plane(workdir) as (cp, kubeconfig):
-        result = run_chaos(cp, kubeconfig, workdir, cp.audit_log, settings, timings)
+        result = run_chaos(
+            cp, kubeconfig, workdir, cp.audit_log, settings, timings, kumaco_path=kumaco_path
+        )
     summary = {
-        "command": "python hack/chaos.py",
+        "command": command,
+        "kumaco": str(kumaco_path) if kumaco_path is not None else "this checkout",
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         **result.summary(),
         "overlap_examples": result.overlaps[:5],

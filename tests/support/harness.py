@@ -552,14 +552,19 @@ class NodeWatcher:
 # ----------------------------------------------------------------------------- kumaco processes
 
 
-def run_command(kubeconfig: Path, *args: str) -> list[str]:
-    """``python -m kumaco run --kubeconfig KUBECONFIG ARGS...`` with this interpreter."""
-    return [sys.executable, "-m", "kumaco", "run", "--kubeconfig", str(kubeconfig), *args]
+def run_command(
+    kubeconfig: Path, *args: str, launcher: Sequence[str] = ("-m", "kumaco")
+) -> list[str]:
+    """``python -m kumaco run --kubeconfig KUBECONFIG ARGS...`` with this interpreter.
+
+    ``launcher`` replaces ``-m kumaco`` (e.g. ``-c CODE`` for a patched kumaco).
+    """
+    return [sys.executable, *launcher, "run", "--kubeconfig", str(kubeconfig), *args]
 
 
 @dataclass
 class Kumaco:
-    """One ``kumaco run`` process against the test API server."""
+    """One ``kumaco run`` process against the test API server (``launcher``: :func:`run_command`)."""
 
     kubeconfig: Path
     args: Sequence[str]
@@ -567,6 +572,8 @@ class Kumaco:
     env: Mapping[str, str] = field(default_factory=dict)
     name: str = "kumaco"
     proc: subprocess.Popen[bytes] | None = None
+    launcher: Sequence[str] = ("-m", "kumaco")
+    cwd: Path | None = None  # where it runs: ``-m kumaco`` imports the kumaco found there first
 
     def __post_init__(self) -> None:
         self.health_port = free_port()
@@ -582,11 +589,17 @@ class Kumaco:
             "--log-format",
             "json",
             *self.args,
+            launcher=self.launcher,
         )
         env = {**os.environ, "POD_NAME": self.name, "PYTHONUNBUFFERED": "1", **self.env}
         out = self.log_path.open("ab")
         self.proc = subprocess.Popen(
-            cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            cmd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+            cwd=self.cwd,
         )
         return self
 

@@ -17,10 +17,7 @@ does the same live.
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,8 +34,7 @@ from tests.support.harness import (
     unique,
     wait_for,
 )
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.support.supervisor import Timings, replica_flags
 
 BROKEN = """\
 import dataclasses, sys
@@ -54,37 +50,6 @@ from kumaco.cmd.cli import main
 sys.argv[0] = "kumaco"
 sys.exit(main())
 """
-
-
-class BrokenKumaco(Kumaco):
-    """A :class:`Kumaco` process running :data:`BROKEN` instead of ``python -m kumaco``."""
-
-    def start(self) -> Kumaco:
-        cmd = [
-            sys.executable,
-            "-c",
-            BROKEN,
-            "run",
-            "--kubeconfig",
-            str(self.kubeconfig),
-            "--health-probe-bind-address",
-            f"127.0.0.1:{self.health_port}",
-            "--metrics-bind-address",
-            f"127.0.0.1:{self.metrics_port}",
-            "--log-format",
-            "json",
-            *self.args,
-        ]
-        env = {"POD_NAME": self.name, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(REPO)}
-        out = self.log_path.open("ab")
-        self.proc = subprocess.Popen(
-            cmd,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, **env, **self.env},
-            start_new_session=True,
-        )
-        return self
 
 
 @dataclass(frozen=True)
@@ -111,23 +76,10 @@ def record_run(cp: ControlPlane, kubeconfig: Path, workdir: Path, broken: bool) 
             [{"type": REQUIRED, "status": "True", "lastTransitionTime": stamp}],
         )
     api.window(ns, "always", {"startTime": "* * * * *", "duration": "2m", "nodeSelector": ""})
-    args = [
-        "--namespaces",
-        ns,
-        "--leader-election-namespace",
-        ns,
-        "--leader-election-id",
-        run,
-        "--node-selector",
-        f"{RUN_LABEL}={run}",
-        "--max-in-progress",
-        "1",
-        "--require-condition",
-        REQUIRED,
-    ]
-    kind = BrokenKumaco if broken else Kumaco
+    args = replica_flags(run, ns, 1, Timings())  # ceiling 1, RebootRequired required
+    launcher = ("-c", BROKEN) if broken else ("-m", "kumaco")
     watcher = NodeWatcher(api, run).__enter__()
-    k = kind(kubeconfig, args, workdir / f"{run}.log", name=run).start()
+    k = Kumaco(kubeconfig, args, workdir / f"{run}.log", name=run, launcher=launcher).start()
     granted = 2 if broken else 1
     try:
 
