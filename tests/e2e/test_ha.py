@@ -113,6 +113,8 @@ def test_a_config_edit_hands_over_to_another_replica_with_the_new_windows_within
             "5s",
             "--leader-elect-lease-duration",
             "8s",
+            "--config-settle",  # how long the leader waits for more edits before it exits
+            "0.5s",
         ],
     )
     leader = wait_for(lambda: leader_of(raw, ns, run), 30, what="a leader")
@@ -137,7 +139,7 @@ def test_a_config_edit_hands_over_to_another_replica_with_the_new_windows_within
     figures.record(
         "ha_config_edit",
         new_windows_applied_s=round(took, 2),
-        settings={"lease_s": 8, "renew_s": 5, "retry_s": 1, "replicas": 3},
+        settings={"lease_s": 8, "renew_s": 5, "retry_s": 1, "config_settle_s": 0.5, "replicas": 3},
     )
     assert new != leader
     # The old leader released the Lease before its teardown (probe servers, interpreter

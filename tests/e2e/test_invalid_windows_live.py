@@ -12,7 +12,7 @@ skipped silently:
 * files whose ``data`` is not a map of strings (numbers, booleans, lists,
   maps) are refused by the server (400): they are counted, and they must be
   exactly those files;
-* the four ``huge-*`` placeholders are sent as their 1 MiB variants (the value
+* the ``huge-*`` placeholders (one per key) are sent as their 1 MiB variants (the value
   1 MiB long); a ConfigMap holds at most 1 MiB of data in total, so the server
   refuses them (422), and the largest variant it accepts -- the value cut so
   that the data totals exactly 1 MiB -- is created instead.
@@ -51,7 +51,14 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 WINDOW_LABEL = "kured.dev/maintenance-window"
 INFLATE = "kumaco.test/inflate"
 ONE_MIB = 1 << 20
-HUGE_PATTERNS = {"startTime": "0,", "duration": "1h", "nodeSelector": "a,", "timeZone": "Europe/"}
+HUGE_PATTERNS = {
+    "startTime": "0,",
+    "duration": "1h",
+    "nodeSelector": "a,",
+    "timeZone": "Europe/",
+    "maxInProgress": "1",
+    "freeze": "t",
+}
 MIN_LOADED = 100
 NOW_WINDOW = {"startTime": "* * * * *", "duration": "2m", "nodeSelector": "now=yes"}
 
@@ -155,7 +162,9 @@ def test_invalid_corpus_live_valid_windows_served_and_one_aggregated_warning_eac
         typed = {k: v for k, v in refused.items() if not k.endswith("@1MiB")}
         assert set(typed) == not_strings, f"refused: {typed}"
         assert all(v.startswith("400 ") for v in typed.values()), typed
-        assert len(huge) == 4 and all(v.startswith("422 ") for v in huge.values()), huge
+        inflated = sum(1 for p in files if INFLATE in _load(p)["metadata"].get("annotations", {}))
+        assert len(huge) == inflated == len(HUGE_PATTERNS), huge
+        assert all(v.startswith("422 ") for v in huge.values()), huge
         print(
             f"corpus live ({ns}): loaded {len(created)} invalid ConfigMaps from {len(files)} files; "
             f"refused as not a map of strings (400): {sorted(typed)}; "

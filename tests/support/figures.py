@@ -207,3 +207,37 @@ def check_markdown(path: Path, root: Path) -> list[str]:
                     f"{' '.join(b.keys) or '(whole file)'}"
                 )
     return problems
+
+
+# ----------------------------------------------------------------------------- counts of files
+
+FILES = re.compile(
+    r"(?P<n>\d[\d,]*)\s*<!--\s*files:\s*(?P<glob>\S+)(?:\s+class=(?P<cls>\S+))?\s*-->"
+)
+_CLASS = re.compile(r"kumaco\.test/class:\s*(\S+)")
+
+
+def check_counts(path: Path, root: Path) -> list[str]:
+    """Every ``N <!-- files: GLOB [class=a,b] -->`` of ``path`` whose count is not N.
+
+    The count is of the files matching GLOB (from the repository root), restricted to
+    those annotated ``kumaco.test/class`` with one of the classes when given.
+    """
+    problems = []
+    for i, line in enumerate(path.read_text().splitlines()):
+        for m in FILES.finditer(line):
+            files = sorted(root.glob(m.group("glob")))
+            if m.group("cls"):
+                wanted = set(m.group("cls").split(","))
+                files = [
+                    f
+                    for f in files
+                    if (c := _CLASS.search(f.read_text(errors="replace"))) and c.group(1) in wanted
+                ]
+            n = int(m.group("n").replace(",", ""))
+            if not files or n != len(files):
+                problems.append(
+                    f"{path.relative_to(root)}:{i + 1}: says {n}, {m.group('glob')} "
+                    f"{m.group('cls') or ''} has {len(files)}"
+                )
+    return problems
