@@ -4,7 +4,9 @@
 #   2. the control-plane binaries (kube-apiserver, etcd), built from pinned Go modules if absent;
 #   3. the Debian packages of hack/debian-packages.txt (when root and missing);
 #   4. static checks: ruff, ruff format, mypy --strict, import-linter, hadolint and checkov;
-#   5. pytest: unit, oracle and e2e tiers (the e2e tier against the real kube-apiserver).
+#   5. pytest: unit, oracle and e2e tiers (the e2e tier against the real kube-apiserver);
+#      hypothesis uses the profile HYPOTHESIS_PROFILE names (.ci/run: ci; default dev, see
+#      tests/conftest.py); the measured figures go to artifacts/figures.json.
 # Extra arguments go to pytest, e.g. `hack/test.sh tests/unit -k schedule`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,5 +34,6 @@ bash hack/static-checks.sh
 
 mkdir -p artifacts
 export KUMACO_E2E_PROOF="$PWD/artifacts/e2e-proof.json"
-rm -f "$KUMACO_E2E_PROOF"
+export KUMACO_FIGURES="$PWD/artifacts/figures.json"  # what the tests measured (tests/support/figures.py)
+rm -f "$KUMACO_E2E_PROOF" "$KUMACO_FIGURES"
 exec pytest --junitxml=artifacts/junit.xml "$@"

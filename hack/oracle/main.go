@@ -9,6 +9,10 @@
 //	    cron.ParseStandard with time.Local forced to UTC, so a spec without
 //	    a CRON_TZ=/TZ= prefix is evaluated in UTC; a panic inside the parser
 //	    is reported as {"error":"panic: ..."}.
+//	{"op":"chain","spec":"...","from":s,"until":u}
+//	    -> {"fires":[unix seconds, ...]}: robfig's firings as a cron runner
+//	    yields them, each Next taken from the previous firing, starting with
+//	    Next(from), while <= until (at most 100000).
 //	{"op":"duration","text":"..."}
 //	    -> {"ns": nanoseconds} or {"error":"..."} from time.ParseDuration.
 //	{"op":"proxy","env":{"HTTPS_PROXY":"...","NO_PROXY":"..."},"url":"https://..."}
@@ -16,12 +20,27 @@
 //	    golang.org/x/net/http/httpproxy (what net/http.ProxyFromEnvironment and
 //	    so client-go use) with that environment instead of the process's.
 //
+// Go's time package, for kumaco's reimplementation of it (kumaco/core/gotime.py):
+//
+//	{"op":"date","zone":"...","wall":[y,mo,d,h,mi,s]}
+//	    -> {"unix": s}: time.Date(y, mo, d, h, mi, s, 0, zone), any values (normalised as Go does)
+//	{"op":"adddate","zone":"...","t":s,"ymd":[y,m,d]}
+//	    -> {"unix": s}: time.Unix(t, 0).In(zone).AddDate(y, m, d)
+//	{"op":"wall","zone":"...","instants":[s, ...]}
+//	    -> {"walls":[[y,mo,d,h,mi,s,weekday], ...]}: t.In(zone).Date(), Clock(), Weekday()
+//	{"op":"offsets","zone":"...","instants":[s, ...]} or {"op":"offsets","tzif":"<base64>",...}
+//	    -> {"offsets":[seconds east of UTC, ...]} from t.In(zone).Zone(), the zone
+//	    loaded by name or from TZif bytes (time.LoadLocationFromTZData), or {"error":"..."}
+//	{"op":"truncate","instants":[s, ...],"d":seconds}
+//	    -> {"unix":[s, ...]}: time.Unix(t, 0).Truncate(d) (on absolute time, from year 1)
+//
 // Zones are resolved by time.LoadLocation; set ZONEINFO to make it read the
 // same tz database as the code under test (time/tzdata is the fallback).
 package main
 
 import (
 	"bufio"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -36,12 +55,21 @@ import (
 )
 
 type request struct {
-	Op    string            `json:"op"`
-	Spec  string            `json:"spec"`
-	After []int64           `json:"after"`
-	Text  string            `json:"text"`
-	Env   map[string]string `json:"env"`
-	URL   string            `json:"url"`
+	Op       string            `json:"op"`
+	Spec     string            `json:"spec"`
+	After    []int64           `json:"after"`
+	From     int64             `json:"from"`
+	Until    int64             `json:"until"`
+	Text     string            `json:"text"`
+	Env      map[string]string `json:"env"`
+	URL      string            `json:"url"`
+	Zone     string            `json:"zone"`
+	TZif     *string           `json:"tzif"`
+	Wall     []int             `json:"wall"`
+	T        int64             `json:"t"`
+	YMD      []int             `json:"ymd"`
+	Instants []int64           `json:"instants"`
+	D        int64             `json:"d"`
 }
 
 // proxyFor is httpproxy.FromEnvironment with the environment given, not the process's.
@@ -72,6 +100,81 @@ func proxyFor(env map[string]string, raw string) map[string]any {
 		return map[string]any{"proxy": nil}
 	}
 	return map[string]any{"proxy": p.String()}
+}
+
+func chain(spec string, from, until int64) map[string]any {
+	sched, err := cron.ParseStandard(spec)
+	if err != nil {
+		return map[string]any{"error": err.Error()}
+	}
+	fires := []int64{}
+	t := time.Unix(from, 0).UTC()
+	for len(fires) < 100000 {
+		t = sched.Next(t)
+		if t.IsZero() || t.Unix() > until {
+			break
+		}
+		fires = append(fires, t.Unix())
+	}
+	return map[string]any{"fires": fires}
+}
+
+func location(req request) (*time.Location, error) {
+	if req.TZif != nil {
+		data, err := base64.StdEncoding.DecodeString(*req.TZif)
+		if err != nil {
+			return nil, err
+		}
+		return time.LoadLocationFromTZData("tzif", data)
+	}
+	return time.LoadLocation(req.Zone)
+}
+
+func timeOp(req request) map[string]any {
+	loc, err := location(req)
+	if err != nil {
+		return map[string]any{"error": err.Error()}
+	}
+	switch req.Op {
+	case "date":
+		if len(req.Wall) != 6 {
+			return map[string]any{"error": "wall needs 6 fields"}
+		}
+		w := req.Wall
+		t := time.Date(w[0], time.Month(w[1]), w[2], w[3], w[4], w[5], 0, loc)
+		return map[string]any{"unix": t.Unix()}
+	case "adddate":
+		if len(req.YMD) != 3 {
+			return map[string]any{"error": "ymd needs 3 fields"}
+		}
+		t := time.Unix(req.T, 0).In(loc).AddDate(req.YMD[0], req.YMD[1], req.YMD[2])
+		return map[string]any{"unix": t.Unix()}
+	case "wall":
+		walls := make([][]int, 0, len(req.Instants))
+		for _, s := range req.Instants {
+			t := time.Unix(s, 0).In(loc)
+			y, mo, d := t.Date()
+			h, mi, sec := t.Clock()
+			walls = append(walls, []int{y, int(mo), d, h, mi, sec, int(t.Weekday())})
+		}
+		return map[string]any{"walls": walls}
+	case "offsets":
+		offsets := make([]int, 0, len(req.Instants))
+		for _, s := range req.Instants {
+			_, off := time.Unix(s, 0).In(loc).Zone()
+			offsets = append(offsets, off)
+		}
+		return map[string]any{"offsets": offsets}
+	}
+	return map[string]any{"error": fmt.Sprintf("unknown op %q", req.Op)}
+}
+
+func truncate(instants []int64, d int64) map[string]any {
+	out := make([]int64, 0, len(instants))
+	for _, s := range instants {
+		out = append(out, time.Unix(s, 0).Truncate(time.Duration(d)*time.Second).Unix())
+	}
+	return map[string]any{"unix": out}
 }
 
 func cronNext(spec string, after []int64) (resp map[string]any) {
@@ -125,10 +228,16 @@ func main() {
 		switch req.Op {
 		case "cron":
 			resp = cronNext(req.Spec, req.After)
+		case "chain":
+			resp = chain(req.Spec, req.From, req.Until)
 		case "duration":
 			resp = parseDuration(req.Text)
 		case "proxy":
 			resp = proxyFor(req.Env, req.URL)
+		case "date", "adddate", "wall", "offsets":
+			resp = timeOp(req)
+		case "truncate":
+			resp = truncate(req.Instants, req.D)
 		default:
 			resp = map[string]any{"error": fmt.Sprintf("unknown op %q", req.Op)}
 		}

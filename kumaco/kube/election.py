@@ -109,6 +109,9 @@ class LeaseElection:
         # Held for one whole election round (GET + PUT + becoming leader), so
         # release() never judges "not leading" while an acquiring PUT is in flight.
         self._round = threading.Lock()
+        # Set when release() finds a round in flight and waits for it (a test hook: the
+        # ordering of a SIGTERM and an acquiring PUT is then explicit, not slept for).
+        self.release_waits = threading.Event()
         self._leading = False
         self._renewed_at: float | None = None
         self._observed: LeaseRecord | None = None
@@ -293,12 +296,14 @@ class LeaseElection:
         time the lease is left to expire, which is safe, only slower.
         """
         self.stop.set()
-        if not self._round.acquire(timeout=self.renew_deadline):
-            log.warning(
-                "an election round is still in flight; the lease is left to expire",
-                extra={"lease": self.name},
-            )
-            return False
+        if not self._round.acquire(blocking=False):
+            self.release_waits.set()  # a round is in flight: observable by the tests
+            if not self._round.acquire(timeout=self.renew_deadline):
+                log.warning(
+                    "an election round is still in flight; the lease is left to expire",
+                    extra={"lease": self.name},
+                )
+                return False
         try:
             return self._release_held()
         finally:

@@ -6,6 +6,12 @@ policy of ``tests/support/audit.py``. If its binaries cannot be found or built t
 these tests are never skipped, because a silently skipped e2e tier would let
 a broken controller pass CI.
 
+Tests that damage a control plane on purpose (etcd compaction, kube-apiserver
+SIGKILL, etcd SIGSTOP, API Priority and Fairness floods) take ``own_control_plane``
+instead: a control plane of their own, audited like the session's, started for
+the test and stopped after it, so that a bad recovery fails that test and not
+every later one. Each start time is recorded as a figure (``controlplane``).
+
 When ``KUMACO_E2E_PROOF`` names a file, the fixture writes there what the
 server said about itself (``/version``) and every e2e test that passed;
 ``.ci/run`` checks that file to prove the e2e tier really ran.
@@ -25,6 +31,7 @@ from kubernetes import client, config
 
 from tests.support.audit import audit_args
 from tests.support.controlplane import ControlPlane, ensure_assets
+from tests.support.figures import Figures
 from tests.support.harness import Api, Kumaco
 
 
@@ -46,17 +53,25 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
         _passed.append(item.nodeid)
 
 
-@pytest.fixture(scope="session")
-def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+def _audited(logs: Path, figures: Figures) -> ControlPlane:
+    """A started control plane auditing with tests/support/audit.py's policy into ``logs``."""
     try:
         assets = ensure_assets()
     except RuntimeError as exc:
         pytest.fail(f"the test control plane is unavailable: {exc}", pytrace=False)
-    logs = tmp_path_factory.mktemp("controlplane-logs")
-    # Who wrote node status, and every Lease write with its body (to know the holder):
-    # the HA tests rebuild lease periods and check that no two replicas overlapped.
+    # Every Lease write with its body (to know the holder), every node write with the
+    # stored Node (the ceiling judge), every ServiceAccount request (the RBAC tests).
     cp = ControlPlane(assets, log_dir=logs, apiserver_args=audit_args(logs))
     cp.start()
+    figures.record("controlplane", start_s=[round(cp.startup_seconds, 2)])
+    return cp
+
+
+@pytest.fixture(scope="session")
+def control_plane(
+    tmp_path_factory: pytest.TempPathFactory, figures: Figures
+) -> Iterator[ControlPlane]:
+    cp = _audited(tmp_path_factory.mktemp("controlplane-logs"), figures)
     status, body = cp.get("/version")
     assert status == 200, body
     version = json.loads(body)
@@ -106,3 +121,19 @@ def spawn(kubeconfig_path: Path, tmp_path: Path) -> Iterator[Callable[..., Kumac
     for k in started:
         if k.alive:
             k.stop(signal.SIGKILL)
+
+
+@pytest.fixture
+def own_control_plane(tmp_path: Path, figures: Figures) -> Iterator[ControlPlane]:
+    """A control plane for this test alone (audited like the session's), for damaging tests."""
+    cp = _audited(tmp_path / "own-controlplane", figures)
+    try:
+        yield cp
+    finally:
+        cp.stop()
+
+
+@pytest.fixture
+def own_kubeconfig(own_control_plane: ControlPlane, tmp_path: Path) -> Path:
+    """An admin kubeconfig for :func:`own_control_plane`."""
+    return own_control_plane.write_kubeconfig(tmp_path / "own-admin.kubeconfig")

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.support.controlplane import ControlPlane
+from tests.support.figures import Figures
 from tests.support.harness import (
     MIP,
     RUN_LABEL,
@@ -33,6 +34,7 @@ from tests.support.harness import (
     unique,
     wait_for,
 )
+from tests.support.supervisor import scope_flags
 
 ALWAYS = {"startTime": "* * * * *", "duration": "2m"}  # fires every minute, lasts two: always open
 
@@ -42,7 +44,7 @@ def _um(raw: Api, name: str) -> str | None:
 
 
 def test_a_window_flips_its_nodes_within_a_second_of_each_boundary(
-    raw: Api, spawn: Callable[..., Kumaco]
+    raw: Api, spawn: Callable[..., Kumaco], figures: Figures
 ) -> None:
     run, ns = unique("open"), raw.namespace(unique("win"))
     foreign = {
@@ -86,6 +88,7 @@ def test_a_window_flips_its_nodes_within_a_second_of_each_boundary(
     def is_true(c: dict[str, dict[str, str]]) -> bool:
         return condition_status(c, UM) == "True"
 
+    late_ms: list[float] = []
     for name in (f"{run}-0", f"{run}-1"):
         t_open = watcher.first(name, is_true)
         assert t_open is not None, f"{name} never showed UnderMaintenance=True"
@@ -94,6 +97,7 @@ def test_a_window_flips_its_nodes_within_a_second_of_each_boundary(
         )
         t_close = watcher.first(name, lambda c: condition_status(c, UM) == "False", after=t_open)
         assert t_close is not None
+        late_ms += [(t_open - opens.timestamp()) * 1000, (t_close - closes.timestamp()) * 1000]
         assert 0 <= t_close - closes.timestamp() < 1.0, (
             f"{name} closed {t_close - closes.timestamp():.3f}s late"
         )
@@ -110,6 +114,8 @@ def test_a_window_flips_its_nodes_within_a_second_of_each_boundary(
     reasons = sorted(e["reason"] for e in raw.events(ns) if e["regarding"]["name"] == "zone-a")
     assert reasons == ["WindowEnded", "WindowLoaded", "WindowStarted"]
     assert k.alive
+    print(f"boundary: {max(late_ms):.0f} ms late at worst (2 nodes, opening and closing)")
+    figures.record("boundary", worst_late_ms=round(max(late_ms)), nodes_in_window=2)
 
 
 def test_a_quiet_minute_costs_zero_writes_and_zero_lists(
@@ -290,7 +296,7 @@ def test_events_are_recorded_once_and_aggregated_across_restarts(
 
 
 def test_editing_a_window_exits_in_a_controlled_way_and_the_restart_is_right(
-    raw: Api, spawn: Callable[..., Kumaco]
+    raw: Api, spawn: Callable[..., Kumaco], figures: Figures
 ) -> None:
     run, ns = unique("edit"), raw.namespace(unique("win"))
     for i, zone in enumerate(["a", "b"]):
@@ -334,43 +340,52 @@ def test_editing_a_window_exits_in_a_controlled_way_and_the_restart_is_right(
     print(
         f"config edit: exit after {exit_s:.2f}s, new conditions after {gap:.2f}s (single replica)"
     )
+    figures.record(
+        "config_edit_single",
+        exit_s=round(exit_s, 2),
+        new_conditions_s=round(gap, 2),
+        settings={"replicas": 1, "lease_s": 15, "renew_s": 10, "retry_s": 2},
+    )
 
 
 def test_recovers_after_the_api_server_is_killed_and_restarted(
-    raw: Api, spawn: Callable[..., Kumaco], control_plane: ControlPlane
+    own_control_plane: ControlPlane, own_kubeconfig: Path, tmp_path: Path, figures: Figures
 ) -> None:
+    control_plane = own_control_plane  # compacted and SIGKILLed: its own (tests/e2e/conftest.py)
+    raw = Api(control_plane)
     run, ns = unique("crash"), raw.namespace(unique("win"))
     for i in range(3):
         raw.node(f"{run}-{i}", {RUN_LABEL: run, "zone": "b"})
     raw.window(ns, "w", {**ALWAYS, "nodeSelector": "zone=a"})
-    k = spawn(
-        "--namespaces",
-        ns,
-        "--node-selector",
-        f"{RUN_LABEL}={run}",
-        "--leader-election-id",
-        run,
-        "--leader-election-namespace",
-        ns,
-        "--leader-elect-lease-duration",
-        "40s",
-        "--leader-elect-renew-deadline",
-        "30s",
-    )
-    wait_for(lambda: _um(raw, f"{run}-0") == "False", 30, what="first state")
+    k = Kumaco(
+        own_kubeconfig,
+        [
+            *scope_flags(run, ns),
+            "--leader-elect-lease-duration",
+            "40s",
+            "--leader-elect-renew-deadline",
+            "30s",
+        ],
+        tmp_path / "crash.log",
+    ).start()
+    try:
+        wait_for(lambda: _um(raw, f"{run}-0") == "False", 30, what="first state")
 
-    control_plane.compact_etcd()  # so that the watches resumed after the restart are expired (410)
-    control_plane.stop_apiserver(signal.SIGKILL)
-    time.sleep(2)
-    control_plane.start_apiserver()
-    back = time.monotonic()
-    raw.label(f"{run}-1", "zone", "a")  # a change kumaco can only see through a new watch
-    wait_for(lambda: _um(raw, f"{run}-1") == "True", 60, what="convergence after the restart")
-    converge = time.monotonic() - back
-    print(f"API server restart: converged {converge:.2f}s after it was ready again")
-    assert k.alive, "kumaco must survive an API server restart"
-    messages = k.log_messages()
-    assert "watch expired; relisting" in messages or "listed" in messages[2:]
+        control_plane.compact_etcd()  # so that the watches resumed after the restart expire (410)
+        control_plane.stop_apiserver(signal.SIGKILL)
+        time.sleep(2)
+        control_plane.start_apiserver()
+        back = time.monotonic()
+        raw.label(f"{run}-1", "zone", "a")  # a change kumaco can only see through a new watch
+        wait_for(lambda: _um(raw, f"{run}-1") == "True", 60, what="convergence after the restart")
+        converge = time.monotonic() - back
+        print(f"API server restart: converged {converge:.2f}s after it was ready again")
+        figures.record("apiserver_restart_relist", converged_s=round(converge, 2))
+        assert k.alive, "kumaco must survive an API server restart"
+        messages = k.log_messages()
+        assert "watch expired; relisting" in messages or "listed" in messages[2:]
+    finally:
+        k.stop(signal.SIGKILL)
 
 
 def test_two_instances_with_disjoint_scopes_never_write_each_others_nodes(

@@ -13,7 +13,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from kubernetes import client, watch
+from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
 
 from tests.support.controlplane import ControlPlane
@@ -118,8 +118,10 @@ def test_lease_update_with_stale_resource_version_conflicts(api: client.ApiClien
 
 
 def test_watch_from_too_old_resource_version_is_gone_and_relist_recovers(
-    api: client.ApiClient, control_plane: ControlPlane
+    own_control_plane: ControlPlane, own_kubeconfig: Path
 ) -> None:
+    control_plane = own_control_plane  # compacted and restarted: its own (tests/e2e/conftest.py)
+    api = config.new_client_from_config(str(own_kubeconfig))
     core = client.CoreV1Api(api)
     ns = "default"
     name = f"smoke-{uuid.uuid4().hex[:8]}"

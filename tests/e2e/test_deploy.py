@@ -54,6 +54,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from kumaco.core.windows import Window, parse_window
+from tests.support.audit import forbidden, requests_of
 from tests.support.controlplane import ControlPlane
 from tests.support.harness import run_command, unique
 
@@ -493,8 +494,32 @@ def kumaco(
             proc.wait()
 
 
-def assert_no_forbidden(log: str) -> None:
-    """kumaco logs every API error as '<status> <reason>: <message>'."""
+FIRST_RUN = (("patch", "nodes/status"), ("watch", "nodes"), ("create", "events"))
+
+
+def assert_no_forbidden(
+    cluster: Cluster,
+    ns: str,
+    since: float,
+    log: str,
+    did_at_least: Sequence[tuple[str, str]] = FIRST_RUN,
+) -> None:
+    """The API server never refused kumaco's ServiceAccount (``ns/kumaco``) since ``since``.
+
+    Judged from the API server's audit log, which records every request of a
+    ServiceAccount with its response code (tests/support/audit.py), not from kumaco's
+    own account: the log must show kumaco doing its whole job (node status, Lease,
+    Events, its watches) and not one 403. kumaco's own log, which names every API
+    error as '<status> <reason>: <message>', is a second opinion.
+    """
+    user = f"system:serviceaccount:{ns}:kumaco"
+    seen = requests_of(cluster.cp.audit_log, user, since)
+    did = {(e.verb, e.resource + ("/" + e.subresource if e.subresource else "")) for e in seen}
+    for needed in did_at_least:
+        assert needed in did, f"the audit log shows no {needed} by {user}: {sorted(did)}"
+    assert any(r == "leases" and v in ("create", "update") for v, r in did), sorted(did)
+    denied = forbidden(cluster.cp.audit_log, user, since)
+    assert denied == [], f"the API server refused {user}: {denied}"
     bad = [
         line
         for line in log.splitlines()
@@ -763,6 +788,7 @@ def test_base_rbac_is_sufficient_for_kumaco_to_do_its_whole_job(
         "--node-selector",
         f"{RUN_LABEL}={run}",
     ]
+    since = time.time()
     with kumaco(base_install["kubeconfig"], ns, args, {}, tmp_path / "kumaco.log") as k:
         for node in in_window:
             wait_for(
@@ -785,7 +811,7 @@ def test_base_rbac_is_sufficient_for_kumaco_to_do_its_whole_job(
         code = k.stop()
     log = k.log()
     assert code == 0, log
-    assert_no_forbidden(log)
+    assert_no_forbidden(cluster, ns, since, log)
     # On SIGTERM the leader released its Lease (client-go's ReleaseOnCancel).
     released = client.CoordinationV1Api(cluster.api).read_namespaced_lease("kumaco", ns)
     assert not released.spec.holder_identity
@@ -793,6 +819,7 @@ def test_base_rbac_is_sufficient_for_kumaco_to_do_its_whole_job(
     # A restart (as after exit 3) takes the released Lease over (update) and loads the
     # same windows again: the repeated WindowLoaded/WindowInvalid Events are aggregated
     # into the existing ones with a patch of their series.
+    since = time.time()
     with kumaco(base_install["kubeconfig"], ns, args, {}, tmp_path / "again.log") as k2:
         wait_for(
             lambda: (
@@ -812,7 +839,14 @@ def test_base_rbac_is_sufficient_for_kumaco_to_do_its_whole_job(
         assert lease.spec.holder_identity and lease.spec.holder_identity != holder
         code = k2.stop()
     assert code == 0, k2.log()
-    assert_no_forbidden(k2.log())
+    # Nothing changed for the restart to write; it took the Lease over and patched Events.
+    assert_no_forbidden(
+        cluster,
+        ns,
+        since,
+        k2.log(),
+        [("watch", "nodes"), ("update", "leases"), ("patch", "events")],
+    )
 
 
 def test_base_rbac_grants_nothing_more(cluster: Cluster, base_install: dict[str, Any]) -> None:
@@ -958,6 +992,7 @@ def test_delegated_overlay_manager_declares_windows_only_and_kumaco_acts_on_them
     env = container_env(docs)
     assert env["KUMACO_NAMESPACES"] == mnt_ns
     kc = cluster.token_kubeconfig(sys_ns, "kumaco")
+    since = time.time()
     with kumaco(
         kc, sys_ns, ["--node-selector", f"{RUN_LABEL}={run}"], env, tmp_path / "k.log"
     ) as k:
@@ -976,7 +1011,7 @@ def test_delegated_overlay_manager_declares_windows_only_and_kumaco_acts_on_them
         assert lease.spec.holder_identity
         code = k.stop()
     assert code == 0, k.log()
-    assert_no_forbidden(k.log())
+    assert_no_forbidden(cluster, sys_ns, since, k.log())
 
 
 # ================================================================================ kured
@@ -1001,6 +1036,7 @@ def test_kured_overlay_grants_maintenance_in_progress_to_one_eligible_node(
 
     env = container_env(docs)
     kc = cluster.token_kubeconfig(ns, "kumaco")
+    since = time.time()
     with kumaco(kc, ns, ["--node-selector", f"{RUN_LABEL}={run}"], env, tmp_path / "k.log") as k:
 
         def in_progress() -> list[str]:
@@ -1018,7 +1054,7 @@ def test_kured_overlay_grants_maintenance_in_progress_to_one_eligible_node(
         k.assert_alive()
         code = k.stop()
     assert code == 0, k.log()
-    assert_no_forbidden(k.log())
+    assert_no_forbidden(cluster, ns, since, k.log())
 
 
 # ====================================================================== admission policy

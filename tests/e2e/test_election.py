@@ -200,7 +200,10 @@ def test_release_during_an_acquiring_put_still_releases(kube: Kube, raw: Api) ->
     released: list[bool] = []
     stopper = threading.Thread(target=lambda: released.append(a.release()))
     stopper.start()  # the SIGTERM
-    time.sleep(0.3)
+    # release() found the round in flight and waits for it (before the fix it judged
+    # "not leading" at once and never waited: this event was never set).
+    assert a.release_waits.wait(10), "release() did not wait for the round in flight"
+    assert stopper.is_alive() and not released
     seam.go.set()  # the PUT's response arrives
     stopper.join(10)
     thread.join(10)

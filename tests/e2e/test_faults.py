@@ -32,8 +32,14 @@ must lose ``MaintenanceInProgress`` and the next one must get it. Every test
 then asserts:
 
 * restarts: at most 3 during the fault, none after recovery (a quiet period);
+* the API server's audit log, every write to the test's nodes replayed in
+  commit order (``tests.support.audit.judge_ceiling``), never shows more
+  than 2 nodes ``MaintenanceInProgress=True``;
 * a separate watcher (resuming from its last resourceVersion, so it misses
-  no event) never sees more than 2 nodes ``MaintenanceInProgress=True``;
+  no event) agrees with that maximum; it must not relist (a gap in its
+  record), except where the fault forces it to (kube-apiserver restarted:
+  its watch cache starts anew, every older resourceVersion is gone), where
+  its count can only be lower;
 * the API server's audit log shows no node-status write by a replica while
   another one's lease period was current, nor outside its own lease period
   (``tests.support.audit.audit_check``);
@@ -41,9 +47,11 @@ then asserts:
   here in process on the live nodes, as a fixed point -- within a bound after
   the fault clears. That time is measured and printed (``FAULT ...`` lines).
 
-The faults that touch the shared API server (1, 2) restore it fully before
-the test ends; proxies, threads, FlowSchemas and cluster-scoped RBAC are
-removed by the fixture.
+The faults that damage the API server or load it as a whole (1, 2, 5) run on a
+control plane of their own (``own_control_plane``, tests/e2e/conftest.py), so a
+bad recovery fails that test and not every later one; proxies, threads,
+FlowSchemas and cluster-scoped RBAC are removed by the fixture. Each outcome is
+recorded as a figure (``faults``, tests/support/figures.py).
 """
 
 from __future__ import annotations
@@ -59,7 +67,7 @@ import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -75,9 +83,10 @@ from kumaco.core.selectors import parse_selector
 from kumaco.core.windows import Window, parse_window
 from kumaco.kube.client import Kube
 from kumaco.kube.config import load_configuration
-from tests.support.audit import audit_check, failed_writes, read_audit_log
+from tests.support.audit import audit_check, failed_writes, judge_ceiling, read_audit_log
 from tests.support.controlplane import ControlPlane
 from tests.support.faultproxy import FaultProxy
+from tests.support.figures import Figures
 from tests.support.harness import (
     MIP,
     REQUIRED,
@@ -129,6 +138,10 @@ class Outcome:
     overlaps: list[str]
     unfenced: list[str]
     exit_codes: list[int]
+    audit_max_in_progress: int = 0
+    audit_over_ceiling: list[str] = field(default_factory=list)
+    watcher_relists: int = 1
+    relist_expected: bool = False
     converged_under_fault_s: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -141,7 +154,8 @@ class Outcome:
         return (
             f"FAULT {self.fault}: correct {self.recovery_s:.2f}s after it cleared ({under}); "
             f"restarts {self.restarts_during} during, {self.restarts_after} after "
-            f"(exit codes {self.exit_codes}); max in progress {self.max_in_progress}; "
+            f"(exit codes {self.exit_codes}); max in progress {self.audit_max_in_progress} "
+            f"(audit log), {self.max_in_progress} (watcher, {self.watcher_relists} LISTs); "
             f"{self.node_writes} node-status writes, {len(self.overlaps)} overlapping, "
             f"{len(self.unfenced)} unfenced; {json.dumps(self.extra, sort_keys=True)}"
         )
@@ -152,6 +166,7 @@ class Scenario:
 
     def __init__(self, cp: ControlPlane, kubeconfig: Path, workdir: Path, name: str) -> None:
         self.cp = cp
+        self.created = time.time()
         self.raw = Api(cp)
         self.kubeconfig = kubeconfig
         self.workdir = workdir
@@ -186,6 +201,7 @@ class Scenario:
         self.watcher: NodeWatcher | None = None
         self.started = time.time()
         self.holders = set(self.names[:CEILING])  # the oldest reboot requests first
+        self.outcome: Outcome | None = None
         self.perturbed = 0
 
     # -- processes
@@ -291,8 +307,13 @@ class Scenario:
         self.holders = set(self.names[done + 1 : done + 1 + CEILING])
         return self.holders
 
-    def finish(self, t_clear: float, restarts_at_fault: int, **extra: Any) -> Outcome:
-        """Measure recovery after ``t_clear``, a quiet period, the watcher and the audit log."""
+    def finish(
+        self, t_clear: float, restarts_at_fault: int, relist_expected: bool = False, **extra: Any
+    ) -> Outcome:
+        """Measure recovery after ``t_clear``, a quiet period, the watcher and the audit log.
+
+        ``relist_expected``: the fault makes the watcher relist (the API server restarted).
+        """
         recovery = self.wait_converged(self.holders, RECOVERY_BOUND, t_clear)
         restarts_at_recovery = self.restarts
         time.sleep(QUIET)
@@ -300,14 +321,16 @@ class Scenario:
         assert self.leader(), "no leader after recovery"
         restarts_after = self.restarts - restarts_at_recovery
         assert self.watcher is not None
-        max_in_progress = self.watcher.max_count(lambda c: condition_status(c, MIP) == "True")
+        max_in_progress = self.watcher.max_count(
+            lambda c: condition_status(c, MIP) == "True", gaps_ok=True
+        )
         codes = self.exit_codes()
         self.stop()
         result = audit_check(
             self.cp.audit_log, self.ns, self.run, f"{self.run}-", TIMINGS.lease, self.started
         )
-        extra["watcher_relists"] = self.watcher.relists
-        return Outcome(
+        ceiling = judge_ceiling(self.cp.audit_log, f"{self.run}-", MIP, self.created)
+        outcome = Outcome(
             fault=self.fault,
             recovery_s=round(recovery, 2),
             restarts_during=restarts_at_recovery - restarts_at_fault,
@@ -317,35 +340,65 @@ class Scenario:
             overlaps=result.overlaps,
             unfenced=result.unfenced,
             exit_codes=codes,
+            audit_max_in_progress=ceiling.max_holding,
+            audit_over_ceiling=ceiling.over(CEILING),
+            watcher_relists=self.watcher.relists,
+            relist_expected=relist_expected,
             extra=extra,
         )
+        self.outcome = outcome  # recorded as a figure at teardown, with what the test adds
+        return outcome
 
 
 def check(o: Outcome) -> None:
     print(o.line())
     assert o.restarts_during <= MAX_RESTARTS_DURING, o.line()
     assert o.restarts_after == 0, o.line()
-    assert o.max_in_progress <= CEILING, o.line()
+    assert o.audit_over_ceiling == [], o.audit_over_ceiling[:5]
+    assert 0 < o.audit_max_in_progress <= CEILING, o.line()
+    if o.relist_expected:  # the watcher's record has a gap: its count can only be lower
+        assert o.watcher_relists > 1, o.line()
+        assert o.max_in_progress <= o.audit_max_in_progress, o.line()
+    else:
+        assert o.watcher_relists == 1, f"the watcher relisted (a gap): {o.line()}"
+        assert o.max_in_progress == o.audit_max_in_progress, o.line()
     assert o.overlaps == [], o.overlaps[:5]
     assert o.unfenced == [], o.unfenced[:5]
     assert o.node_writes > 0, o.line()
     assert o.recovery_s <= RECOVERY_BOUND, o.line()
 
 
-@pytest.fixture
-def scenario(
-    control_plane: ControlPlane, kubeconfig_path: Path, tmp_path: Path
+def _scenarios(
+    cp: ControlPlane, kubeconfig: Path, tmp_path: Path, figures: Figures
 ) -> Iterator[Callable[[str], Scenario]]:
     made: list[Scenario] = []
 
     def make(name: str) -> Scenario:
-        s = Scenario(control_plane, kubeconfig_path, tmp_path, name)
+        s = Scenario(cp, kubeconfig, tmp_path, name)
         made.append(s)
         return s
 
     yield make
     for s in made:
         s.stop()
+        if s.outcome is not None:
+            figures.record("faults", **{s.fault: asdict(s.outcome)})
+
+
+@pytest.fixture
+def scenario(
+    control_plane: ControlPlane, kubeconfig_path: Path, tmp_path: Path, figures: Figures
+) -> Iterator[Callable[[str], Scenario]]:
+    """Scenarios on the session's control plane."""
+    yield from _scenarios(control_plane, kubeconfig_path, tmp_path, figures)
+
+
+@pytest.fixture
+def own_scenario(
+    own_control_plane: ControlPlane, own_kubeconfig: Path, tmp_path: Path, figures: Figures
+) -> Iterator[Callable[[str], Scenario]]:
+    """Scenarios on a control plane of the test's own (for faults that damage it)."""
+    yield from _scenarios(own_control_plane, own_kubeconfig, tmp_path, figures)
 
 
 @pytest.fixture
@@ -369,9 +422,10 @@ def _apiserver_ready(cp: ControlPlane) -> bool:
 
 
 def test_fault_apiserver_sigkill_and_restart(
-    scenario: Callable[[str], Scenario], control_plane: ControlPlane
+    own_scenario: Callable[[str], Scenario], own_control_plane: ControlPlane
 ) -> None:
-    sc = scenario("apiserver-kill")
+    control_plane = own_control_plane
+    sc = own_scenario("apiserver-kill")
     sc.start()
     sc.steady()
     r0 = sc.restarts
@@ -383,16 +437,17 @@ def test_fault_apiserver_sigkill_and_restart(
         control_plane.start_apiserver()
     t_clear = time.monotonic()
     sc.perturb()  # a change kumaco can only see after the restart
-    check(sc.finish(t_clear, r0, downtime_s=round(t_clear - down, 2)))
+    check(sc.finish(t_clear, r0, relist_expected=True, downtime_s=round(t_clear - down, 2)))
 
 
 # ----------------------------------------------------------------------------- 2. etcd paused
 
 
 def test_fault_etcd_paused_for_20s(
-    scenario: Callable[[str], Scenario], control_plane: ControlPlane
+    own_scenario: Callable[[str], Scenario], own_control_plane: ControlPlane
 ) -> None:
-    sc = scenario("etcd-pause")
+    control_plane = own_control_plane
+    sc = own_scenario("etcd-pause")
     sc.start()
     sc.steady()
     r0 = sc.restarts
@@ -683,12 +738,15 @@ def _rejected(cp: ControlPlane, level: str) -> float:
 
 
 def test_fault_429_from_api_priority_and_fairness(
-    scenario: Callable[[str], Scenario],
-    control_plane: ControlPlane,
+    own_scenario: Callable[[str], Scenario],
+    own_control_plane: ControlPlane,
     tmp_path: Path,
     cleanup: list[Callable[[], None]],
 ) -> None:
-    sc = scenario("throttled-429")
+    # Its own control plane: the flood loads the whole server, and each of its ~50,000
+    # requests is audited (a ServiceAccount's).
+    control_plane = own_control_plane
+    sc = own_scenario("throttled-429")
     ident = Identity(sc.raw, control_plane, sc.run, sc.ns)
     cleanup.append(ident.delete)
     probe = ident.connection()
@@ -1082,7 +1140,10 @@ class LapsingElection:
 
 
 def test_fault_a_lease_renewed_late_does_not_strand_a_change(
-    control_plane: ControlPlane, kubeconfig_path: Path, caplog: pytest.LogCaptureFixture
+    control_plane: ControlPlane,
+    kubeconfig_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    figures: Figures,
 ) -> None:
     """A pass fenced in the gap before a late renewal is retried once the right to write is back."""
     raw = Api(control_plane)
@@ -1140,9 +1201,12 @@ def test_fault_a_lease_renewed_late_does_not_strand_a_change(
         while time.monotonic() < deadline and in_progress() != [names[1]]:
             time.sleep(0.1)
         now = in_progress()
-        print(
-            f"late renewal: in progress {now} {time.monotonic() - back:.1f}s after the right to "
-            "write came back"
+        took = time.monotonic() - back
+        print(f"late renewal: in progress {now} {took:.1f}s after the right to write came back")
+        figures.record(
+            "late_renewal",
+            applied_s=round(took, 2),
+            settings={"retry_s": settings.retry_period, "bound_s": bound},
         )
         assert now == [names[1]], (
             f"{bound:.0f}s after the late renewal the change is still not applied (in progress: "

@@ -12,7 +12,7 @@ skipped silently:
 * files whose ``data`` is not a map of strings (numbers, booleans, lists,
   maps) are refused by the server (400): they are counted, and they must be
   exactly those files;
-* the four ``huge-*`` placeholders are sent as their 1 MiB variants (the value
+* the ``huge-*`` placeholders (one per key) are sent as their 1 MiB variants (the value
   1 MiB long); a ConfigMap holds at most 1 MiB of data in total, so the server
   refuses them (422), and the largest variant it accepts -- the value cut so
   that the data totals exactly 1 MiB -- is created instead.
@@ -44,6 +44,7 @@ from kumaco.core.nodes import NodeSet, node_view
 from kumaco.core.planner import Policy, plan
 from kumaco.core.selectors import parse_selector
 from kumaco.core.windows import InvalidWindow, Window, parse_window
+from tests.support.figures import Figures
 from tests.support.harness import RUN_LABEL, UM, Api, Kumaco, log_message, unique, wait_for
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -138,7 +139,7 @@ def _load_corpus(raw: Api, ns: str) -> tuple[list[str], dict[str, str]]:
 
 
 def test_invalid_corpus_live_valid_windows_served_and_one_aggregated_warning_each(
-    raw: Api, spawn: Callable[..., Kumaco]
+    raw: Api, spawn: Callable[..., Kumaco], figures: Figures
 ) -> None:
     run = unique("inv")
     namespaces = [raw.namespace(unique("inv-a")), raw.namespace(unique("inv-b"))]
@@ -161,7 +162,8 @@ def test_invalid_corpus_live_valid_windows_served_and_one_aggregated_warning_eac
         typed = {k: v for k, v in refused.items() if not k.endswith("@1MiB")}
         assert set(typed) == not_strings, f"refused: {typed}"
         assert all(v.startswith("400 ") for v in typed.values()), typed
-        assert len(huge) == len(HUGE_PATTERNS), huge  # one 1 MiB variant per key
+        inflated = sum(1 for p in files if INFLATE in _load(p)["metadata"].get("annotations", {}))
+        assert len(huge) == inflated == len(HUGE_PATTERNS), huge
         assert all(v.startswith("422 ") for v in huge.values()), huge
         print(
             f"corpus live ({ns}): loaded {len(created)} invalid ConfigMaps from {len(files)} files; "
@@ -306,4 +308,13 @@ def test_invalid_corpus_live_valid_windows_served_and_one_aggregated_warning_eac
         f"corpus live: {total} invalid ConfigMaps in {len(namespaces)} namespaces, "
         f"{valid_count} valid windows; conditions right {served:.2f}s after start; "
         f"{len(invalid)} Warnings, each bumped to count 2 {aggregated:.2f}s after a restart"
+    )
+    figures.record(
+        "corpus_live",
+        invalid_configmaps=total,
+        namespaces=len(namespaces),
+        valid_windows=valid_count,
+        conditions_right_s=round(served, 2),
+        warnings=len(invalid),
+        aggregated_after_restart_s=round(aggregated, 2),
     )

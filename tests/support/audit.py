@@ -1,14 +1,39 @@
 """The API server's audit log: the policy kumaco's tests run with, and what it shows.
 
 The e2e session's control plane, the chaos run and the soak all start
-kube-apiserver with :data:`AUDIT_POLICY` (:func:`audit_args`): every Lease
-write with its request body (to know the holder) and every node-status write
-with its metadata (to know the writer, from its user agent). From that log
+kube-apiserver with :data:`AUDIT_POLICY` (:func:`audit_args`):
+
+* every Lease write with its request and response (to know the holder);
+* every Node creation, every ``nodes/status`` write and every Node deletion
+  with the request *and the stored object* (level RequestResponse): the
+  response body of a successful write is the Node as the server stored it,
+  with the ``resourceVersion`` (etcd revision) that orders it among all
+  writes -- what the ceiling judge replays;
+* every request of a ServiceAccount, with its metadata and response code
+  (the RBAC tests judge "no 403" from it).
+
+Three judges read that log:
+
 :func:`audit_check` rebuilds the lease periods and judges every node-status
 write kumaco made: each acquire or renew at time r makes its holder current
 until r + leaseDurationSeconds, a release ends the writer's period; a write
 overlaps when another replica's period was current, and is unfenced when it
 falls outside its writer's own period.
+
+:func:`judge_ceiling` replays every successful write to a test's Nodes in the
+order the server committed them (by the ``resourceVersion`` of the stored
+object) and counts, after each one, the Nodes whose condition (by default
+``MaintenanceInProgress``) is True: the exact number at every instant the
+server knew, not a sample. Why the stored object and not the request body:
+the audit event does not say which patch type a PATCH used (strategic merge
+and JSON merge patches treat ``conditions`` differently), and its lines are
+written when each response completes, not in commit order, so two
+concurrent writes to different Nodes could be replayed in the wrong order; a
+stored object with its revision has neither ambiguity. A successful write
+without a stored object (a policy below RequestResponse) makes the judge
+fail rather than guess.
+
+:func:`forbidden` lists one identity's requests the server refused with 403.
 """
 
 from __future__ import annotations
@@ -23,17 +48,25 @@ from typing import Any
 
 from tests.support.controlplane import ControlPlane, ensure_assets
 
+MIP = "MaintenanceInProgress"
+
 AUDIT_POLICY = """\
 apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
+omitManagedFields: true
 rules:
   - level: RequestResponse
     verbs: ["create", "update", "patch"]
     resources: [{group: "coordination.k8s.io", resources: ["leases"]}]
-  - level: Request
-    verbs: ["patch", "update", "create"]
+  - level: RequestResponse
+    verbs: ["create", "update", "patch"]
     resources: [{group: "", resources: ["nodes/status"]}]
+  - level: RequestResponse
+    verbs: ["create", "delete"]
+    resources: [{group: "", resources: ["nodes"]}]
+  - level: Metadata
+    userGroups: ["system:serviceaccounts"]
   - level: None
 """
 
@@ -82,6 +115,9 @@ class AuditEvent:
     namespace: str
     name: str
     request_object: dict[str, Any]  # decoded JSON; empty unless logged at Request or above
+    verb: str = ""
+    user: str = ""
+    response_object: dict[str, Any] = field(default_factory=dict)  # at RequestResponse
 
     @property
     def identity(self) -> str:
@@ -107,17 +143,27 @@ def _event(doc: dict[str, Any]) -> AuditEvent:
         namespace=str(ref.get("namespace", "")),
         name=str(ref.get("name", "")),
         request_object=dict(doc.get("requestObject") or {}),
+        verb=str(doc.get("verb", "")),
+        user=str((doc.get("user") or {}).get("username", "")),
+        response_object=dict(doc.get("responseObject") or {}),
     )
 
 
-def read_audit_log(path: Path, since: float = 0.0) -> list[AuditEvent]:
-    """Every event received at or after ``since``; lines that are not an event are skipped."""
+def read_audit_log(path: Path, since: float = 0.0, contains: str | None = None) -> list[AuditEvent]:
+    """Every event received at or after ``since``; lines that are not an event are skipped.
+
+    ``contains`` keeps only the lines holding that text (a cheap filter before decoding:
+    the session's log holds every test's events).
+    """
     out: list[AuditEvent] = []
-    for line in path.read_text().splitlines():
-        with contextlib.suppress(ValueError, KeyError, TypeError, AttributeError):
-            ev = _event(json.loads(line))
-            if ev.received >= since:
-                out.append(ev)
+    with path.open(encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if contains is not None and contains not in line:
+                continue
+            with contextlib.suppress(ValueError, KeyError, TypeError, AttributeError):
+                ev = _event(json.loads(line))
+                if ev.received >= since:
+                    out.append(ev)
     return out
 
 
@@ -203,3 +249,121 @@ def failed_writes(audit_log: Path, run: str, since: float) -> dict[str, int]:
             key = f"{ev.resource or '?'}:{ev.code}"
             counts[key] = counts.get(key, 0) + 1
     return counts
+
+
+# ----------------------------------------------------------------------------- the ceiling
+
+
+class AuditJudgeError(AssertionError):
+    """The audit log cannot be judged: a write it holds does not say what the server stored."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One successful write to a judged Node, and who held the condition right after it."""
+
+    revision: int  # the stored object's resourceVersion: the server's commit order
+    received: float
+    node: str
+    verb: str
+    user_agent: str
+    holding: tuple[str, ...]  # the judged Nodes whose condition was True after this write
+
+
+@dataclass
+class CeilingVerdict:
+    """:func:`judge_ceiling`'s answer: every step, in commit order."""
+
+    condition: str
+    steps: list[Step] = field(default_factory=list)
+
+    @property
+    def writes(self) -> int:
+        return len(self.steps)
+
+    @property
+    def max_holding(self) -> int:
+        """The most Nodes that held the condition at once (0 for an empty log)."""
+        return max((len(s.holding) for s in self.steps), default=0)
+
+    def over(self, ceiling: int) -> list[str]:
+        """Each write after which more than ``ceiling`` Nodes held the condition, described."""
+        return [
+            f"revision {s.revision}: {s.verb} {s.node} by {s.user_agent or '?'} left "
+            f"{len(s.holding)} holding {self.condition} (ceiling {ceiling}): "
+            + ", ".join(s.holding)
+            for s in self.steps
+            if len(s.holding) > ceiling
+        ]
+
+
+def _holds(node: dict[str, Any], condition: str) -> bool:
+    conditions = (node.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == condition and c.get("status") == "True" for c in conditions)
+
+
+def judge_ceiling(
+    audit_log: Path, node_prefix: str, condition: str = MIP, since: float = 0.0
+) -> CeilingVerdict:
+    """Replay every successful write to the Nodes named ``node_prefix...`` in commit order.
+
+    Creations, ``nodes/status`` writes (by anyone: kumaco, kured's stand-in, the test) and
+    deletions count; writes to the Node itself cannot change its status (the API server
+    keeps the stored status on such writes) and are not logged. After each write the
+    verdict records which of these Nodes hold ``condition``. Raises
+    :class:`AuditJudgeError` when a successful write carries no stored Node (the policy
+    was not :data:`AUDIT_POLICY`): such a log cannot be judged exactly.
+    """
+    writes: list[tuple[int, float, AuditEvent, dict[str, Any]]] = []
+    for ev in read_audit_log(audit_log, since, contains=node_prefix):
+        if not (ev.complete and ev.code < 300 and ev.resource == "nodes"):
+            continue
+        if not ev.name.startswith(node_prefix):
+            continue
+        status_write = ev.subresource == "status" and ev.verb in ("create", "update", "patch")
+        node_write = ev.subresource == "" and ev.verb in ("create", "delete")
+        if not (status_write or node_write):
+            continue
+        stored = ev.response_object
+        if stored.get("kind") != "Node" or not (stored.get("metadata") or {}).get(
+            "resourceVersion"
+        ):
+            raise AuditJudgeError(
+                f"{ev.verb} {ev.resource}/{ev.subresource} {ev.name} at {ev.received:.3f} "
+                "has no stored Node in the audit log: log node writes at level "
+                "RequestResponse (tests.support.audit.AUDIT_POLICY)"
+            )
+        writes.append((int(stored["metadata"]["resourceVersion"]), ev.received, ev, stored))
+    writes.sort(key=lambda w: (w[0], w[1]))
+    verdict = CeilingVerdict(condition)
+    state: dict[str, bool] = {}
+    for revision, received, ev, stored in writes:
+        if ev.verb == "delete":
+            state.pop(ev.name, None)
+        else:
+            state[ev.name] = _holds(stored, condition)
+        holding = tuple(sorted(n for n, held in state.items() if held))
+        verdict.steps.append(Step(revision, received, ev.name, ev.verb, ev.user_agent, holding))
+    return verdict
+
+
+# ----------------------------------------------------------------------------- one identity
+
+
+def requests_of(audit_log: Path, user: str, since: float = 0.0) -> list[AuditEvent]:
+    """Every completed request of ``user`` (e.g. ``system:serviceaccount:ns:kumaco``)."""
+    return [
+        ev
+        for ev in read_audit_log(audit_log, since, contains=user)
+        if ev.user == user and ev.complete
+    ]
+
+
+def forbidden(audit_log: Path, user: str, since: float = 0.0) -> list[str]:
+    """``user``'s requests the API server refused with 403, described."""
+    return [
+        f"{ev.verb} {ev.resource}{'/' + ev.subresource if ev.subresource else ''} "
+        f"{ev.namespace + '/' if ev.namespace else ''}{ev.name}: 403"
+        for ev in requests_of(audit_log, user, since)
+        if ev.code == 403
+    ]

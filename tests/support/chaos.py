@@ -1,26 +1,57 @@
-"""Leader-kill chaos for kumaco's HA, on the real test control plane, judged by the audit log.
+"""Chaos for kumaco's HA and its ceiling, on the real test control plane, judged three ways.
 
-Three replicas run against a kube-apiserver with auditing on; 20 nodes have
-their ``kured.dev/RebootRequired`` condition flapping at random, a window is
-open for all of them, and the ceiling is 2. The leader (read from the Lease)
-is killed again and again, alternating SIGKILL and SIGTERM; a supervisor
-restarts an exited replica after a short delay, as the kubelet would. A
-separate watcher samples every node change.
+Three replicas run against a kube-apiserver with auditing on
+(:data:`tests.support.audit.AUDIT_POLICY`), with a ceiling on
+MaintenanceInProgress, ``kured.dev/RebootRequired`` required and
+``kured.dev/RebootInhibited`` blocking. A window opens every minute for
+``window_seconds`` (20 s by default), so admissions stop and start again
+while reboots run. Around kumaco, stand-ins play the rest of a kured fleet:
 
-Pass conditions:
+* kured's reboot-required reporter sets ``RebootRequired=True`` on a random
+  node that does not need a reboot and is not in maintenance, every
+  0.2-1.0 s; it never clears it (the consumer does);
+* a reboot inhibitor (an alert, a blocker pod) raises ``RebootInhibited=True``
+  every 1-4 s on a random node, mostly (70 %) on a node that is rebooting
+  right now when there is one (a blocker raised mid-maintenance), and clears it
+  2-8 s later;
+* the consumer (kured's drain-and-reboot, :class:`Consumer`) watches the
+  nodes on its own connection; when a node needing a reboot gets
+  ``MaintenanceInProgress=True`` it records the *start* of a reboot and
+  reboots it for a random 3-30 s -- often past the window's close -- then
+  records the *finish* and clears ``RebootRequired``. A reboot, once started,
+  runs to its end whatever happens to the conditions (as a drained, rebooting
+  node does).
 
-* the watcher never sees more than ``ceiling`` nodes with
-  MaintenanceInProgress=True at once;
+Meanwhile the leader (read from the Lease) is killed ``kills`` times,
+alternating SIGKILL and SIGTERM; a supervisor restarts an exited replica
+after 0.5 s, as the kubelet would. A kill is never skipped: when the Lease
+names no live replica, the run waits for one, and fails if none appears. The
+run lasts at least ``min_seconds`` and then goes on (up to ``max_seconds``)
+until a reboot has outlasted its window and a blocker has been raised on a
+rebooting node, so that it did what it claims to test.
+
+Pass conditions (:meth:`ChaosResult.failures`):
+
+* every kill was sent and each one was followed by a takeover, within its
+  bound: after SIGKILL lease duration + retry period (+ slack), after SIGTERM
+  about one retry period;
+* **physically**: the consumer's own record of its reboots (start to
+  finish) never has more than ``ceiling`` nodes rebooting at once, and no
+  node lost MaintenanceInProgress while it was still rebooting;
+* **the audit log** (:func:`tests.support.audit.judge_ceiling`): replaying
+  every write to the nodes in commit order, never more than ``ceiling``
+  nodes held MaintenanceInProgress;
+* **a separate watcher** agrees with the audit log's maximum and never
+  relisted (a relist is a gap in its record);
 * the audit log shows no node-status write by a replica while another
-  replica's lease period was current (periods rebuilt from the Lease writes
-  in the same audit log: each acquire/renew at time r makes its holder
-  current until r + leaseDurationSeconds, a release ends it);
-* every takeover is within the bounds: after SIGKILL within lease duration +
-  retry period (+ slack), after SIGTERM within about one retry period.
+  replica's lease period was current, nor outside its own
+  (:func:`tests.support.audit.audit_check`);
+* the run did what it claims: reboots happened, at least one outlasted its
+  window, and at least one blocker was raised on a rebooting node.
 
-Full form: ``python hack/chaos.py`` (30 kills, default lease timings, starts
-its own control plane: :func:`full_form`). ``tests/e2e/test_ha.py`` runs a
-shorter form of :func:`run_chaos` on the session's control plane.
+Full form: ``python hack/chaos.py`` (30 kills, default lease timings, its own
+control plane: :func:`full_form`). ``tests/e2e/test_ha.py`` runs a short form
+of :func:`run_chaos` on the session's control plane.
 """
 
 from __future__ import annotations
@@ -38,7 +69,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.support.audit import WriteAudit, audit_check, audited_control_plane
+from kumaco.core.durations import SECOND
+from kumaco.core.windows import Window, parse_window
+from tests.support.audit import (
+    WriteAudit,
+    audit_check,
+    audited_control_plane,
+    judge_ceiling,
+)
 from tests.support.controlplane import ControlPlane
 from tests.support.harness import (
     MIP,
@@ -49,7 +87,16 @@ from tests.support.harness import (
     condition_status,
     unique,
 )
-from tests.support.supervisor import ReplicaFactory, Supervisor, Timings, replica_flags, wait_leader
+from tests.support.supervisor import (
+    ReplicaFactory,
+    Supervisor,
+    Timings,
+    leader_of,
+    replica_flags,
+    wait_leader,
+)
+
+BLOCKING = "kured.dev/RebootInhibited"
 
 
 @dataclass
@@ -61,36 +108,252 @@ class Takeover:
 
 
 @dataclass
-class ChaosResult(WriteAudit):
-    """What a chaos run measured (the audit log's verdict included); the caller asserts."""
+class Reboot:
+    """One reboot as the consumer did it (wall-clock seconds)."""
 
+    node: str
+    start: float
+    planned_s: float
+    finish: float | None = None  # None: still running when the run ended
+    revoked_while_rebooting: bool = False
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a chaos run is asked to do (recorded with its result)."""
+
+    kills: int = 30
+    nodes: int = 20
+    ceiling: int = 2
+    window_seconds: int = 20
+    reboot_seconds: tuple[float, float] = (3.0, 30.0)
+    min_seconds: float = 0.0  # keep the chaos going at least this long (kills may end sooner)
+    # ... and, past that, until a reboot has outlasted its window and a blocker was raised on
+    # a rebooting node, at most this long in all:
+    max_seconds: float = 300.0
+    seed: int = 5683
+
+
+class Consumer:
+    """kured's stand-in: reboots the nodes kumaco admits and records each reboot.
+
+    It watches on its own connection (a :class:`NodeWatcher` with a callback). A
+    reboot starts when it sees ``MaintenanceInProgress=True`` on a node whose
+    ``RebootRequired`` is True and that it is not rebooting already; it ends after
+    its planned duration, when the finish is recorded and ``RebootRequired`` is
+    cleared (in that order, so the record never ends after kumaco could react).
+    """
+
+    def __init__(self, api: Api, run: str, rng: random.Random, seconds: tuple[float, float]):
+        self.api = api
+        self.rng = rng
+        self.seconds = seconds
+        self.reboots: list[Reboot] = []
+        self.state: dict[str, dict[str, str]] = {}  # node -> {condition type: status}
+        self.errors: list[str] = []
+        self._rebooting: dict[str, Reboot] = {}
+        self._timers: list[threading.Timer] = []
+        self._lock = threading.Lock()
+        self._stopped = False
+        self.watcher = NodeWatcher(api, run, on_node=self._seen)
+
+    def __enter__(self) -> Consumer:
+        self.watcher.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _seen(self, at: float, name: str, conds: dict[str, dict[str, Any]]) -> None:
+        statuses = {t: str(c.get("status", "")) for t, c in conds.items()}
+        with self._lock:
+            self.state[name] = statuses
+            current = self._rebooting.get(name)
+            if current is not None:
+                if statuses.get(MIP) != "True":
+                    current.revoked_while_rebooting = True
+                return
+            if self._stopped or statuses.get(MIP) != "True" or statuses.get(REQUIRED) != "True":
+                return
+            planned = self.rng.uniform(*self.seconds)
+            reboot = Reboot(name, at, round(planned, 2))
+            self._rebooting[name] = reboot
+            self.reboots.append(reboot)
+            timer = threading.Timer(planned, self._finish, (reboot,))
+            timer.daemon = True
+            self._timers.append(timer)
+            timer.start()
+
+    def _finish(self, reboot: Reboot) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            reboot.finish = time.time()
+            del self._rebooting[reboot.node]
+        try:
+            self.api.set_condition(
+                reboot.node, REQUIRED, "False", reason="Rebooted", message="rebooted by the test"
+            )
+        except (RuntimeError, OSError) as exc:
+            self.errors.append(f"clearing {REQUIRED} on {reboot.node}: {exc}")
+
+    def rebooting(self) -> set[str]:
+        with self._lock:
+            return set(self._rebooting)
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            timers = list(self._timers)
+        for t in timers:
+            t.cancel()
+        self.watcher.__exit__()
+
+
+def max_overlap(spans: list[tuple[float, float]]) -> int:
+    """The most spans ``[start, end]`` that cover one instant (an end before a start at ties)."""
+    points = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans])
+    best = now = 0
+    for _t, step in points:
+        now += step
+        best = max(best, now)
+    return best
+
+
+@dataclass
+class ChaosResult(WriteAudit):
+    """What a chaos run measured (the audit log's verdicts included); :meth:`failures` judges."""
+
+    settings: Settings = field(default_factory=Settings)
+    timings: Timings = field(default_factory=Timings)
     kills: int = 0
     takeovers: list[Takeover] = field(default_factory=list)
-    max_in_progress_seen: int = 0
     restarts: int = 0
+    seconds: float = 0.0
+    max_in_progress_seen: int = 0  # the watcher's count
+    watcher_relists: int = 0
+    audit_max_in_progress: int = 0  # the audit log's exact count
+    audit_over_ceiling: list[str] = field(default_factory=list)
+    audit_node_writes: int = 0  # every write to the run's nodes, kumaco's and the stand-ins'
+    reboots: list[Reboot] = field(default_factory=list)
+    max_rebooting: int = 0  # physically, from the consumer's record
+    outlasted_window: int = 0
+    blockers_raised: int = 0
+    blockers_mid_maintenance: int = 0
+    consumer_errors: list[str] = field(default_factory=list)
+
+    def takeover_bound(self, sig: str) -> float:
+        t = self.timings
+        return t.lease + t.retry * 1.2 + 1.0 if sig == "SIGKILL" else t.retry * 1.2 + 1.0
+
+    def failures(self) -> list[str]:
+        """Every pass condition of the module docstring that does not hold."""
+        s, out = self.settings, []
+        if self.kills != s.kills:
+            out.append(f"{self.kills} kills sent, {s.kills} asked")
+        if len(self.takeovers) != self.kills:
+            out.append(f"{len(self.takeovers)} takeovers after {self.kills} kills")
+        out += [
+            f"{t.signal} takeover took {t.seconds:.2f}s (bound {self.takeover_bound(t.signal)}s)"
+            for t in self.takeovers
+            if t.seconds > self.takeover_bound(t.signal)
+        ]
+        if self.max_rebooting > s.ceiling:
+            out.append(f"{self.max_rebooting} nodes rebooting at once (ceiling {s.ceiling})")
+        revoked = [r.node for r in self.reboots if r.revoked_while_rebooting]
+        if revoked:
+            out.append(f"MaintenanceInProgress revoked while rebooting: {revoked}")
+        out += self.audit_over_ceiling[:5]
+        if self.audit_max_in_progress > s.ceiling:
+            out.append(f"the audit log shows {self.audit_max_in_progress} holding at once")
+        if self.watcher_relists != 1:
+            out.append(f"the watcher relisted ({self.watcher_relists} LISTs): a gap")
+        if self.max_in_progress_seen != self.audit_max_in_progress:
+            out.append(
+                f"the watcher saw at most {self.max_in_progress_seen} in progress, "
+                f"the audit log {self.audit_max_in_progress}"
+            )
+        out += self.overlaps[:5] + self.unfenced[:5]
+        if self.node_writes == 0:
+            out.append("kumaco wrote no node status")
+        if not any(r.finish is not None for r in self.reboots):
+            out.append("no reboot finished")
+        if self.outlasted_window == 0:
+            out.append("no reboot outlasted its window")
+        if self.blockers_mid_maintenance == 0:
+            out.append("no blocker was raised on a rebooting node")
+        out += self.consumer_errors[:5]
+        return out
 
     def summary(self) -> dict[str, Any]:
         by_sig: dict[str, list[float]] = {}
         for t in self.takeovers:
             by_sig.setdefault(t.signal, []).append(t.seconds)
+        done = [r for r in self.reboots if r.finish is not None]
         return {
+            "settings": {**asdict(self.settings), "timings": asdict(self.timings)},
+            "seconds": round(self.seconds, 1),
             "kills": self.kills,
+            "takeovers": len(self.takeovers),
             "takeover_seconds": {
                 s: {
                     "n": len(v),
                     "min": round(min(v), 2),
                     "median": round(statistics.median(v), 2),
                     "max": round(max(v), 2),
+                    "bound": round(self.takeover_bound(s), 2),
                 }
-                for s, v in by_sig.items()
+                for s, v in sorted(by_sig.items())
             },
-            "max_in_progress_seen": self.max_in_progress_seen,
+            "replica_restarts": self.restarts,
+            "max_in_progress_watcher": self.max_in_progress_seen,
+            "watcher_relists": self.watcher_relists,
+            "max_in_progress_audit": self.audit_max_in_progress,
+            "audited_node_writes": self.audit_node_writes,
+            "max_rebooting": self.max_rebooting,
+            "reboots_started": len(self.reboots),
+            "reboots_finished": len(done),
+            "reboot_seconds": {
+                "min": round(min((r.finish - r.start for r in done if r.finish), default=0), 1),
+                "max": round(max((r.finish - r.start for r in done if r.finish), default=0), 1),
+            },
+            "reboots_outlasting_their_window": self.outlasted_window,
+            "revoked_while_rebooting": sum(r.revoked_while_rebooting for r in self.reboots),
+            "blockers_raised": self.blockers_raised,
+            "blockers_raised_mid_maintenance": self.blockers_mid_maintenance,
             "node_status_writes": self.node_writes,
             "writes_by_replica": self.writes_by_replica,
             "overlapping_writes": len(self.overlaps),
             "unfenced_writes": len(self.unfenced),
-            "replica_restarts": self.restarts,
+            "failures": self.failures(),
         }
+
+
+def _outlasted(window: Window, reboots: list[Reboot], until: float) -> int:
+    """Reboots that started in an open window and ended (or ran on) after it closed."""
+    n = 0
+    for r in reboots:
+        end = r.finish if r.finish is not None else until
+        start_ns, end_ns = int(r.start * SECOND), int(end * SECOND)
+        if any(
+            i.start <= start_ns < i.end < end_ns
+            for i in window.intervals(start_ns - 3600 * SECOND, end_ns)
+        ):
+            n += 1
+    return n
+
+
+def _live_leader(api: Api, sup: Supervisor, ns: str, lease: str, timeout: float) -> str:
+    """The Lease's holder once it is a live replica of ``sup``; AssertionError after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    holder = ""
+    while time.monotonic() < deadline:
+        holder = leader_of(api, ns, lease)
+        k = sup.by_identity(holder) if holder else None
+        if k is not None and k.alive:
+            return holder
+        time.sleep(0.02)
+    raise AssertionError(f"the Lease named no live replica within {timeout}s (last: {holder!r})")
 
 
 def run_chaos(
@@ -98,94 +361,163 @@ def run_chaos(
     kubeconfig: Path,
     workdir: Path,
     audit_log: Path,
-    *,
-    kills: int = 30,
-    nodes: int = 20,
-    ceiling: int = 2,
+    settings: Settings | None = None,
     timings: Timings | None = None,
-    seed: int = 5683,
     log: Callable[[str], object] = print,
+    kumaco_path: Path | None = None,
 ) -> ChaosResult:
-    """Run the scenario; return what was measured (assertions are the caller's)."""
+    """Run the scenario; return what was measured (the caller asserts :meth:`~ChaosResult.failures`).
+
+    ``kumaco_path``: a directory holding another ``kumaco`` package for the replicas to run
+    (they run there, so ``python -m kumaco`` imports it first), e.g. an older commit's.
+    """
+    s = settings or Settings()
     timings = timings or Timings()
-    rng = random.Random(seed)
+    rng = random.Random(s.seed)
     api = Api(cp)
+    created = time.time()
     run = unique("chaos")
     ns = api.namespace(unique("chaos"))
-    names = [f"{run}-{i:02d}" for i in range(nodes)]
-    for name in names:
-        api.node(name, {RUN_LABEL: run})
-    api.window(ns, "always", {"startTime": "* * * * *", "duration": "2m", "nodeSelector": ""})
-    make = ReplicaFactory(kubeconfig, replica_flags(run, ns, ceiling, timings), workdir, run)
+    names = [f"{run}-{i:02d}" for i in range(s.nodes)]
+    for i, name in enumerate(names):
+        needs = [{"type": REQUIRED, "status": "True"}] if i % 2 == 0 else []
+        api.node(name, {RUN_LABEL: run}, needs)
+    window_data = {
+        "startTime": "* * * * *",
+        "duration": f"{s.window_seconds}s",
+        "nodeSelector": "",
+    }
+    window = parse_window(ns, "pulse", window_data)
+    assert isinstance(window, Window), window
+    api.window(ns, "pulse", window_data)
+    flags = [*replica_flags(run, ns, s.ceiling, timings), "--block-condition", BLOCKING]
+    make = ReplicaFactory(kubeconfig, flags, workdir, run, cwd=kumaco_path)
+    result = ChaosResult(settings=s, timings=timings)
+    stop = threading.Event()
+    blockers: list[tuple[float, str, bool]] = []  # (when, node, on a rebooting node)
     started = time.time()
-    stop_flap = threading.Event()
+    consumer = Consumer(api, run, random.Random(s.seed + 1), s.reboot_seconds)
 
-    def flap() -> None:  # kured's reboot-required reporter, sped up
-        while not stop_flap.wait(rng.uniform(0.05, 0.3)):
+    def report() -> None:  # kured's reboot-required reporter
+        r = random.Random(s.seed + 2)
+        while not stop.wait(r.uniform(0.2, 1.0)):
+            idle = [
+                n
+                for n in names
+                if consumer.state.get(n, {}).get(REQUIRED) != "True"
+                and consumer.state.get(n, {}).get(MIP) != "True"
+            ]
+            if idle:
+                with contextlib.suppress(RuntimeError, OSError):
+                    api.set_condition(r.choice(idle), REQUIRED, "True", reason="RebootRequired")
+
+    def inhibit() -> None:  # an alert or a blocker pod, now and then on a rebooting node
+        r = random.Random(s.seed + 3)
+        clear: list[tuple[float, str]] = []
+        while not stop.wait(r.uniform(1.0, 4.0)):
+            now = time.monotonic()
+            for due, node in [c for c in clear if c[0] <= now]:
+                clear.remove((due, node))
+                with contextlib.suppress(RuntimeError, OSError):
+                    api.set_condition(node, BLOCKING, "False", reason="AlertResolved")
+            busy = sorted(consumer.rebooting())
+            node = r.choice(busy) if busy and r.random() < 0.7 else r.choice(names)
+            if any(n == node for _, n in clear):
+                continue
             with contextlib.suppress(RuntimeError, OSError):
-                api.set_condition(
-                    rng.choice(names), REQUIRED, rng.choice(["True", "True", "False"])
-                )
+                api.set_condition(node, BLOCKING, "True", reason="AlertFiring")
+                blockers.append((time.time(), node, node in consumer.rebooting()))
+                clear.append((now + r.uniform(2.0, 8.0), node))
 
-    result = ChaosResult(kills=kills)
-    sup = Supervisor(make, 3)
-    flapper = threading.Thread(target=flap, daemon=True)
+    threads = [threading.Thread(target=f, daemon=True) for f in (report, inhibit)]
+    sup: Supervisor | None = None
     try:
-        with NodeWatcher(api, run) as watcher:
-            flapper.start()
-            leader = wait_leader(api, ns, run, 60)
-            for i in range(kills):
+        with NodeWatcher(api, run) as watcher, consumer:
+            sup = Supervisor(make, 3)
+            for t in threads:
+                t.start()
+            _live_leader(api, sup, ns, run, 60)
+            for i in range(s.kills):
                 time.sleep(rng.uniform(1.0, 3.0))
-                leader = wait_leader(api, ns, run, 60)
+                leader = _live_leader(api, sup, ns, run, timings.lease + timings.retry + 30)
                 victim = sup.by_identity(leader)
-                if victim is None:
-                    continue
+                assert victim is not None
                 sig = signal.SIGKILL if i % 2 == 0 else signal.SIGTERM
                 t0 = time.monotonic()
                 victim.send(sig)
+                result.kills += 1
                 new = wait_leader(api, ns, run, timings.lease + timings.retry + 30, not_=leader)
                 took = time.monotonic() - t0
                 result.takeovers.append(Takeover(sig.name, took))
-                log(f"kill {i + 1}/{kills}: {sig.name} {leader} -> {new} in {took:.2f}s")
+                log(f"kill {i + 1}/{s.kills}: {sig.name} {leader} -> {new} in {took:.2f}s")
+            while time.time() - started < s.min_seconds or (
+                time.time() - started < s.max_seconds
+                and not (
+                    _outlasted(window, consumer.reboots, time.time())
+                    and any(busy for _t, _n, busy in blockers)
+                )
+            ):
+                time.sleep(0.5)
             time.sleep(2)
-            stop_flap.set()
+            stop.set()
+        ended = time.time()
         result.max_in_progress_seen = watcher.max_count(
-            lambda c: condition_status(c, MIP) == "True"
+            lambda c: condition_status(c, MIP) == "True", gaps_ok=True
         )
+        result.watcher_relists = watcher.relists
     finally:
-        stop_flap.set()
-        sup.stop()
-        result.restarts = sup.restarts
+        stop.set()
+        for t in threads:
+            t.join(5)
+        if sup is not None:
+            sup.stop()
+            result.restarts = sup.restarts
+    result.seconds = ended - started
+    result.reboots = list(consumer.reboots)
+    result.consumer_errors = list(consumer.errors)
+    result.max_rebooting = max_overlap(
+        [(r.start, r.finish if r.finish is not None else ended) for r in result.reboots]
+    )
+    result.outlasted_window = _outlasted(window, result.reboots, ended)
+    result.blockers_raised = len(blockers)
+    result.blockers_mid_maintenance = sum(1 for _t, _n, busy in blockers if busy)
+    verdict = judge_ceiling(audit_log, f"{run}-", MIP, created)
+    result.audit_max_in_progress = verdict.max_holding
+    result.audit_over_ceiling = verdict.over(s.ceiling)
+    result.audit_node_writes = verdict.writes
     audit_check(audit_log, ns, run, f"{run}-", timings.lease, started, result)
     return result
 
 
-def full_form(*, kills: int, nodes: int, ceiling: int, workdir: Path, output: Path) -> int:
+def full_form(
+    settings: Settings,
+    workdir: Path,
+    output: Path,
+    timings: Timings | None = None,
+    kumaco_path: Path | None = None,
+    command: str = "python hack/chaos.py",
+) -> int:
     """``python hack/chaos.py``: a run on its own audited control plane; 0 if it passed.
 
-    Writes the summary to ``output`` and prints it.
+    Writes the summary (with the command, the date and the settings) to ``output`` and
+    prints it.
     """
+    workdir = workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
-    timings = Timings()
+    timings = timings or Timings()
     with audited_control_plane(workdir) as (cp, kubeconfig):
         result = run_chaos(
-            cp,
-            kubeconfig,
-            workdir,
-            cp.audit_log,
-            kills=kills,
-            nodes=nodes,
-            ceiling=ceiling,
-            timings=timings,
+            cp, kubeconfig, workdir, cp.audit_log, settings, timings, kumaco_path=kumaco_path
         )
     summary = {
+        "command": command,
+        "kumaco": str(kumaco_path) if kumaco_path is not None else "this checkout",
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "timings": asdict(timings),
         **result.summary(),
         "overlap_examples": result.overlaps[:5],
         "unfenced_examples": result.unfenced[:5],
     }
+    output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary, indent=2))
-    ok = not result.overlaps and not result.unfenced and result.max_in_progress_seen <= ceiling
-    return 0 if ok else 1
+    return 0 if not result.failures() else 1

@@ -291,13 +291,24 @@ class _Gone(Exception):
     """The watch's resourceVersion is too old (410): relist."""
 
 
+class WatcherGap(AssertionError):
+    """The watcher relisted, so its record of the nodes' states has a hole."""
+
+
 class NodeWatcher:
     """A separate client watching nodes on its own connection, time-stamping what it sees.
 
     It survives API outages: it resumes the watch from the last resourceVersion
     it saw (so it misses no event across a reconnection) and relists only on
-    410 Gone; ``relists`` counts its LISTs, the first one included. Every
-    event is stamped with the time its bytes arrived.
+    410 Gone; ``relists`` counts its LISTs, the first one included. A relist
+    is a gap: the states between the last event it saw and the new LIST are
+    lost, so a count over its records can only under-count. :attr:`gaps` says
+    when that happened, and :meth:`max_count` refuses to answer over a gap
+    (:class:`WatcherGap`) unless told the caller knows (``gaps_ok=True``, for
+    a test that restarts the API server on purpose and judges the ceiling from
+    the audit log). Every event is stamped with the time its bytes arrived;
+    ``on_node`` (if given) is called with each node it is sent, in the
+    watcher's thread.
 
     It keeps two records. ``changes``: each change of the status of a
     ``track``-ed condition type on a node ("" when the node lacks it), for
@@ -322,6 +333,7 @@ class NodeWatcher:
         track: Sequence[str] = (UM, MIP),
         lean: bool = False,
         log: Callable[[str], object] | None = None,
+        on_node: Callable[[float, str, dict[str, dict[str, Any]]], None] | None = None,
     ) -> None:
         self.api = api
         self.run = run
@@ -329,6 +341,8 @@ class NodeWatcher:
         self.seen: list[Observation] = []
         self.changes: list[Change] = []
         self.relists = 0
+        self.gaps: list[float] = []  # when each relist after the first one happened
+        self._on_node = on_node
         self._markers = {t: b'"type":"' + t.encode() + b'","status":"' for t in track}
         self._state: dict[str, dict[str, str]] = {}
         self._log = log
@@ -401,6 +415,10 @@ class NodeWatcher:
             path = f"{base}limit=500&continue={cont}"
         self._rv = str(doc["metadata"]["resourceVersion"])
         self.relists += 1
+        if self.relists > 1:
+            self.gaps.append(at)
+            if self._log is not None:
+                self._log(f"watcher relisted: a gap in its record at {at:.3f}")
 
     def _read(self, resp: http.client.HTTPResponse) -> None:
         buf = b""
@@ -456,6 +474,8 @@ class NodeWatcher:
         self._change(at, name, {t: str(conds.get(t, {}).get("status", "")) for t in self._markers})
         if not self.lean:
             self.seen.append(Observation(at, name, conds))
+        if self._on_node is not None:
+            self._on_node(at, name, conds)
 
     def _change(self, at: float, name: str, statuses: Mapping[str, str]) -> None:
         cur = self._state.setdefault(name, {})
@@ -475,8 +495,19 @@ class NodeWatcher:
                 return o.at
         return None
 
-    def max_count(self, pred: Callable[[dict[str, dict[str, Any]]], bool]) -> int:
-        """The most nodes for which ``pred`` held at once, replaying observations in order."""
+    def max_count(
+        self, pred: Callable[[dict[str, dict[str, Any]]], bool], *, gaps_ok: bool = False
+    ) -> int:
+        """The most nodes for which ``pred`` held at once, replaying observations in order.
+
+        Raises :class:`WatcherGap` if the watcher relisted (its record has a hole, the
+        answer could under-count), unless ``gaps_ok``.
+        """
+        if self.gaps and not gaps_ok:
+            raise WatcherGap(
+                f"the watcher relisted {len(self.gaps)} time(s) (410 Gone): states between "
+                "its last event and the relist are missing, its count is not a full record"
+            )
         state: dict[str, bool] = {}
         best = 0
         for o in list(self.seen):
@@ -521,9 +552,14 @@ class NodeWatcher:
 # ----------------------------------------------------------------------------- kumaco processes
 
 
-def run_command(kubeconfig: Path, *args: str) -> list[str]:
-    """``python -m kumaco run --kubeconfig KUBECONFIG ARGS...`` with this interpreter."""
-    return [sys.executable, "-m", "kumaco", "run", "--kubeconfig", str(kubeconfig), *args]
+def run_command(
+    kubeconfig: Path, *args: str, launcher: Sequence[str] = ("-m", "kumaco")
+) -> list[str]:
+    """``python -m kumaco run --kubeconfig KUBECONFIG ARGS...`` with this interpreter.
+
+    ``launcher`` replaces ``-m kumaco`` (e.g. ``-c CODE`` for a patched kumaco).
+    """
+    return [sys.executable, *launcher, "run", "--kubeconfig", str(kubeconfig), *args]
 
 
 #: The key of a JSON log line's message (kumaco.cmd.observability: time, level, logger, msg).
@@ -537,7 +573,7 @@ def log_message(record: Mapping[str, Any]) -> str:
 
 @dataclass
 class Kumaco:
-    """One ``kumaco run`` process against the test API server."""
+    """One ``kumaco run`` process against the test API server (``launcher``: :func:`run_command`)."""
 
     kubeconfig: Path
     args: Sequence[str]
@@ -545,6 +581,8 @@ class Kumaco:
     env: Mapping[str, str] = field(default_factory=dict)
     name: str = "kumaco"
     proc: subprocess.Popen[bytes] | None = None
+    launcher: Sequence[str] = ("-m", "kumaco")
+    cwd: Path | None = None  # where it runs: ``-m kumaco`` imports the kumaco found there first
 
     def __post_init__(self) -> None:
         self.health_port = free_port()
@@ -560,11 +598,17 @@ class Kumaco:
             "--log-format",
             "json",
             *self.args,
+            launcher=self.launcher,
         )
         env = {**os.environ, "POD_NAME": self.name, "PYTHONUNBUFFERED": "1", **self.env}
         out = self.log_path.open("ab")
         self.proc = subprocess.Popen(
-            cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            cmd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+            cwd=self.cwd,
         )
         return self
 

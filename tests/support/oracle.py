@@ -10,6 +10,7 @@ never skips.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import importlib.resources
 import json
@@ -18,7 +19,8 @@ import select
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,12 +66,31 @@ def _build() -> Path:
     return binary
 
 
+class OracleTimeout(AssertionError):
+    """The oracle did not answer a request, even when asked again with more time."""
+
+
+def _cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) process ``pid`` has used, from /proc (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class Oracle:
     """One running oracle process; requests are answered in order.
 
-    robfig's ``Next`` can loop forever (a calendar day skipped by a date-line
-    change); a request not answered within ``timeout`` seconds returns
-    ``{"hang": True}`` and the process is replaced.
+    A slow answer is never taken for a hang. A request not answered within
+    ``timeout`` seconds is asked again, of a fresh process, with three times the
+    time; if that fails too, :class:`OracleTimeout` fails the test loudly, saying
+    how much CPU the oracle burned (a loaded machine starves it; a loop burns it).
+
+    robfig's ``Next`` really does loop forever on some inputs (a calendar day
+    skipped by a date-line change, tests/unit/test_schedule.py's
+    ``DATE_LINE_CASES``). :meth:`hangs` proves that of one input by CPU time,
+    not wall time, so a loaded machine cannot fake it: giving up on a schedule
+    that never fires (robfig's longest legitimate search, five years) costs it
+    well under a millisecond of CPU; an input that has burned ``cpu_seconds``
+    (1 s) without an answer loops.
     """
 
     def __init__(self, binary: Path, timeout: float = 10.0) -> None:
@@ -88,29 +109,83 @@ class Oracle:
             encoding="utf-8",
         )
 
-    def _ask(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
-        stdin, stdout = self._proc.stdin, self._proc.stdout
+    def _restart(self) -> None:
+        self._proc.kill()
+        self.close()
+        self._proc = self._start()
+
+    def _send(self, request: Mapping[str, Any]) -> float:
+        """Send ``request``; the process's CPU time before it."""
+        stdin = self._proc.stdin
         assert stdin is not None
-        assert stdout is not None
+        cpu = _cpu_seconds(self._proc.pid)
         stdin.write(json.dumps(request) + "\n")
         stdin.flush()
-        ready, _, _ = select.select([stdout], [], [], timeout or self._timeout)
-        if not ready:
-            self._proc.kill()
-            self.close()
-            self._proc = self._start()
-            return {"hang": True}
+        return cpu
+
+    def _answer(self) -> dict[str, Any]:
+        stdout = self._proc.stdout
+        assert stdout is not None
         line = stdout.readline()
         if not line:
             raise RuntimeError(f"oracle exited with {self._proc.wait()}")
         answer: dict[str, Any] = json.loads(line)
         return answer
 
+    def _ready(self, seconds: float) -> bool:
+        stdout = self._proc.stdout
+        assert stdout is not None
+        return bool(select.select([stdout], [], [], seconds)[0])
+
+    def _ask(self, request: Mapping[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        wait = timeout or self._timeout
+        burned: list[str] = []
+        for attempt in (1, 2):
+            cpu = self._send(request)
+            if self._ready(wait):
+                return self._answer()
+            burned.append(
+                f"attempt {attempt}: {wait:.0f}s, {_cpu_seconds(self._proc.pid) - cpu:.1f}s CPU"
+            )
+            self._restart()
+            wait *= 3
+        raise OracleTimeout(
+            f"the Go oracle did not answer {json.dumps(request)[:300]} ({'; '.join(burned)}). "
+            "Little CPU: the machine is overloaded, rerun. Much CPU: robfig loops on this "
+            "input; if that is known behaviour, ask Oracle.hangs() and say so in the test."
+        )
+
+    def hangs(self, spec: str, after: int, cpu_seconds: float = 1.0, wall: float = 120.0) -> bool:
+        """Whether robfig's ``Next(after)`` burns ``cpu_seconds`` of CPU without answering.
+
+        False when it answers (or errors); True once the oracle has used that much CPU
+        on it (it is then replaced). An OracleTimeout if neither happens within
+        ``wall`` seconds (a starved machine proves nothing).
+        """
+        cpu = self._send({"op": "cron", "spec": spec, "after": [after]})
+        deadline = time.monotonic() + wall
+        while time.monotonic() < deadline:
+            if self._ready(0.2):
+                self._answer()
+                return False
+            if _cpu_seconds(self._proc.pid) - cpu >= cpu_seconds:
+                self._restart()
+                return True
+        self._restart()
+        raise OracleTimeout(f"robfig neither answered nor used {cpu_seconds}s CPU on {spec!r}")
+
     def cron(
         self, spec: str, afters: Sequence[int], timeout: float | None = None
     ) -> dict[str, Any]:
-        """``{"next": [unix seconds or None, ...]}``, ``{"error": "..."}`` or ``{"hang": True}``."""
+        """``{"next": [unix seconds or None, ...]}`` or ``{"error": "..."}``."""
         return self._ask({"op": "cron", "spec": spec, "after": list(afters)}, timeout)
+
+    def chain(self, spec: str, start: int, until: int) -> list[int]:
+        """robfig's firings after ``start`` up to ``until``, each Next from the previous."""
+        answer = self._ask({"op": "chain", "spec": spec, "from": start, "until": until})
+        if "error" in answer:
+            raise ValueError(f"robfig rejects {spec!r}: {answer['error']}")
+        return [int(f) for f in answer["fires"]]
 
     def duration(self, text: str) -> dict[str, Any]:
         """``{"ns": nanoseconds}`` or ``{"error": "..."}`` from Go's ``time.ParseDuration``."""
@@ -120,6 +195,46 @@ class Oracle:
         """``{"proxy": url or None}`` or ``{"error": "..."}`` from golang.org/x/net/http/httpproxy
         (what client-go uses) with ``env`` as the environment."""
         return self._ask({"op": "proxy", "env": env, "url": url})
+
+    # -- Go's time package
+
+    def _time(self, request: Mapping[str, Any], key: str) -> Any:
+        answer = self._ask(request)
+        if "error" in answer:
+            raise ValueError(f"Go: {answer['error']}")
+        return answer[key]
+
+    def date(self, zone: str, *wall: int) -> int:
+        """``time.Date(y, mo, d, h, mi, s, 0, zone).Unix()``."""
+        padded = [*wall, 0, 0, 0][:6]
+        return int(self._time({"op": "date", "zone": zone, "wall": padded}, "unix"))
+
+    def add_date(self, t: int, zone: str, years: int, months: int, days: int) -> int:
+        """``time.Unix(t, 0).In(zone).AddDate(years, months, days).Unix()``."""
+        request = {"op": "adddate", "zone": zone, "t": t, "ymd": [years, months, days]}
+        return int(self._time(request, "unix"))
+
+    def walls(self, zone: str, instants: Sequence[int]) -> list[tuple[int, ...]]:
+        """``(year, month, day, hour, minute, second, weekday)`` of each instant in ``zone``."""
+        request = {"op": "wall", "zone": zone, "instants": list(instants)}
+        return [tuple(w) for w in self._time(request, "walls")]
+
+    def offsets(
+        self, instants: Sequence[int], zone: str = "", tzif: bytes | None = None
+    ) -> list[int]:
+        """The UTC offset Go gives each instant in ``zone`` (or in a zone read from TZif bytes).
+
+        A ValueError when Go rejects the zone or the data.
+        """
+        request: dict[str, Any] = {"op": "offsets", "zone": zone, "instants": list(instants)}
+        if tzif is not None:
+            request["tzif"] = base64.b64encode(tzif).decode()
+        return [int(o) for o in self._time(request, "offsets")]
+
+    def truncate(self, instants: Sequence[int], seconds: int) -> list[int]:
+        """``time.Unix(t, 0).Truncate(seconds * time.Second).Unix()`` of each instant."""
+        request = {"op": "truncate", "instants": list(instants), "d": seconds}
+        return [int(t) for t in self._time(request, "unix")]
 
     def close(self) -> None:
         if self._proc.stdin is not None:

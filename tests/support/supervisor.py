@@ -77,12 +77,18 @@ class ReplicaFactory:
     logs: Path
     prefix: str
     made: list[Kumaco] = field(default_factory=list)
+    cwd: Path | None = None  # where each process runs (see :class:`Kumaco`)
 
     def __call__(self, name: str) -> Kumaco:
         pod = f"{self.prefix}-{name}"
         n = 1 + sum(1 for k in self.made if k.name == name)
         k = Kumaco(
-            self.kubeconfig, list(self.flags), self.logs / f"{pod}.{n}.log", {"POD_NAME": pod}, name
+            self.kubeconfig,
+            list(self.flags),
+            self.logs / f"{pod}.{n}.log",
+            {"POD_NAME": pod},
+            name,
+            cwd=self.cwd,
         )
         self.made.append(k)
         return k

@@ -1,4 +1,12 @@
-"""kumaco.core.gotime: Go time semantics (calendar, zone lookup, Date, AddDate, Truncate)."""
+"""kumaco.core.gotime: Go time semantics (calendar, zone lookup, Date, AddDate, Truncate).
+
+Every Go behaviour pinned here is also asked of Go itself (``robfig_oracle``: the Go
+program of ``hack/oracle``, reading the same ``tzdata`` files): zone offsets of every
+tzdata zone, TZif files built here (TZ footer rules, Go's first-zone rules, what Go
+rejects), ``time.Date`` normalisation and its choice in gaps and overlaps, ``AddDate``,
+``Truncate`` and the wall-clock fields -- the tables, and random inputs. The calendar
+arithmetic is checked against Python's calendar.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +15,13 @@ import random
 import struct
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kumaco.core import gotime
 from kumaco.core.schedule import _cached_location, _zone_names, load_zone
 from tests.support import reference
+from tests.support.oracle import Oracle
 
 UTC = dt.UTC
 
@@ -45,12 +54,30 @@ def test_civil_roundtrip_far_outside_python_range(days: int) -> None:
     assert gotime.days_from_civil(y, m, d) == days
 
 
-def test_wall_fields_and_weekday() -> None:
+def test_wall_fields_and_weekday(robfig_oracle: Oracle) -> None:
     # 2024-03-10 07:00:00Z is the New York spring-forward instant: 03:00 EDT, a Sunday.
-    w = reference.wall(unix("2024-03-10T07:00:00+00:00"), loc("America/New_York"))
+    spring = unix("2024-03-10T07:00:00+00:00")
+    w = reference.wall(spring, loc("America/New_York"))
     assert w == reference.Wall(2024, 3, 10, 3, 0, 0, 0)
+    assert robfig_oracle.walls("America/New_York", [spring]) == [tuple(w)]
     assert reference.wall(0, gotime.UTC) == reference.Wall(1970, 1, 1, 0, 0, 0, 4)  # Thursday
     assert reference.wall(-1, gotime.UTC) == reference.Wall(1969, 12, 31, 23, 59, 59, 3)
+    assert robfig_oracle.walls("UTC", [0, -1]) == [
+        (1970, 1, 1, 0, 0, 0, 4),
+        (1969, 12, 31, 23, 59, 59, 3),
+    ]
+
+
+GO_ZONES = ["UTC", "America/New_York", "Europe/Berlin", "Australia/Lord_Howe", "Pacific/Apia"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    zone=st.sampled_from([*GO_ZONES, "Asia/Kathmandu", "America/Sao_Paulo", "Africa/Monrovia"]),
+    t=st.integers(-(2**40), 2**40),
+)
+def test_wall_fields_equal_gos(robfig_oracle: Oracle, zone: str, t: int) -> None:
+    assert robfig_oracle.walls(zone, [t]) == [tuple(reference.wall(t, loc(zone)))]
 
 
 # ---------------------------------------------------------------------------
@@ -70,8 +97,9 @@ def _boundaries(location: gotime.Location, lo: int, hi: int) -> list[int]:
     return out
 
 
-def test_offsets_agree_with_zoneinfo_for_every_tzdata_zone() -> None:
-    """Go's reading of the TZif data (table + TZ footer per UTC year) equals Python's."""
+def test_offsets_agree_with_go_and_zoneinfo_for_every_tzdata_zone(robfig_oracle: Oracle) -> None:
+    """kumaco's reading of the TZif data (table + TZ footer per UTC year) equals Go's, and
+    Python's: at every transition in 1970-2100 (both sides of it) and 30 random instants."""
     lo = unix("1970-01-01T00:00:00+00:00")
     hi = unix("2100-01-01T00:00:00+00:00")
     rng = random.Random(1)
@@ -81,13 +109,13 @@ def test_offsets_agree_with_zoneinfo_for_every_tzdata_zone() -> None:
         points = {rng.randrange(lo, hi) for _ in range(30)}
         for b in _boundaries(location, lo, hi):
             points.update((b - 1, b))
-        for p in points:
-            if not lo <= p < hi:
-                continue
+        inside = sorted(p for p in points if lo <= p < hi)
+        go = dict(zip(inside, robfig_oracle.offsets(inside, zone=name), strict=True))
+        for p in inside:
             expected = dt.datetime.fromtimestamp(p, zone).utcoffset()
             assert expected is not None
-            if location.offset(p) != int(expected.total_seconds()):
-                mismatches.append((name, p))
+            if not location.offset(p) == go[p] == int(expected.total_seconds()):
+                mismatches.append((name, p, location.offset(p), go[p]))
     assert mismatches == []
 
 
@@ -104,7 +132,7 @@ def test_offsets_agree_with_zoneinfo_hour_by_hour(name: str) -> None:
             assert location.offset(p) == int(expected.total_seconds()), (name, p)
 
 
-def test_transition_boundaries_are_exact() -> None:
+def test_transition_boundaries_are_exact(robfig_oracle: Oracle) -> None:
     ny = loc("America/New_York")
     spring = unix("2024-03-10T07:00:00+00:00")  # from the TZ footer (last table entry: 2007)
     assert ny.offset(spring - 1) == -5 * 3600
@@ -114,11 +142,17 @@ def test_transition_boundaries_are_exact() -> None:
     lord_howe = loc("Australia/Lord_Howe")
     back = unix("2024-04-07T02:00:00+11:00")
     assert (lord_howe.offset(back - 1), lord_howe.offset(back)) == (39600, 37800)
+    assert robfig_oracle.offsets([spring - 1, spring], zone="America/New_York") == [
+        -5 * 3600,
+        -4 * 3600,
+    ]
+    assert robfig_oracle.offsets([back - 1, back], zone="Australia/Lord_Howe") == [39600, 37800]
 
 
-def test_lookup_before_first_transition_uses_gos_first_zone() -> None:
+def test_lookup_before_first_transition_uses_gos_first_zone(robfig_oracle: Oracle) -> None:
     ny = loc("America/New_York")
     assert ny.lookup(-(10**11)) == (-17762, gotime.ALPHA, ny.transitions[0])  # LMT -4:56:02
+    assert robfig_oracle.offsets([-(10**11)], zone="America/New_York") == [-17762]
     assert gotime.UTC.lookup(-(10**15)) == (0, gotime.ALPHA, gotime.OMEGA)
 
 
@@ -141,20 +175,24 @@ def _tzif(footer: bytes, types: list[tuple[int, int]], times: list[tuple[int, in
     return empty_v1 + b"TZif2" + b"\0" * 15 + body + b"\n" + footer + b"\n"
 
 
-def test_first_zone_rules_follow_go() -> None:
+def test_first_zone_rules_follow_go(robfig_oracle: Oracle) -> None:
     # Zone 0 unused by transitions: it applies before the first one (Go case 1).
-    z = gotime.location_from_tzif("x", _tzif(b"", [(100, 0), (200, 0)], [(1000, 1)]))
+    data = _tzif(b"", [(100, 0), (200, 0)], [(1000, 1)])
+    z = gotime.location_from_tzif("x", data)
     assert z.first_offset == 100
+    assert robfig_oracle.offsets([999, 1000], tzif=data) == [100, 200]
     # First transition goes to DST: the closest earlier standard zone (case 2).
-    z = gotime.location_from_tzif(
-        "x", _tzif(b"", [(0, 1), (300, 0), (400, 1)], [(1000, 2), (2000, 0)])
-    )
+    data = _tzif(b"", [(0, 1), (300, 0), (400, 1)], [(1000, 2), (2000, 0)])
+    z = gotime.location_from_tzif("x", data)
     assert z.first_offset == 300
+    assert robfig_oracle.offsets([999], tzif=data) == [300]
     # Otherwise the first standard zone (case 3).
-    z = gotime.location_from_tzif("x", _tzif(b"", [(0, 1), (500, 0)], [(1000, 0), (2000, 1)]))
+    data = _tzif(b"", [(0, 1), (500, 0)], [(1000, 0), (2000, 1)])
+    z = gotime.location_from_tzif("x", data)
     assert z.first_offset == 500
     # Without a footer the last transition's zone lasts forever.
     assert z.lookup(10**12) == (500, 2000, gotime.OMEGA)
+    assert robfig_oracle.offsets([999, 10**12], tzif=data) == [500, 500]
 
 
 @pytest.mark.parametrize(
@@ -167,9 +205,11 @@ def test_first_zone_rules_follow_go() -> None:
         b"TZif\0" + b"\0" * 15 + struct.pack(">6L", 0, 0, 0, 0, 0, 0),  # no zones
     ],
 )
-def test_bad_tzif_rejected(data: bytes) -> None:
+def test_bad_tzif_rejected(robfig_oracle: Oracle, data: bytes) -> None:
     with pytest.raises(gotime.TZifError):
         gotime.location_from_tzif("bad", data)
+    with pytest.raises(ValueError, match="Go"):
+        robfig_oracle.offsets([0], tzif=data)
 
 
 @pytest.mark.parametrize(
@@ -198,20 +238,25 @@ def test_bad_tzif_rejected(data: bytes) -> None:
         (b"E5", "2030-07-01T00:00:00+00:00", 3600),
     ],
 )
-def test_tz_footer_rules(footer: bytes, instant: str, offset: int) -> None:
-    zone = gotime.location_from_tzif("x", _tzif(footer, [(3600, 0)], [(0, 0)]))
+def test_tz_footer_rules(robfig_oracle: Oracle, footer: bytes, instant: str, offset: int) -> None:
+    data = _tzif(footer, [(3600, 0)], [(0, 0)])
+    zone = gotime.location_from_tzif("x", data)
     assert zone.offset(unix(instant)) == offset
+    assert robfig_oracle.offsets([unix(instant)], tzif=data) == [offset]
 
 
-def test_footer_before_1970_follows_gos_truncated_remainder() -> None:
+def test_footer_before_1970_follows_gos_truncated_remainder(robfig_oracle: Oracle) -> None:
     # Go computes the position in the year as (yday-1)*86400 + sec%86400 with a
     # truncated remainder: before 1970, DST switches a day late except at midnight.
-    zone = gotime.location_from_tzif("x", _tzif(b"EST5EDT", [(-18000, 0)], [(-(10**10), 0)]))
+    data = _tzif(b"EST5EDT", [(-18000, 0)], [(-(10**10), 0)])
+    zone = gotime.location_from_tzif("x", data)
     switch = unix("1960-03-13T07:00:00+00:00")  # default rule M3.2.0 at 02:00 EST
     assert zone.offset(switch - 1) == -5 * 3600
     assert zone.offset(switch) == -5 * 3600  # a day late
     assert zone.offset(switch + 86400) == -4 * 3600
     assert zone.lookup(switch)[1:] == (switch, switch + 1)
+    instants = [switch - 1, switch, switch + 86400]
+    assert robfig_oracle.offsets(instants, tzif=data) == [zone.offset(t) for t in instants]
 
 
 # ---------------------------------------------------------------------------
@@ -243,8 +288,36 @@ def test_footer_before_1970_follows_gos_truncated_remainder() -> None:
         ("Asia/Kathmandu", (1986, 1, 1, 0, 5, 0), "1986-01-01T00:20:00+05:45"),
     ],
 )
-def test_date_follows_go(zone: str, wall: tuple[int, ...], expected: str) -> None:
+def test_date_follows_go(
+    robfig_oracle: Oracle, zone: str, wall: tuple[int, ...], expected: str
+) -> None:
     assert reference.date(loc(zone), *wall) == unix(expected)
+    assert robfig_oracle.date(zone, *wall) == unix(expected)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    zone=st.sampled_from([*GO_ZONES, "America/Sao_Paulo", "Asia/Kathmandu", "Pacific/Chatham"]),
+    year=st.integers(1900, 2100),
+    month=st.integers(-30, 40),
+    day=st.integers(-70, 70),
+    hour=st.integers(-30, 50),
+    minute=st.integers(-100, 100),
+    second=st.integers(-100, 100),
+)
+def test_date_equals_gos_for_any_fields(
+    robfig_oracle: Oracle,
+    zone: str,
+    year: int,
+    month: int,
+    day: int,
+    hour: int,
+    minute: int,
+    second: int,
+) -> None:
+    """Normalisation of out-of-range fields and the choice in gaps and overlaps, as Go."""
+    wall = (year, month, day, hour, minute, second)
+    assert reference.date(loc(zone), *wall) == robfig_oracle.date(zone, *wall)
 
 
 def test_date_equals_double_lookup_formula() -> None:
@@ -268,17 +341,39 @@ def test_date_equals_double_lookup_formula() -> None:
         ("2024-12-31T00:00:00+00:00", (0, 0, 1), "2025-01-01T00:00:00+00:00"),
     ],
 )
-def test_add_date(start: str, delta: tuple[int, int, int], expected: str) -> None:
+def test_add_date(
+    robfig_oracle: Oracle, start: str, delta: tuple[int, int, int], expected: str
+) -> None:
     assert reference.add_date(unix(start), gotime.UTC, *delta) == unix(expected)
+    assert robfig_oracle.add_date(unix(start), "UTC", *delta) == unix(expected)
 
 
-def test_add_date_keeps_wall_clock_across_dst() -> None:
+def test_add_date_keeps_wall_clock_across_dst(robfig_oracle: Oracle) -> None:
     ny = loc("America/New_York")
     before = unix("2024-03-09T12:00:00-05:00")
     assert reference.add_date(before, ny, 0, 0, 1) == unix("2024-03-10T12:00:00-04:00")
+    assert robfig_oracle.add_date(before, "America/New_York", 0, 0, 1) == unix(
+        "2024-03-10T12:00:00-04:00"
+    )
 
 
-def test_truncate_is_on_absolute_time() -> None:
+@settings(max_examples=200, deadline=None)
+@given(
+    zone=st.sampled_from(GO_ZONES),
+    t=st.integers(0, 4_102_444_800),
+    years=st.integers(-3, 3),
+    months=st.integers(-30, 30),
+    days=st.integers(-400, 400),
+)
+def test_add_date_equals_gos(
+    robfig_oracle: Oracle, zone: str, t: int, years: int, months: int, days: int
+) -> None:
+    assert reference.add_date(t, loc(zone), years, months, days) == robfig_oracle.add_date(
+        t, zone, years, months, days
+    )
+
+
+def test_truncate_is_on_absolute_time(robfig_oracle: Oracle) -> None:
     assert gotime.truncate(119, 60) == 60
     assert gotime.truncate(-1, 60) == -60  # rounds down, not towards zero
     assert gotime.truncate(7, 0) == 7
@@ -287,4 +382,9 @@ def test_truncate_is_on_absolute_time() -> None:
     monrovia = loc("Africa/Monrovia")
     t = gotime.truncate(unix("1971-06-01T10:00:45+00:00"), 60)
     assert reference.wall(t, monrovia).second == 30
+    assert robfig_oracle.walls("Africa/Monrovia", [t])[0][5] == 30
     assert gotime.truncate(-62135596800 - 1, 86400) == -62135596800 - 86400
+    instants = [119, -1, 7, unix("1971-06-01T10:00:45+00:00"), -62135596800 - 1]
+    for d in (60, 86400, 3600, 1):
+        assert robfig_oracle.truncate(instants, d) == [gotime.truncate(i, d) for i in instants]
+    assert robfig_oracle.truncate([7], 0) == [7]
