@@ -179,13 +179,18 @@ def test_the_zipapp_runs_status_on_every_python_from_3_11(
 
 def test_the_krew_archive_and_manifest_match(plugin: Path) -> None:
     manifest = yaml.safe_load((plugin / "kumaco.yaml").read_text())
+    template_text = (REPO / "plugins" / "kumaco.yaml").read_text()
+    # The template's addURIAndSha line becomes the uri and sha256 keys; the rest is as is.
     template = yaml.safe_load(
-        re.sub(r"{{[^}]*}}", "x", (REPO / "plugins" / "kumaco.yaml").read_text())
+        re.sub(r"{{ *addURIAndSha [^\n]*}}", "uri: x", template_text).replace(
+            "{{ .TagName }}", "x"
+        )
     )
     assert manifest["apiVersion"] == "krew.googlecontainertools.github.com/v1alpha2"
     assert manifest["kind"] == "Plugin" and manifest["metadata"]["name"] == "kumaco"
     assert manifest["spec"]["version"] == f"v{kumaco.__version__}"
-    assert manifest["spec"]["shortDescription"] == template["spec"]["shortDescription"]
+    for key in ("shortDescription", "description", "caveats", "homepage"):
+        assert manifest["spec"][key] == template["spec"][key], key
     (platform,) = manifest["spec"]["platforms"]
     assert platform["selector"] == {"matchLabels": {"os": "linux", "arch": "amd64"}}
     archive = plugin / f"kubectl-kumaco_v{kumaco.__version__}_linux_amd64.tar.gz"

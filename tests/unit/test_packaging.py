@@ -1,15 +1,17 @@
-"""The container image's install steps (hack/image.sh) and the Dockerfile that runs them.
+"""The container image's install steps (hack/image-venv.sh) and the Dockerfile that runs them.
 
-No Docker engine runs where CI runs, so the image is proven in two halves:
+The image itself is built and run by the e2e tier (tests/e2e/test_image.py, with
+podman). Here, without any container engine:
 
-* ``hack/image.sh`` -- the very script the Dockerfile's builder stage runs -- is run
-  here for real: it builds the wheel with ``python -m build``, installs it into a clean
-  venv and smoke-tests it; the result is then inspected (wheel contents, no pip in the
-  venv, precompiled bytecode, the installed ``kumaco run`` starting up from the venv
-  alone);
-* the Dockerfile is checked to run exactly that script, and to agree with the
-  manifests in kustomize/ (user id, ports, version) and with this interpreter's
-  Python version.
+* ``hack/image-venv.sh`` -- the very script the Dockerfile's builder stage runs -- is run
+  for real: it builds the wheel with ``python -m build``, installs it into a clean venv,
+  drops the unused asyncio client of ``kubernetes`` and smoke-tests it; the result is
+  then inspected (wheel contents, no pip in the venv, precompiled bytecode, no
+  ``kubernetes.aio`` and nothing of kumaco importing it, the installed ``kumaco run``
+  starting up from the venv alone);
+* the Dockerfile is checked to run exactly that script, to take its bases as build
+  arguments whose defaults are pinned by digest, and to agree with the manifests in
+  kustomize/ (user id, ports, version) and with this interpreter's Python version.
 
 Needs the package index (the script installs ``build``, setuptools and kumaco's
 dependencies), about 30-60 s.
@@ -36,13 +38,13 @@ EXAMPLES = sorted((REPO / "kustomize" / "examples").glob("*.yaml"))
 
 @pytest.fixture(scope="module")
 def image(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
-    """Run hack/image.sh once: a venv and the wheel it was installed from."""
+    """Run hack/image-venv.sh once: a venv and the wheel it was installed from."""
     out = tmp_path_factory.mktemp("image")
     venv, dist = out / "opt-kumaco", out / "dist"
     env = {k: v for k, v in os.environ.items() if not k.startswith("KUMACO_")}
     env["PYTHON"] = sys.executable
     proc = subprocess.run(
-        ["bash", str(REPO / "hack" / "image.sh"), str(venv), str(dist)],
+        ["bash", str(REPO / "hack" / "image-venv.sh"), str(venv), str(dist)],
         capture_output=True,
         text=True,
         env=env,
@@ -50,7 +52,7 @@ def image(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
         timeout=600,
         check=False,
     )
-    assert proc.returncode == 0, f"hack/image.sh failed:\n{proc.stdout}\n{proc.stderr}"
+    assert proc.returncode == 0, f"hack/image-venv.sh failed:\n{proc.stdout}\n{proc.stderr}"
     return {"venv": venv, "dist": dist, "stdout": proc.stdout, "stderr": proc.stderr}
 
 
@@ -100,6 +102,41 @@ def test_image_script_installs_a_clean_venv_without_pip(image: dict[str, object]
         assert list((package / "__pycache__").glob(f"{module.stem}.cpython-*.pyc")), module
 
 
+def test_image_script_drops_the_unused_asyncio_client(image: dict[str, object]) -> None:
+    """kubernetes/aio is gone, from disk and from the RECORD, and nothing of kumaco needs it."""
+    venv = image["venv"]
+    assert isinstance(venv, Path)
+    (site,) = venv.glob("lib/python3.*/site-packages")
+    assert (site / "kubernetes" / "client").is_dir()
+    assert not (site / "kubernetes" / "aio").exists()
+    (record,) = site.glob("kubernetes-*.dist-info/RECORD")
+    assert "kubernetes/aio/" not in record.read_text()
+    # No kumaco module names it, and importing every one of them (the installed copies)
+    # loads neither the asyncio client nor aiohttp.
+    for module in (REPO / "kumaco").rglob("*.py"):
+        text = module.read_text()
+        assert not re.search(r"\b(kubernetes\.aio|aiohttp)\b|from kubernetes import aio", text), (
+            module
+        )
+    modules = sorted(
+        ".".join(p.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
+        for p in (REPO / "kumaco").rglob("*.py")
+        if p.name != "__main__.py"
+    )
+    probe = _run(
+        [
+            str(venv / "bin" / "python"),
+            "-c",
+            "import importlib, sys\n"
+            f"for m in {modules!r}: importlib.import_module(m)\n"
+            "import kumaco.kube.client, kubernetes.client, kubernetes.config\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('kubernetes.aio', 'aiohttp'))))",
+        ]
+    )
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.strip() == "[]", probe.stdout
+
+
 def test_image_script_smoke_tests_the_installed_commands(image: dict[str, object]) -> None:
     stdout = str(image["stdout"])
     assert f"kumaco {kumaco.__version__}" in stdout
@@ -144,7 +181,7 @@ def test_installed_kumaco_run_starts_from_the_venv_alone(
 
 
 def test_image_script_refuses_to_install_over_an_existing_path(tmp_path: Path) -> None:
-    proc = _run(["bash", str(REPO / "hack" / "image.sh"), str(tmp_path)])
+    proc = _run(["bash", str(REPO / "hack" / "image-venv.sh"), str(tmp_path)])
     assert proc.returncode == 2
     assert "already exists" in proc.stderr
 
@@ -152,20 +189,30 @@ def test_image_script_refuses_to_install_over_an_existing_path(tmp_path: Path) -
 # ------------------------------------------------------------------------------ Dockerfile
 
 
-def _stages() -> list[list[tuple[str, str]]]:
-    """The Dockerfile as stages of (INSTRUCTION, arguments), continuations joined."""
+def _parse() -> tuple[dict[str, str], list[list[tuple[str, str]]]]:
+    """The Dockerfile: its global ARG defaults, and its stages as (INSTRUCTION, arguments)."""
     text = re.sub(r"\\\n", " ", DOCKERFILE.read_text())
+    global_args: dict[str, str] = {}
     stages: list[list[tuple[str, str]]] = []
     for raw in text.splitlines():
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
         instruction, _, args = line.partition(" ")
-        if instruction.upper() == "FROM":
+        instruction = instruction.upper()
+        if instruction == "FROM":
             stages.append([])
-        assert stages, "instructions before the first FROM"
-        stages[-1].append((instruction.upper(), args.strip()))
-    return stages
+        if not stages:
+            assert instruction == "ARG", "only ARGs before the first FROM"
+            name, _, default = args.strip().partition("=")
+            global_args[name] = default
+            continue
+        stages[-1].append((instruction, " ".join(args.split())))
+    return global_args, stages
+
+
+def _stages() -> list[list[tuple[str, str]]]:
+    return _parse()[1]
 
 
 def _deployment() -> dict[str, object]:
@@ -175,7 +222,12 @@ def _deployment() -> dict[str, object]:
 def test_dockerfile_builds_with_the_same_script_ci_runs() -> None:
     builder, runtime = _stages()
     runs = [args for ins, args in builder if ins == "RUN"]
-    assert runs == ["PYTHON=python3 bash hack/image.sh /opt/kumaco"], runs
+    # python3-venv from apt only where the builder base lacks it, then the install script,
+    # with the build CA as a secret mount (never in a layer).
+    assert len(runs) == 2, runs
+    assert "apt-get install" in runs[0] and "python3-venv" in runs[0]
+    assert runs[1].startswith("--mount=type=secret,id=buildca ")
+    assert runs[1].endswith('PYTHON="${PYTHON}" bash hack/image-venv.sh /opt/kumaco'), runs[1]
     # Everything the script reads is copied in, and nothing else.
     copied = [src for ins, args in builder if ins == "COPY" for src in args.split()[:-1]]
     assert sorted(copied) == sorted(
@@ -185,7 +237,7 @@ def test_dockerfile_builds_with_the_same_script_ci_runs() -> None:
             "LICENSE",
             "kumaco/",
             "kustomize/examples/",
-            "hack/image.sh",
+            "hack/image-venv.sh",
         ]
     )
     allowed = {
@@ -193,23 +245,39 @@ def test_dockerfile_builds_with_the_same_script_ci_runs() -> None:
         for line in (REPO / ".dockerignore").read_text().splitlines()
         if line.strip().startswith("!")
     }
-    assert set(copied) <= allowed, set(copied) - allowed
-    # The runtime stage copies the venv only and installs nothing.
+    assert set(copied) == allowed, set(copied) ^ allowed
+    # The runtime stage copies the venv only, installs nothing and needs no shell: its one
+    # RUN is in exec form and runs kumaco with the runtime's own interpreter.
     assert [args for ins, args in runtime if ins == "COPY"] == [
         "--from=builder /opt/kumaco /opt/kumaco"
     ]
-    (uninstall,) = [args for ins, args in runtime if ins == "RUN"]
-    assert "uninstall" in uninstall and "install " not in uninstall.replace("uninstall", "")
+    assert [args for ins, args in runtime if ins == "RUN"] == [
+        '["/opt/kumaco/bin/kumaco", "--version"]'
+    ]
+    assert "SHELL" not in dict(runtime)
 
 
-def test_dockerfile_base_is_pinned_and_matches_this_python() -> None:
-    stages = _stages()
-    bases = [args.split()[0] for stage in stages for ins, args in stage if ins == "FROM"]
-    assert len(set(bases)) == 1, "builder and runtime share one base (the venv links to it)"
-    match = re.fullmatch(r"python:(3)\.(\d+)\.(\d+)-slim-bookworm", bases[0])
-    assert match, bases[0]
-    # CI runs hack/image.sh with this interpreter: it must be the image's Python minor.
+def test_dockerfile_bases_are_build_arguments_pinned_by_digest() -> None:
+    global_args, stages = _parse()
+    assert [args for stage in stages for ins, args in stage if ins == "FROM"] == [
+        "${BUILDER_IMAGE} AS builder",
+        "${RUNTIME_IMAGE}",
+    ]
+    digest = re.compile(r"[a-z0-9.-]+(/[\w.-]+)+:[\w.-]+@sha256:[0-9a-f]{64}")
+    builder, runtime = global_args["BUILDER_IMAGE"], global_args["RUNTIME_IMAGE"]
+    assert digest.fullmatch(builder), builder
+    assert digest.fullmatch(runtime), runtime
+    # Debian 12 both: the builder's python3-venv makes a venv for the runtime's interpreter.
+    assert builder.startswith("docker.io/library/debian:12-slim@")
+    assert runtime.startswith("gcr.io/distroless/python3-debian12:nonroot@")
+    # CI runs hack/image-venv.sh with this interpreter: it must be the image's Python minor.
+    match = re.fullmatch(r"/usr/bin/python(\d)\.(\d+)", global_args["PYTHON"])
+    assert match, global_args["PYTHON"]
     assert (int(match[1]), int(match[2])) == sys.version_info[:2]
+    # The local bases of hack/image.sh provide the same interpreter.
+    image_sh = (REPO / "hack" / "image.sh").read_text()
+    assert f"python{match[1]}.{match[2]}-minimal" in image_sh
+    assert f'ENTRYPOINT ["{global_args["PYTHON"]}"]' in image_sh
 
 
 def test_dockerfile_runtime_contract_matches_the_manifests() -> None:
