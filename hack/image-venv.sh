@@ -15,8 +15,9 @@
 #   3. create a clean venv at VENV without pip and install the wheel and its
 #      dependencies into it from binary wheels only (nothing is compiled; pip runs from
 #      outside the venv through --python, so the runtime venv never contains pip);
-#   4. drop kubernetes/aio (68 MB of the 162 MB venv): the asyncio client that the
-#      kubernetes package ships beside the synchronous one, which kumaco never imports
+#   4. drop kubernetes/aio (more than half of the kubernetes package; docs/image.json):
+#      the asyncio client that kubernetes ships beside the synchronous one, which kumaco
+#      never imports
 #      (tests/unit/test_packaging.py checks that no kumaco module imports it, and the e2e
 #      tests run the image); its files are removed from the package's RECORD as well, so
 #      the installed metadata stays true to what is on disk;

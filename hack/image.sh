@@ -208,7 +208,7 @@ cmd_audit() { # IMAGE
   export_venv "$1" "$tmp"
   "$(venv_python "$tmp")" -c 'import importlib.metadata as m
 for d in sorted(m.distributions(), key=lambda d: d.metadata["Name"].lower()):
-    print(f"{d.metadata[\"Name\"]}=={d.version}")' | grep -v '^kumaco==' >"$tmp/requirements.txt"
+    print(d.metadata["Name"] + "==" + d.version)' | grep -v '^kumaco==' >"$tmp/requirements.txt"
   # --strict: a dependency that cannot be looked up is an error, never a silent pass.
   "$tools/bin/pip-audit" --strict --no-deps --disable-pip -r "$tmp/requirements.txt"
 }
