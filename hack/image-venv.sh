@@ -77,10 +77,12 @@ step "installing into a clean venv at $venv"
 
 step "dropping kubernetes/aio (unused asyncio client)"
 "$venv/bin/python" - <<'PY'
-import pathlib, shutil, sysconfig
+import pathlib, shutil, sys, sysconfig
 site = pathlib.Path(sysconfig.get_paths()["purelib"])
 aio = site / "kubernetes" / "aio"
 if aio.is_dir():
+    size = sum(f.stat().st_size for f in aio.rglob("*") if f.is_file())
+    print(f"[image-venv.sh] kubernetes/aio: {size / 1e6:.1f} MB removed", file=sys.stderr)
     shutil.rmtree(aio)
     (record,) = site.glob("kubernetes-*.dist-info/RECORD")
     lines = record.read_text().splitlines(keepends=True)
