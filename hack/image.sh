@@ -5,6 +5,7 @@
 #   hack/image.sh build [--published] [--tag REF]...
 #                                       build the image; prints its reference on stdout
 #   hack/image.sh sbom IMAGE OUT        CycloneDX SBOM (JSON) of the image's Python venv
+#   hack/image.sh export-venv IMAGE DIR copy the image's venv (/opt/kumaco) out to DIR
 #   hack/image.sh size IMAGE            sizes of the image and its parts, as JSON
 #   hack/image.sh audit IMAGE           pip-audit --strict of the image's venv
 #   hack/image.sh prune                 remove cached images and bases of other inputs
@@ -55,7 +56,7 @@ die() {
   exit 1
 }
 usage() {
-  sed -n '2,10p' "$0" >&2
+  sed -n '2,11p' "$0" >&2
   exit 2
 }
 sha() { sha256sum | cut -c1-16; }
@@ -174,6 +175,17 @@ venv_python() { # DIR: the exported venv's interpreter, which links to /usr/bin/
   echo "$py"
 }
 
+cmd_export_venv() { # IMAGE DIR: the image's /opt/kumaco as DIR (for hack/zipapp.sh)
+  [ "$#" -eq 2 ] || usage
+  local tmp
+  ENGINE=$(engine)
+  [ ! -e "$2" ] || die "$2 exists"
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' RETURN
+  export_venv "$1" "$tmp"
+  mv "$tmp/kumaco" "$2"
+}
+
 cmd_sbom() { # IMAGE OUT
   [ "$#" -eq 2 ] || usage
   local tools tmp
@@ -229,14 +241,21 @@ site = next(p for p in sys.path if p.endswith("site-packages"))
 print(json.dumps({"venv": du("/opt/kumaco"), "kubernetes": du(os.path.join(site, "kubernetes")),
                   "pyc": sum(os.lstat(os.path.join(d, f)).st_size for d, _, fs in os.walk("/opt/kumaco")
                              for f in fs if f.endswith(".pyc"))}))' >"$tmp/inside.json"
+  local base
+  base=$(eng image inspect --format '{{index .Config.Labels "org.opencontainers.image.base.name"}}' "$1")
   python3 - "$1" "$(eng image inspect --format '{{.Size}}' "$1")" "$(stat -c %s "$tmp/image.tar")" \
-    "$(eng image inspect --format '{{index .Config.Labels "org.opencontainers.image.base.name"}}' "$1")" \
+    "$base" "$(eng image inspect --format '{{.Size}}' "$base" 2>/dev/null || echo 0)" \
     "$tmp/inside.json" <<'PY'
 import json, sys
-image, size, archive, base, inside = sys.argv[1:]
-print(json.dumps({"image": image, "base": base, "bytes": int(size),
-                  "compressed_archive_bytes": int(archive), **{f"{k}_bytes": v for k, v in json.load(open(inside)).items()}},
-                 indent=2))
+image, size, archive, base, base_size, inside = sys.argv[1:]
+print(json.dumps({
+    "command": f"hack/image.sh size {image}",
+    "image": image, "bytes": int(size),
+    # `save --format oci-archive`: the layers as a registry stores them (gzip)
+    "oci_archive_bytes": int(archive),
+    "base": base, "base_bytes": int(base_size) or None,
+    **{f"{k}_bytes": v for k, v in json.load(open(inside)).items()},
+}, indent=2))
 PY
 }
 
@@ -346,6 +365,7 @@ case "$command" in
     ;;
   build) cmd_build "$@" ;;
   sbom) cmd_sbom "$@" ;;
+  export-venv) cmd_export_venv "$@" ;;
   size) cmd_size "$@" ;;
   audit) cmd_audit "$@" ;;
   prune)

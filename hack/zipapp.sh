@@ -2,15 +2,17 @@
 # The kubectl plugin as one file for people without a Python set-up: a shiv zipapp of
 # `kubectl-kumaco`, its krew archive and its krew manifest.
 #
-#   hack/zipapp.sh [OUTDIR]        (default dist/plugin)
+#   hack/zipapp.sh [--from-image IMAGE] [OUTDIR]        (default dist/plugin)
 #
 # writes OUTDIR/kubectl-kumaco (the zipapp, `#!/usr/bin/env python3`),
 # OUTDIR/kubectl-kumaco_vVERSION_linux_amd64.tar.gz (it and LICENSE, for krew) and
 # OUTDIR/kumaco.yaml (plugins/kumaco.yaml with the archive's address and sha256 filled
 # in), and prints the zipapp's path on stdout.
 #
-#   1. hack/image-venv.sh makes the same venv as the container image (wheel, runtime
-#      dependencies only, kubernetes/aio dropped, smoke-tested) with this machine's
+#   1. the venv of the container image: with --from-image, copied out of that image
+#      (the very bits the cluster runs; `hack/image.sh build` prints the reference);
+#      otherwise made by hack/image-venv.sh, the image's install steps (wheel, runtime
+#      dependencies only, kubernetes/aio dropped, smoke-tested), with this machine's
 #      python3 (3.11: the oldest Python kumaco supports);
 #   2. compiled modules are per CPython minor. Most of the compiled dependencies fall back
 #      to pure Python on another minor (PyYAML, charset-normalizer) or are never imported
@@ -33,17 +35,30 @@ ZIPAPP_PYTHONS="${ZIPAPP_PYTHONS:-3.11 3.12 3.13 3.14}"
 NATIVE=(pydantic-core) # compiled, imported, no pure-Python fallback
 PLATFORMS=(manylinux2014_x86_64 manylinux_2_17_x86_64 manylinux_2_28_x86_64)
 VERSION=$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' kumaco/__init__.py)
+image=""
+if [ "${1:-}" = --from-image ]; then
+  [ "$#" -ge 2 ] || { echo "usage: $0 [--from-image IMAGE] [OUTDIR]" >&2; exit 2; }
+  image=$2
+  shift 2
+fi
 out=${1:-dist/plugin}
 cache="${KUMACO_CACHE_DIR:-$HOME/.cache/kumaco}"
 say() { printf '[zipapp] %s\n' "$*" >&2; }
 
 key=$(
   {
-    for f in pyproject.toml README.md LICENSE hack/image-venv.sh hack/zipapp.sh plugins/kumaco.yaml; do
+    for f in LICENSE hack/zipapp.sh plugins/kumaco.yaml; do
       sha256sum "$f"
     done
-    find kumaco -type f -name '*.py' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
-    python3 -c 'import sys; print(sys.version_info[:2])'
+    if [ -n "$image" ]; then
+      # the image's id stands for its venv (hack/image.sh: podman, or docker)
+      { podman image inspect --format '{{.Id}}' "$image" 2>/dev/null ||
+        docker image inspect --format '{{.Id}}' "$image"; } || exit 1
+    else
+      sha256sum pyproject.toml README.md hack/image-venv.sh
+      find kumaco -type f -name '*.py' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+      python3 -c 'import sys; print(sys.version_info[:2])'
+    fi
     echo "$ZIPAPP_PYTHONS"
   } | sha256sum | cut -c1-16
 )
@@ -65,15 +80,29 @@ if [ ! -f "$dir/.complete" ] || [ "${KUMACO_ZIPAPP_REBUILD:-0}" = 1 ]; then
     touch "$tools/.complete"
   fi
 
-  say "the venv (hack/image-venv.sh)"
-  PYTHON=python3 bash hack/image-venv.sh "$work/venv" >&2
+  if [ -n "$image" ]; then
+    say "the venv of $image"
+    bash hack/image.sh export-venv "$image" "$work/venv"
+  else
+    say "the venv (hack/image-venv.sh)"
+    PYTHON=python3 bash hack/image-venv.sh "$work/venv" >&2
+  fi
   site=$(echo "$work"/venv/lib/python3.*/site-packages)
+  [ -d "$site" ] || { say "no site-packages in the venv"; exit 1; }
+  have=${site%/site-packages}
+  have=${have##*/python}
 
   # 2. the other minors' extensions of the NATIVE packages
   for name in "${NATIVE[@]}"; do
-    version=$("$work/venv/bin/python" -c 'import importlib.metadata as m, sys; print(m.version(sys.argv[1]))' "$name")
+    version=$(python3 - "$name" "$site" <<'PY'
+import importlib.metadata as m, re, sys
+norm = lambda n: re.sub(r"[-_.]+", "-", n).lower()
+(d,) = [d for d in m.distributions(path=[sys.argv[2]]) if norm(d.metadata["Name"]) == norm(sys.argv[1])]
+print(d.version)
+PY
+    )
     for minor in $ZIPAPP_PYTHONS; do
-      [ "$minor" = "$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')" ] && continue
+      [ "$minor" = "$have" ] && continue
       platform_args=()
       for p in "${PLATFORMS[@]}"; do platform_args+=(--platform "$p"); done
       if ! python3 -m pip download --quiet --disable-pip-version-check --no-deps \

@@ -1,5 +1,7 @@
 """The kubectl plugin as one file (``hack/zipapp.sh``), run as people without Python set-ups run it.
 
+The zipapp is made from the container image's venv (the image tests build it first).
+
 The zipapp is run from an empty directory with no virtualenv and a bare environment
 (``env -i``: a temporary HOME and SHIV_ROOT, PATH of the system only), as
 ``kubectl kumaco status`` -- kubectl finds ``kubectl-kumaco`` on PATH and execs it, its
@@ -44,11 +46,25 @@ def interpreters() -> list[Path]:
 
 @pytest.fixture(scope="module")
 def plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``hack/zipapp.sh OUT``: the directory with the zipapp, its krew archive and manifest."""
+    """``hack/zipapp.sh --from-image IMAGE OUT``: the zipapp, its krew archive and manifest.
+
+    Made from the venv of the container image (``hack/image.sh build``, cached: the
+    image tests built it), so the plugin ships the very bits the cluster runs.
+    """
     out = tmp_path_factory.mktemp("plugin")
     t0 = time.monotonic()
+    built = subprocess.run(
+        ["bash", str(REPO / "hack" / "image.sh"), "build"],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+        cwd=REPO,
+    )
+    assert built.returncode == 0, f"hack/image.sh build failed:\n{built.stderr[-6000:]}"
+    image = built.stdout.strip().splitlines()[-1]
     proc = subprocess.run(
-        ["bash", str(REPO / "hack" / "zipapp.sh"), str(out)],
+        ["bash", str(REPO / "hack" / "zipapp.sh"), "--from-image", image, str(out)],
         capture_output=True,
         text=True,
         timeout=1200,
@@ -182,9 +198,7 @@ def test_the_krew_archive_and_manifest_match(plugin: Path) -> None:
     template_text = (REPO / "plugins" / "kumaco.yaml").read_text()
     # The template's addURIAndSha line becomes the uri and sha256 keys; the rest is as is.
     template = yaml.safe_load(
-        re.sub(r"{{ *addURIAndSha [^\n]*}}", "uri: x", template_text).replace(
-            "{{ .TagName }}", "x"
-        )
+        re.sub(r"{{ *addURIAndSha [^\n]*}}", "uri: x", template_text).replace("{{ .TagName }}", "x")
     )
     assert manifest["apiVersion"] == "krew.googlecontainertools.github.com/v1alpha2"
     assert manifest["kind"] == "Plugin" and manifest["metadata"]["name"] == "kumaco"
