@@ -46,6 +46,7 @@ import kumaco
 from tests.e2e import test_deploy as deploy
 from tests.support.controlplane import ControlPlane, free_port
 from tests.support.harness import wait_for
+from tests.support.image import build_image
 
 REPO = Path(__file__).resolve().parents[2]
 SA_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -73,22 +74,8 @@ def podman(
 @pytest.fixture(scope="module")
 def image() -> str:
     """``hack/image.sh build``: the image's reference (cold: about a minute; warm: < 1 s)."""
-    t0 = time.monotonic()
-    proc = subprocess.run(
-        ["bash", str(REPO / "hack" / "image.sh"), "build"],
-        capture_output=True,
-        text=True,
-        timeout=1200,
-        check=False,
-        cwd=REPO,
-    )
-    assert proc.returncode == 0, f"hack/image.sh build failed:\n{proc.stderr[-6000:]}"
-    ref = proc.stdout.strip().splitlines()[-1]
-    cached = "cached (inputs unchanged)" in proc.stderr
-    print(
-        f"image {ref}: hack/image.sh build {time.monotonic() - t0:.1f}s "
-        f"({'warm: reused' if cached else 'built'})"
-    )
+    ref, took, reused = build_image()
+    print(f"image {ref}: hack/image.sh build {took:.1f}s ({'warm: reused' if reused else 'built'})")
     return ref
 
 

@@ -30,6 +30,7 @@ import yaml
 
 import kumaco
 from tests.support.harness import UM, Api, unique
+from tests.support.image import build_image
 
 REPO = Path(__file__).resolve().parents[2]
 SYSTEM_PYTHON = Path("/usr/bin/python3.11")
@@ -53,16 +54,7 @@ def plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """
     out = tmp_path_factory.mktemp("plugin")
     t0 = time.monotonic()
-    built = subprocess.run(
-        ["bash", str(REPO / "hack" / "image.sh"), "build"],
-        capture_output=True,
-        text=True,
-        timeout=1200,
-        check=False,
-        cwd=REPO,
-    )
-    assert built.returncode == 0, f"hack/image.sh build failed:\n{built.stderr[-6000:]}"
-    image = built.stdout.strip().splitlines()[-1]
+    image, _, _ = build_image()
     proc = subprocess.run(
         ["bash", str(REPO / "hack" / "zipapp.sh"), "--from-image", image, str(out)],
         capture_output=True,
@@ -121,27 +113,15 @@ def test_the_zipapp_runs_as_a_kubectl_plugin_with_the_system_python(
     path = f"{bin_dir}:/usr/bin:/bin"
     listed = bare_run([str(bin_dir / "kubectl"), "plugin", "list"], tmp_path, path)
     assert str(bin_dir / "kubectl-kumaco") in listed.stdout, listed.stdout + listed.stderr
+
+    def kubectl_kumaco(*args: str) -> subprocess.CompletedProcess[str]:
+        cmd = [str(bin_dir / "kubectl"), "kumaco", "--kubeconfig", str(kubeconfig_path)]
+        return bare_run([*cmd, "-n", ns, "status", *args], tmp_path, path)
+
     t0 = time.monotonic()
-    first = bare_run(
-        [
-            str(bin_dir / "kubectl"),
-            "kumaco",
-            "--kubeconfig",
-            str(kubeconfig_path),
-            "-n",
-            ns,
-            "status",
-            "-o",
-            "json",
-            "--node-selector",
-            f"kumaco.test/plugin={node}",
-        ],
-        tmp_path,
-        path,
-    )
+    first = kubectl_kumaco("-o", "json", "--node-selector", f"kumaco.test/plugin={node}")
     took = time.monotonic() - t0
-    report = status_json(first)
-    text = json.dumps(report)
+    text = json.dumps(status_json(first))
     assert f"{ns}" in text and "tonight" in text and node in text, text
     # It really ran on the system's interpreter, extracted under SHIV_ROOT, not HOME.
     assert list((tmp_path / "shiv").glob("kubectl-kumaco_*")), "extracted under SHIV_ROOT"
@@ -149,19 +129,7 @@ def test_the_zipapp_runs_as_a_kubectl_plugin_with_the_system_python(
     version = bare_run(["/usr/bin/env", "python3", "--version"], tmp_path, path)
     assert version.stdout.startswith("Python 3.11"), version.stdout
     t0 = time.monotonic()
-    table = bare_run(
-        [
-            str(bin_dir / "kubectl"),
-            "kumaco",
-            "--kubeconfig",
-            str(kubeconfig_path),
-            "-n",
-            ns,
-            "status",
-        ],
-        tmp_path,
-        path,
-    )
+    table = kubectl_kumaco()
     again = time.monotonic() - t0
     assert table.returncode == 0, table.stderr
     assert re.search(rf"^{re.escape(ns)}/tonight\s+valid\b", table.stdout, re.M), table.stdout
