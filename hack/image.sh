@@ -31,7 +31,9 @@
 # localhost/kumaco:VERSION-KEY, KEY a hash of every input: the Dockerfile, .dockerignore,
 # the files it copies, the bases and the build arguments. An image with that tag is reused
 # (a warm run rebuilds nothing); KUMACO_IMAGE_REBUILD=1 forces a build, e.g. to pick up
-# newer dependency releases within pyproject.toml's ranges. Next to the build, in
+# newer dependency releases within pyproject.toml's ranges. A new build on the local bases
+# removes the cached images and bases of other inputs (`prune`; KUMACO_IMAGE_KEEP=1 keeps
+# them), so that the image store of a reused machine stays bounded. Next to the build, in
 # ${KUMACO_IMAGE_OUT:-dist/image}/, it writes kumaco-image.json (reference, id, inputs
 # key, size, build time) and kumaco-image.cdx.json (the SBOM, cyclonedx-bom).
 # Where the network inspects TLS, the CA bundle of PIP_CERT (or the system's) goes to the
@@ -175,24 +177,24 @@ venv_python() { # DIR: the exported venv's interpreter, which links to /usr/bin/
   echo "$py"
 }
 
-cmd_export_venv() { # IMAGE DIR: the image's /opt/kumaco as DIR (for hack/zipapp.sh)
+cmd_export_venv() ( # IMAGE DIR: the image's /opt/kumaco as DIR (for hack/zipapp.sh)
   [ "$#" -eq 2 ] || usage
   local tmp
   ENGINE=$(engine)
   [ ! -e "$2" ] || die "$2 exists"
   tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' RETURN
+  trap 'rm -rf "$tmp"' EXIT
   export_venv "$1" "$tmp"
   mv "$tmp/kumaco" "$2"
-}
+)
 
-cmd_sbom() { # IMAGE OUT
+cmd_sbom() ( # IMAGE OUT
   [ "$#" -eq 2 ] || usage
   local tools tmp
   ENGINE=$(engine)
   tools=$(tools_venv)
   tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' RETURN
+  trap 'rm -rf "$tmp"' EXIT
   export_venv "$1" "$tmp"
   "$tools/bin/cyclonedx-py" environment --output-format JSON --output-reproducible \
     --pyproject pyproject.toml --output-file "$2.tmp" "$(venv_python "$tmp")" >&2
@@ -208,29 +210,29 @@ json.dump(bom, open(path, "w"), indent=2)
 PY
   mv "$2.tmp" "$2"
   say "SBOM of $1: $2 ($(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["components"]))' "$2") components)"
-}
+)
 
-cmd_audit() { # IMAGE
+cmd_audit() ( # IMAGE
   [ "$#" -eq 1 ] || usage
   local tools tmp
   ENGINE=$(engine)
   tools=$(tools_venv audit)
   tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' RETURN
+  trap 'rm -rf "$tmp"' EXIT
   export_venv "$1" "$tmp"
   "$(venv_python "$tmp")" -c 'import importlib.metadata as m
 for d in sorted(m.distributions(), key=lambda d: d.metadata["Name"].lower()):
     print(d.metadata["Name"] + "==" + d.version)' | grep -v '^kumaco==' >"$tmp/requirements.txt"
   # --strict: a dependency that cannot be looked up is an error, never a silent pass.
   "$tools/bin/pip-audit" --strict --no-deps --disable-pip -r "$tmp/requirements.txt"
-}
+)
 
-cmd_size() { # IMAGE: bytes, from the engine and from inside the image (no shell needed)
+cmd_size() ( # IMAGE: bytes, from the engine and from inside the image (no shell needed)
   [ "$#" -eq 1 ] || usage
   local tmp
   ENGINE=$(engine)
   tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' RETURN
+  trap 'rm -rf "$tmp"' EXIT
   eng save --format oci-archive -o "$tmp/image.tar" "$1" >/dev/null 2>&1 ||
     eng save -o "$tmp/image.tar" "$1" >/dev/null
   eng run --rm --pull=never --network none --read-only --entrypoint /opt/kumaco/bin/python "$1" -c '
@@ -257,7 +259,7 @@ print(json.dumps({
     **{f"{k}_bytes": v for k, v in json.load(open(inside)).items()},
 }, indent=2))
 PY
-}
+)
 
 # ------------------------------------------------------------------------------ build
 inputs_key() { # the inputs of the image, as one hash: any change rebuilds
@@ -302,6 +304,8 @@ cmd_build() {
     args+=(--build-arg "REVISION=$(git rev-parse HEAD 2>/dev/null || echo unknown)"
       --build-arg "CREATED=$(date -u +%Y-%m-%dT%H:%M:%SZ)" -t "$ref" -f Dockerfile .)
     say "image $ref: building with $ENGINE"
+    local previous=""
+    exists "$ref" && previous=$(eng image inspect --format '{{.Id}}' "$ref")
     t0=$SECONDS
     if [ "$ENGINE" = podman ]; then
       buildah bud --network host "${args[@]}" >&2
@@ -320,6 +324,12 @@ print(json.dumps({"image": ref, "id": image_id, "inputs_key": key, "engine": eng
                   "published_bases": published == "1", "bytes": int(size),
                   "build_seconds": int(took)}, indent=2))
 PY
+    # Keep the image store bounded (CI machines are reused): the image this tag named
+    # before a forced rebuild, and the cached images and bases of other inputs, go.
+    if [ -n "$previous" ] && [ "$previous" != "$id" ]; then
+      eng rmi "$previous" >/dev/null 2>&1 || true
+    fi
+    [ "$published" -eq 1 ] || [ "${KUMACO_IMAGE_KEEP:-0}" = 1 ] || cmd_prune
   fi
   cp "$CACHE/$key/kumaco-image.json" "$CACHE/$key/kumaco-image.cdx.json" "$OUT/"
   for t in "${tags[@]}"; do
@@ -342,8 +352,14 @@ cmd_prune() { # every cached image and base except those of the current inputs
         case " $keep_base " in *" $ref "*) continue ;; esac ;;
       *) continue ;;
     esac
-    eng rmi "$ref" >/dev/null
-    say "removed $ref"
+    if eng rmi "$ref" >/dev/null 2>&1; then
+      say "removed $ref"
+    else
+      say "kept $ref (in use)"
+    fi
+  done
+  for d in "$CACHE"/????????????????; do
+    [ -d "$d" ] && [ "localhost/kumaco:$VERSION-${d##*/}" != "$keep_image" ] && rm -rf "$d"
   done
   for tar in "$CACHE"/bases/*.tar; do
     [ -e "$tar" ] || continue
