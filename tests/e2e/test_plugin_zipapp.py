@@ -8,7 +8,9 @@ The zipapp is run from an empty directory with no virtualenv and a bare environm
 ``#!/usr/bin/env python3`` picks the system's Python (Debian 12: 3.11) -- and then with
 every other CPython >= 3.11 found on this machine, against the test control plane with a
 window ConfigMap and a node under maintenance. The krew archive and the manifest rendered
-from ``plugins/kumaco.yaml`` are checked against each other.
+from ``plugins/kumaco.yaml`` are checked against each other, and krew itself (built from
+the Go module proxy, :mod:`tests.support.krew`) installs the plugin from them -- and
+refuses a manifest whose sha256 does not match the archive.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import yaml
 import kumaco
 from tests.support.harness import UM, Api, unique
 from tests.support.image import build_image
+from tests.support.krew import ensure_krew
 
 REPO = Path(__file__).resolve().parents[2]
 SYSTEM_PYTHON = Path("/usr/bin/python3.11")
@@ -79,7 +82,14 @@ def bare_run(
     home.mkdir(exist_ok=True)
     env = {"HOME": str(home), "SHIV_ROOT": str(tmp / "shiv"), "PATH": path, "LANG": "C.UTF-8"}
     return subprocess.run(
-        cmd, capture_output=True, text=True, timeout=180, check=False, cwd=work, env=env
+        cmd,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+        cwd=work,
+        env=env,
+        stdin=subprocess.DEVNULL,
     )
 
 
@@ -195,3 +205,54 @@ def test_the_krew_archive_and_manifest_match(plugin: Path) -> None:
     names = zipfile.ZipFile(io.BytesIO(data)).namelist()
     assert "environment.json" in names and "site-packages/kumaco/cmd/kubectl.py" in names
     assert sys.version_info >= (3, 11)
+
+
+def test_krew_installs_the_plugin_from_its_manifest_and_archive(
+    plugin: Path, scene: tuple[str, str], kubeconfig_path: Path, tmp_path: Path
+) -> None:
+    """krew itself (built from the Go module proxy) accepts the manifest, checks the sha256."""
+    try:
+        krew = ensure_krew()
+    except RuntimeError as exc:
+        pytest.fail(f"krew is unavailable: {exc}", pytrace=False)
+    ns, node = scene
+    archive = plugin / f"kubectl-kumaco_v{kumaco.__version__}_linux_amd64.tar.gz"
+    root = tmp_path / "krew"
+
+    def install(manifest: Path) -> subprocess.CompletedProcess[str]:
+        return bare_run(
+            [
+                "env",
+                f"KREW_ROOT={root}",
+                str(krew),
+                "install",
+                f"--manifest={manifest}",
+                f"--archive={archive}",
+            ],
+            tmp_path,
+        )
+
+    tampered = tmp_path / "tampered.yaml"
+    text = (plugin / "kumaco.yaml").read_text()
+    sha = hashlib.sha256(archive.read_bytes()).hexdigest()
+    tampered.write_text(text.replace(sha, "f" * 64))
+    refused = install(tampered)
+    assert refused.returncode != 0, refused.stdout + refused.stderr
+    assert "checksum" in (refused.stdout + refused.stderr).lower(), refused.stderr
+    assert not (root / "bin" / "kubectl-kumaco").exists()
+
+    installed = install(plugin / "kumaco.yaml")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert (root / "bin" / "kubectl-kumaco").resolve().read_bytes() == (
+        plugin / "kubectl-kumaco"
+    ).read_bytes()
+    kubectl = shutil.which("kubectl")
+    assert kubectl, "kubectl is required"
+    path = f"{root / 'bin'}:{Path(kubectl).parent}:/usr/bin:/bin"
+    proc = bare_run(
+        [kubectl, "kumaco", "--kubeconfig", str(kubeconfig_path), "-n", ns, "status", "-o", "json"],
+        tmp_path,
+        path,
+    )
+    text = json.dumps(status_json(proc))
+    assert "tonight" in text and node in text, text
