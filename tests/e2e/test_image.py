@@ -322,7 +322,7 @@ def test_image_runs_in_cluster_with_the_base_rbac_and_does_its_whole_job(
         30,
         what="WindowLoaded, WindowStarted and WindowInvalid Events",
     )
-    assert cluster.conditions(outside).get(UM) == "False"
+    wait_for(lambda: cluster.conditions(outside).get(UM) == "False", 20, what=f"{UM}=False outside")
     assert c.running(), c.logs()
     holder = lease_holder(cluster, ns)
     assert holder and holder.startswith(c.name), holder
