@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The install steps of kumaco's container image, in one script that both the Dockerfile
-# (builder stage) and the unit tier (tests/unit/test_packaging.py) run: the venv the image
-# ships is made by exactly these steps, and they are checked without building an image.
-# (hack/image.sh builds the image itself; tests/e2e/test_image.py runs it.)
+# The install steps of kumaco's container image: the Dockerfile's builder stage runs this
+# script, and hack/zipapp.sh (without --from-image) makes the plugin's venv with it.
+# tests/e2e/test_image.py inspects the venv the image ships; tests/unit/test_packaging.py
+# checks that the Dockerfile runs exactly this.
 #
 #   hack/image-venv.sh VENV [DIST]
 #
@@ -17,9 +17,8 @@
 #      outside the venv through --python, so the runtime venv never contains pip);
 #   4. drop kubernetes/aio (more than half of the kubernetes package; docs/image.json):
 #      the asyncio client that kubernetes ships beside the synchronous one, which kumaco
-#      never imports
-#      (tests/unit/test_packaging.py checks that no kumaco module imports it, and the e2e
-#      tests run the image); its files are removed from the package's RECORD as well, so
+#      never imports (tests/unit/test_packaging.py checks that no kumaco module names it;
+#      the e2e tests import all of kumaco in the image and run it); its files are removed from the package's RECORD as well, so
 #      the installed metadata stays true to what is on disk;
 #   5. smoke-test the installed console script: `kumaco --help`, `kumaco run --help`
 #      and `kumaco validate` on the example windows in kustomize/examples/.

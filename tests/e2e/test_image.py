@@ -18,7 +18,9 @@ exactly the base's RBAC, rendered from ``kustomize/base``. Proven:
 * the Deployment in ``kustomize/base`` and the image agree on the user, the read-only
   root, the entrypoint, the ports and the probes (``podman image inspect`` and a
   container run with the Deployment's own settings answering its probes);
-* the image itself: OCI labels, no shell, no pip, only runtime dependencies, and the
+* the image itself: OCI labels, no shell, no pip, only runtime dependencies (its venv is
+  the wheel's files and their dependencies, bytecode precompiled, no unused asyncio
+  client, and importing every kumaco module needs none of it), and the
   SBOM written next to the build.
 """
 
@@ -515,3 +517,71 @@ def test_the_image_is_minimal_labelled_and_has_its_sbom(image: str) -> None:
     print(
         f"image {image}: {info['Size'] / 1e6:.0f} MB, {len(names)} Python distributions in its SBOM"
     )
+
+
+@pytest.fixture(scope="module")
+def venv(image: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The image's /opt/kumaco, copied out (``hack/image.sh export-venv``; no container runs)."""
+    out = tmp_path_factory.mktemp("image-venv") / "kumaco"
+    proc = subprocess.run(
+        ["bash", str(REPO / "hack" / "image.sh"), "export-venv", image, str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=REPO,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def test_the_image_venv_is_the_wheel_and_its_runtime_dependencies_only(venv: Path) -> None:
+    """What hack/image-venv.sh made in the builder stage, as the image ships it."""
+    (site,) = venv.glob("lib/python3.*/site-packages")
+    # kumaco's own files are exactly the package's sources (and their bytecode): nothing
+    # else of the tree reached the wheel.
+    (dist_info,) = site.glob(f"kumaco-{kumaco.__version__}.dist-info")
+    recorded = [line.split(",")[0] for line in (dist_info / "RECORD").read_text().splitlines()]
+    sources = {p.relative_to(REPO).as_posix() for p in (REPO / "kumaco").rglob("*.py")}
+    assert {r for r in recorded if r.startswith("kumaco/") and r.endswith(".py")} == sources
+    top = {r.split("/")[0] for r in recorded if not r.startswith("..")}
+    assert top == {"kumaco", dist_info.name}, top
+    entry_points = (dist_info / "entry_points.txt").read_text()
+    assert "kumaco = kumaco.cmd.cli:main" in entry_points
+    assert "kubectl-kumaco = kumaco.cmd.kubectl:main" in entry_points
+    # No installer in the venv, no test oracle.
+    assert (venv / "bin" / "kumaco").exists()
+    assert not list(venv.glob("bin/pip*")), "the runtime venv must not contain pip"
+    assert not list(site.glob("pip")) and not list(site.glob("croniter*"))
+    # Bytecode compiled at install time (the root filesystem is read-only at run time).
+    for module in (REPO / "kumaco").rglob("*.py"):
+        package = site / module.parent.relative_to(REPO)
+        assert list((package / "__pycache__").glob(f"{module.stem}.cpython-*.pyc")), module
+    # kubernetes/aio dropped, from disk and from the RECORD.
+    assert (site / "kubernetes" / "client").is_dir()
+    assert not (site / "kubernetes" / "aio").exists()
+    (record,) = site.glob("kubernetes-*.dist-info/RECORD")
+    assert "kubernetes/aio/" not in record.read_text()
+
+
+def test_importing_all_of_kumaco_in_the_image_needs_no_asyncio_client(image: str) -> None:
+    modules = sorted(
+        ".".join(p.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
+        for p in (REPO / "kumaco").rglob("*.py")
+        if p.name != "__main__.py"
+    )
+    probe = podman(
+        "run",
+        "--rm",
+        "--pull=never",
+        "--read-only",
+        "--read-only-tmpfs=false",
+        "--entrypoint=/opt/kumaco/bin/python",
+        image,
+        "-c",
+        "import importlib, sys\n"
+        f"for m in {modules!r}: importlib.import_module(m)\n"
+        "import kubernetes.client, kubernetes.config, kubernetes.watch\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('kubernetes.aio', 'aiohttp'))))",
+    )
+    assert probe.stdout.strip() == "[]", probe.stdout

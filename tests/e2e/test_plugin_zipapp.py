@@ -74,13 +74,14 @@ def plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def bare_run(
-    cmd: list[str], tmp: Path, path: str = "/usr/bin:/bin"
+    cmd: list[str], tmp: Path, path: str = "/usr/bin:/bin", shiv_root: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
     """``cmd`` in an empty directory with a bare environment: nothing of this venv leaks in."""
     work, home = tmp / "cwd", tmp / "home"
     work.mkdir(exist_ok=True)
     home.mkdir(exist_ok=True)
-    env = {"HOME": str(home), "SHIV_ROOT": str(tmp / "shiv"), "PATH": path, "LANG": "C.UTF-8"}
+    shiv = shiv_root or tmp / "shiv"
+    env = {"HOME": str(home), "SHIV_ROOT": str(shiv), "PATH": path, "LANG": "C.UTF-8"}
     return subprocess.run(
         cmd,
         capture_output=True,
@@ -146,9 +147,20 @@ def test_the_zipapp_runs_as_a_kubectl_plugin_with_the_system_python(
     print(f"zipapp: kubectl kumaco status {took:.2f}s (first run, extracts), then {again:.2f}s")
 
 
+@pytest.fixture(scope="module")
+def shared_shiv_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One extraction for the interpreters' runs (each compiles its own bytecode there)."""
+    return tmp_path_factory.mktemp("shiv")
+
+
 @pytest.mark.parametrize("python", interpreters(), ids=str)
 def test_the_zipapp_runs_status_on_every_python_from_3_11(
-    plugin: Path, scene: tuple[str, str], kubeconfig_path: Path, tmp_path: Path, python: Path
+    plugin: Path,
+    scene: tuple[str, str],
+    kubeconfig_path: Path,
+    tmp_path: Path,
+    python: Path,
+    shared_shiv_root: Path,
 ) -> None:
     ns, node = scene
     proc = bare_run(
@@ -164,6 +176,7 @@ def test_the_zipapp_runs_status_on_every_python_from_3_11(
             "json",
         ],
         tmp_path,
+        shiv_root=shared_shiv_root,
     )
     text = json.dumps(status_json(proc))
     assert "tonight" in text and node in text, text
