@@ -15,11 +15,11 @@
 #   3. create a clean venv at VENV without pip and install the wheel and its
 #      dependencies into it from binary wheels only (nothing is compiled; pip runs from
 #      outside the venv through --python, so the runtime venv never contains pip);
-#   4. drop kubernetes/aio (more than half of the kubernetes package; docs/image.json):
-#      the asyncio client that kubernetes ships beside the synchronous one, which kumaco
-#      never imports (tests/unit/test_packaging.py checks that no kumaco module names it;
-#      the e2e tests import all of kumaco in the image and run it); its files are removed from the package's RECORD as well, so
-#      the installed metadata stays true to what is on disk;
+#   4. drop kubernetes/aio, the asyncio client that kubernetes ships beside the
+#      synchronous one (more than the rest of the package; the step prints its size),
+#      which kumaco never imports: tests/unit/test_packaging.py checks that no kumaco
+#      module names it, and the e2e tests import all of kumaco in the image and run it.
+#      Its files go from the package's RECORD too, so the metadata stays true to the disk;
 #   5. smoke-test the installed console script: `kumaco --help`, `kumaco run --help`
 #      and `kumaco validate` on the example windows in kustomize/examples/.
 #
