@@ -156,6 +156,10 @@ assert "{{" not in text, "unrendered template fields"
 sys.stdout.write(text)
 PY
   touch "$dir/.complete"
+  # one cached zipapp at a time (CI machines are reused)
+  for old in "$cache"/plugin/*/; do
+    [ "${old%/}" = "$dir" ] || rm -rf "$old"
+  done
   say "built in $((SECONDS - t0))s: $(du -h "$dir/kubectl-kumaco" | cut -f1) zipapp"
 else
   say "cached: $dir"
