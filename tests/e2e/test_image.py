@@ -48,7 +48,7 @@ import kumaco
 from tests.e2e import test_deploy as deploy
 from tests.support.controlplane import ControlPlane, free_port
 from tests.support.harness import wait_for
-from tests.support.image import build_image
+from tests.support.image import build_image, run_hack
 
 REPO = Path(__file__).resolve().parents[2]
 SA_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -523,15 +523,7 @@ def test_the_image_is_minimal_labelled_and_has_its_sbom(image: str) -> None:
 def venv(image: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The image's /opt/kumaco, copied out (``hack/image.sh export-venv``; no container runs)."""
     out = tmp_path_factory.mktemp("image-venv") / "kumaco"
-    proc = subprocess.run(
-        ["bash", str(REPO / "hack" / "image.sh"), "export-venv", image, str(out)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        cwd=REPO,
-    )
-    assert proc.returncode == 0, proc.stderr
+    run_hack("image.sh", "export-venv", image, str(out), timeout=300)
     return out
 
 

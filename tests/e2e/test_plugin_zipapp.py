@@ -32,7 +32,7 @@ import yaml
 
 import kumaco
 from tests.support.harness import UM, Api, unique
-from tests.support.image import build_image
+from tests.support.image import build_image, run_hack
 from tests.support.krew import ensure_krew
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,15 +58,7 @@ def plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("plugin")
     t0 = time.monotonic()
     image, _, _ = build_image()
-    proc = subprocess.run(
-        ["bash", str(REPO / "hack" / "zipapp.sh"), "--from-image", image, str(out)],
-        capture_output=True,
-        text=True,
-        timeout=1200,
-        check=False,
-        cwd=REPO,
-    )
-    assert proc.returncode == 0, f"hack/zipapp.sh failed:\n{proc.stderr[-6000:]}"
+    proc = run_hack("zipapp.sh", "--from-image", image, str(out))
     assert Path(proc.stdout.strip()) == out / "kubectl-kumaco"
     size = (out / "kubectl-kumaco").stat().st_size
     print(f"zipapp: hack/zipapp.sh {time.monotonic() - t0:.1f}s, {size / 1e6:.1f} MB")
