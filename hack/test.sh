@@ -2,7 +2,8 @@
 # The test command (README): sets everything up on a fresh machine and runs the whole suite.
 #   1. a virtualenv in .venv with the project and its `test` extra;
 #   2. the control-plane binaries (kube-apiserver, etcd), built from pinned Go modules if absent;
-#   3. the Debian packages of hack/debian-packages.txt (when root and missing);
+#   3. the Debian packages of hack/debian-packages.txt (when root and missing), and in CI
+#      podman's configuration (hack/containers-setup.sh);
 #   4. static checks: ruff, ruff format, mypy --strict, import-linter, hadolint and checkov;
 #   5. pytest: unit, oracle and e2e tiers (the e2e tier against the real kube-apiserver);
 #      hypothesis uses the profile HYPOTHESIS_PROFILE names (.ci/run: ci; default dev, see
@@ -25,6 +26,7 @@ export KUBEBUILDER_ASSETS="$assets"
 echo "control-plane assets: $assets ($("$assets/kube-apiserver" --version), $("$assets/etcd" --version | head -1))"
 
 bash hack/test-deps.sh  # Debian packages of hack/debian-packages.txt (chromium, ...)
+bash hack/containers-setup.sh  # podman's settings for this kind of machine (in CI, as root)
 
 ruff check kumaco tests hack
 ruff format --check kumaco tests hack

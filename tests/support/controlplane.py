@@ -327,6 +327,9 @@ class PKI:
             .not_valid_after(later)
             .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
             .add_extension(
+                x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False
+            )
+            .add_extension(
                 x509.KeyUsage(
                     digital_signature=True,
                     key_cert_sign=True,
@@ -358,6 +361,14 @@ class PKI:
                 .not_valid_before(now)
                 .not_valid_after(later)
                 .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
+                # RFC 5280 identifiers: Python 3.13's default X.509 checks require them.
+                .add_extension(
+                    x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
+                    critical=False,
+                )
+                .add_extension(
+                    x509.SubjectKeyIdentifier.from_public_key(k.public_key()), critical=False
+                )
             )
             if sans:
                 b = b.add_extension(x509.SubjectAlternativeName(sans), critical=False)
