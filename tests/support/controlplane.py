@@ -832,12 +832,36 @@ def ready_condition(at: str) -> dict[str, str]:
     return kubelet_condition("Ready", "True", "KubeletReady", "kubelet is posting ready status", at)
 
 
-def node_object(i: int, rng: random.Random) -> dict[str, Any]:
-    """Return a Node as a kubelet would register it: labels, conditions, ~50 images."""
-    name = f"node-{i:05d}"
+#: node-problem-detector's usual conditions (its kernel and systemd monitors), all healthy.
+NPD_CONDITIONS = (
+    ("KernelDeadlock", "KernelHasNoDeadlock", "kernel has no deadlock"),
+    ("ReadonlyFilesystem", "FilesystemIsNotReadOnly", "Filesystem is not read-only"),
+    ("FrequentKubeletRestart", "NoFrequentKubeletRestart", "kubelet is functioning properly"),
+    (
+        "FrequentContainerdRestart",
+        "NoFrequentContainerdRestart",
+        "containerd is functioning properly",
+    ),
+)
+
+
+def node_object(
+    i: int,
+    rng: random.Random,
+    *,
+    heartbeat: str = "2026-01-01T00:00:00Z",
+    npd: bool = False,
+    name: str | None = None,
+) -> dict[str, Any]:
+    """Return a Node as a kubelet would register it: a dozen labels, conditions, ~50 images.
+
+    ``heartbeat`` is the conditions' lastHeartbeatTime (and lastTransitionTime);
+    ``npd`` adds node-problem-detector's conditions, as on a node that runs it.
+    """
+    name = name or f"node-{i:05d}"
     role = "control-plane" if i < 3 else "worker"
     zone = ZONES[i % len(ZONES)]
-    hb = "2026-01-01T00:00:00Z"
+    hb = heartbeat
     images = []
     for j in range(50):
         repo = f"{_IMAGES[j % len(_IMAGES)]}-{j // len(_IMAGES)}"
@@ -861,6 +885,8 @@ def node_object(i: int, rng: random.Random) -> dict[str, Any]:
         )
     ]
     cond.append(ready_condition(hb))
+    if npd:
+        cond += [kubelet_condition(t, "False", r, m, hb) for t, r, m in NPD_CONDITIONS]
     return {
         "apiVersion": "v1",
         "kind": "Node",
@@ -877,6 +903,8 @@ def node_object(i: int, rng: random.Random) -> dict[str, Any]:
                 "node.kubernetes.io/instance-type": INSTANCE_TYPES[i % len(INSTANCE_TYPES)],
                 f"node-role.kubernetes.io/{role}": "",
                 "kumaco.test/pool": f"pool-{i % 4}",
+                "kumaco.test/rack": f"rack-{i % 40:02d}",
+                "karpenter.sh/capacity-type": "spot" if i % 5 == 0 else "on-demand",
             },
         },
         "spec": {"podCIDR": f"10.{(i >> 8) & 255}.{i & 255}.0/24", "providerID": f"test://{name}"},
@@ -911,16 +939,36 @@ def node_object(i: int, rng: random.Random) -> dict[str, Any]:
     }
 
 
-def seed_nodes(cp: ControlPlane, count: int, workers: int = 8, start: int = 0) -> None:
-    """Register ``count`` realistic Nodes, as kubelets registering themselves would."""
+def seed_nodes(
+    cp: ControlPlane,
+    count: int,
+    workers: int = 8,
+    start: int = 0,
+    *,
+    heartbeat_spread: float = 0.0,
+    npd: bool = False,
+) -> None:
+    """Register ``count`` realistic Nodes, as kubelets registering themselves would.
+
+    With ``heartbeat_spread`` each Node's last heartbeat is a random instant of
+    the past that many seconds (instead of a fixed old date), so simulated
+    kubelets reporting one period after it start evenly spread, as in a cluster
+    that has been running; ``npd`` adds node-problem-detector's conditions.
+    """
     t0 = time.monotonic()
     local = threading.local()
+    now = time.time()
 
     def create(i: int) -> None:
         conn = getattr(local, "conn", None)
         if conn is None:
             conn = local.conn = cp.connection()
-        node = node_object(i, random.Random(i))
+        rng = random.Random(i)
+        hb = "2026-01-01T00:00:00Z"
+        if heartbeat_spread:
+            at = dt.datetime.fromtimestamp(now - rng.uniform(0, heartbeat_spread), dt.UTC)
+            hb = at.strftime("%Y-%m-%dT%H:%M:%SZ")
+        node = node_object(i, rng, heartbeat=hb, npd=npd)
         # A Node keeps the status it is created with (as a kubelet registering itself).
         conn.request(
             "POST",
