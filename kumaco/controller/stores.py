@@ -20,7 +20,7 @@ from types import MappingProxyType
 from typing import Any
 
 from kumaco.core.configmaps import WindowConfigMap, resource_version
-from kumaco.core.nodes import Condition, NodeSet, NodeView, node_view
+from kumaco.core.nodes import Condition, NodeSet, NodeView, node_view, shared_owners
 from kumaco.kube.wire import HEAD, NAME, RESOURCE_VERSION, drop_images, newer_or_equal
 
 
@@ -146,7 +146,7 @@ class NodeStore:
                 old.labels,
                 MappingProxyType(conditions),
                 old.unschedulable,
-                MappingProxyType(owners),
+                shared_owners(owners),
             )
             self._put_locked(TrimmedNode(view, resource_version))
         return True
