@@ -8,7 +8,7 @@ time, keeping the runs already measured: ``python hack/bench.py --nodes 20000
 --lease-seconds 0 --merge``. ``--no-kwok`` measures nodes that never change.
 The rates' defaults are a real fleet's (docs/benchmarks.md, "A living
 cluster"); ``--churn-scale`` multiplies the rare events. The micro-benchmarks
-alone: ``--planner``, ``--memory``. What is measured, and how:
+alone: ``--planner``, ``--memory``, ``--levers NODES``. What is measured, and how:
 ``tests/support/bench.py``.
 """
 
@@ -25,6 +25,7 @@ from tests.support.bench import Scale, memory_per_node, planner_benchmark, run_b
 from tests.support.benchreport import write_chart, write_markdown
 from tests.support.churn import ChurnRates
 from tests.support.kwok import KwokSettings
+from tests.support.levers import lever_benchmarks
 
 
 def main() -> int:
@@ -75,12 +76,21 @@ def main() -> int:
     o.add_argument("--check", action="store_true", help="assert the count invariants (CI)")
     o.add_argument("--planner", action="store_true", help="the planner micro-benchmark only")
     o.add_argument("--memory", action="store_true", help="bytes kept per node only")
+    o.add_argument(
+        "--levers",
+        type=int,
+        metavar="NODES",
+        help="the levers' micro-benchmarks, and one LIST of NODES nodes in JSON and protobuf",
+    )
     a = p.parse_args()
     if a.planner:
         print(json.dumps(planner_benchmark(), indent=2))
         return 0
     if a.memory:
         print(json.dumps(memory_per_node(), indent=2))
+        return 0
+    if a.levers is not None:
+        print(json.dumps(lever_benchmarks(a.levers), indent=2))
         return 0
     if a.report:
         doc = json.loads(a.output.read_text())

@@ -60,4 +60,6 @@ def test_small_benchmark_in_a_living_cluster(tmp_path: Path) -> None:
     # each is re-read once (GET) and written again, so no node is written twice.
     gets = opening["kumaco"].get("GET one nodes", 0) + opening["kumaco"].get("GET one nodes 404", 0)
     assert gets <= conflicts({"requests": opening["kumaco"]}) + opening["deleted"] + 5
-    print("409s in the opening:", conflicts({"requests": opening["kumaco"]}), "of", opening["nodes"])
+    print(
+        "409s in the opening:", conflicts({"requests": opening["kumaco"]}), "of", opening["nodes"]
+    )

@@ -251,3 +251,23 @@ def levers(cp: ControlPlane | None = None, apiserver_pid: int | None = None) -> 
     if cp is not None and apiserver_pid is not None:
         out["protobuf_list"] = protobuf_list_cost(cp, apiserver_pid)
     return out
+
+
+def lever_benchmarks(nodes: int) -> dict[str, Any]:
+    """``hack/bench.py --levers NODES``: the micro-benchmarks, and a LIST on a fresh control plane."""
+    import tempfile
+    from pathlib import Path
+
+    from tests.support.controlplane import ensure_assets, seed_nodes
+
+    with tempfile.TemporaryDirectory(prefix="kumaco-levers-") as tmp:
+        cp = ControlPlane(ensure_assets(), log_dir=Path(tmp))
+        cp.start()
+        try:
+            seed_nodes(cp, nodes, npd=True)
+            assert cp.apiserver is not None
+            out = levers(cp, cp.apiserver.pid)
+        finally:
+            cp.stop()
+    out["protobuf_list"]["nodes"] = nodes
+    return out
