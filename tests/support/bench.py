@@ -557,8 +557,10 @@ def _run_scale(sc: Scale, cp: ControlPlane, workdir: Path, res: dict[str, Any]) 
             watched.append(floor_round("with kumaco watching"))
         res["floor_seconds"]["concurrent_kumaco_watching"] = stats(watched)
 
-        # ---- the steady state: no window changes, the cluster keeps living
-        time.sleep(3)
+        # ---- the steady state: no window changes, the cluster keeps living. It starts once
+        # the leader has worked off what the floor rounds changed (its passes stop).
+        limit = min(time.time() + 60, plan.opens[0].timestamp() - sc.quiet - 15)
+        res["settled_seconds"] = round(settle(leader, until=limit), 1)
         quiet_until = min(time.time() + sc.quiet, plan.opens[0].timestamp() - 10)
         t_q, counts_q, mark_q = time.time(), request_counts(cp), audit.mark()
         cpu_q, busy_q = {k: proc_stats(p) for k, p in pids.items()}, machine_busy()
@@ -664,6 +666,20 @@ def _run_scale(sc: Scale, cp: ControlPlane, workdir: Path, res: dict[str, Any]) 
         res["open_ratio_to_floor"] = round(o / fa, 3) if o and fa else None
         res["open_ratio_to_floor_kumaco_watching"] = round(o / fw, 3) if o and fw else None
         res["processes"] = {k: proc_stats(p) for k, p in pids.items()}
+
+
+def settle(leader: Kumaco, until: float, quiet: float = 10.0) -> float:
+    """Wait until the leader ran no reconcile pass for ``quiet`` seconds (or ``until``)."""
+    t0 = time.time()
+    last, since = leader.metric("kumaco_reconcile_duration_seconds_count"), time.time()
+    while time.time() < until:
+        time.sleep(1)
+        now = leader.metric("kumaco_reconcile_duration_seconds_count")
+        if now != last:
+            last, since = now, time.time()
+        elif time.time() - since >= quiet:
+            break
+    return time.time() - t0
 
 
 def _stop(k: Kumaco) -> None:
