@@ -564,6 +564,7 @@ def _run_scale(sc: Scale, cp: ControlPlane, workdir: Path, res: dict[str, Any]) 
         quiet_until = min(time.time() + sc.quiet, plan.opens[0].timestamp() - 10)
         t_q, counts_q, mark_q = time.time(), request_counts(cp), audit.mark()
         cpu_q, busy_q = {k: proc_stats(p) for k, p in pids.items()}, machine_busy()
+        passes_q = _passes(leader)
         log(f"steady state: {quiet_until - t_q:.0f}s")
         time.sleep(max(0.0, quiet_until - time.time()))
         t_q1, cpu_q1 = time.time(), {k: proc_stats(p) for k, p in pids.items()}
@@ -580,6 +581,7 @@ def _run_scale(sc: Scale, cp: ControlPlane, workdir: Path, res: dict[str, Any]) 
             },
             "rss_mb": {k: cpu_q1[k]["rss_mb"] for k in pids},
             "machine_busy_percent": busy_percent(busy_q, machine_busy()),
+            "leader_passes": {k: round(v - passes_q[k], 3) for k, v in _passes(leader).items()},
             "requests": summarize(count_delta(counts_q, request_counts(cp))),
             "kumaco": kumaco_q["requests"],
             "kumaco_written_nodes": len(kumaco_q["written"]),
@@ -680,6 +682,14 @@ def settle(leader: Kumaco, until: float, quiet: float = 10.0) -> float:
         elif time.time() - since >= quiet:
             break
     return time.time() - t0
+
+
+def _passes(leader: Kumaco) -> dict[str, float]:
+    """The leader's reconcile passes so far, and the seconds they took (its own metrics)."""
+    return {
+        "count": leader.metric("kumaco_reconcile_duration_seconds_count") or 0.0,
+        "seconds": leader.metric("kumaco_reconcile_duration_seconds_sum") or 0.0,
+    }
 
 
 def _stop(k: Kumaco) -> None:
