@@ -21,7 +21,7 @@ from typing import Any
 
 from kumaco.core.configmaps import WindowConfigMap, resource_version
 from kumaco.core.nodes import Condition, NodeSet, NodeView, node_view, shared_owners
-from kumaco.kube.wire import HEAD, NAME, RESOURCE_VERSION, drop_images, newer_or_equal
+from kumaco.kube.wire import drop_images, newer_or_equal
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,25 +103,6 @@ class NodeStore:
             self._on_change()
 
     shrink = staticmethod(drop_images)
-
-    def known(self, raw: bytes) -> str | None:
-        """The resourceVersion of a MODIFIED event already stored (an echo of our write), else None.
-
-        Read from the first bytes without decoding the 15 KB of a node: the
-        echo of each of kumaco's own writes is recognised and dropped cheaply.
-        """
-        if not raw.startswith(b'{"type":"MODIFIED"'):
-            return None
-        head = raw[:HEAD]
-        name, rv = NAME.search(head), RESOURCE_VERSION.search(head)
-        if name is None or rv is None:
-            return None
-        version = rv.group(1).decode()
-        with self._lock:
-            stored = self._rv.get(name.group(1).decode())
-        if stored is not None and stored.isdigit() and int(stored) >= int(version):
-            return version
-        return None
 
     def put_written(self, name: str, resource_version: str, written: list[Condition]) -> bool:
         """Write-through from the patch kumaco sent and the resourceVersion it got back.
