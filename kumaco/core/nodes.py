@@ -24,7 +24,7 @@ the offline commands build it from a file. Pure: no I/O, no clock.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from sys import intern
 from types import MappingProxyType
@@ -34,6 +34,7 @@ from kumaco.core.selectors import LabelIndex
 
 _NO_OWNERS: Mapping[str, str] = MappingProxyType({})
 TRUE = "True"
+READY = "Ready"
 FALSE = "False"
 UNKNOWN = "Unknown"
 
@@ -124,10 +125,15 @@ def _owners(meta: Mapping[str, Any], types: Iterable[str]) -> dict[str, str]:
     return {t: m for t, (m, _w) in found.items()}
 
 
-def node_view(obj: object, owned: Iterable[str] = ()) -> NodeView | None:
+def node_view(
+    obj: object, owned: Iterable[str] = (), keep: Container[str] | None = None
+) -> NodeView | None:
     """Trim a Node object (decoded JSON) to a :class:`NodeView`; None if unusable.
 
     ``owned``: the condition types whose writers (field managers) to keep.
+    ``keep``: when given, only these condition types are kept (a controller
+    keeps what its planner reads; a change of any other condition is then
+    invisible in the view, so it wakes nobody).
     """
     if not isinstance(obj, Mapping):
         return None
@@ -158,6 +164,7 @@ def node_view(obj: object, owned: Iterable[str] = ()) -> NodeView | None:
                 or not ctype
                 or not isinstance(cstatus, str)
                 or ctype in conditions
+                or (keep is not None and ctype not in keep)
             ):
                 continue
             ltt = c.get("lastTransitionTime")

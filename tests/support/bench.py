@@ -395,6 +395,10 @@ def run_scale(sc: Scale, workdir: Path) -> dict[str, Any]:
         f"kwok {'on' if sc.kwok else 'off'}, churn {'on' if sc.churn else 'off'}"
     )
     res: dict[str, Any] = {"nodes": sc.nodes, "windows": sc.windows}
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    )
+    res["kumaco_commit"] = commit.stdout.strip()
     res["settings"] = {
         "repeats": sc.repeats,
         "quiet_seconds": sc.quiet,
@@ -576,7 +580,7 @@ def _run_scale(sc: Scale, cp: ControlPlane, workdir: Path, res: dict[str, Any]) 
         # the leader has worked off what the floor rounds changed (its passes stop).
         limit = min(time.time() + 60, plan.opens[0].timestamp() - sc.quiet - 15)
         res["settled_seconds"] = round(settle(leader, until=limit), 1)
-        quiet_until = min(time.time() + sc.quiet, plan.opens[0].timestamp() - 10)
+        quiet_until = min(time.time() + sc.quiet, plan.opens[0].timestamp() - 45)
         t_q, counts_q, mark_q = time.time(), request_counts(cp), audit.mark()
         cpu_q, busy_q = {k: proc_stats(p) for k, p in pids.items()}, machine_busy()
         passes_q, watchers_q = _passes(leader), terminated_watchers(cp)

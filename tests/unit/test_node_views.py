@@ -53,3 +53,40 @@ def test_a_compact_view_equals_the_node() -> None:
     assert {t: c.status for t, c in view.conditions.items()} == {
         c["type"]: c["status"] for c in obj["status"]["conditions"]
     }
+
+
+def test_a_controller_store_keeps_only_what_its_planner_reads_and_wakes_only_for_that() -> None:
+    from kumaco.controller.stores import NodeStore, planner_conditions
+    from kumaco.core.planner import Policy
+
+    policy = Policy(require=("kured.dev/RebootRequired",), block=("kured.dev/RebootInhibited",))
+    keep = planner_conditions(policy)
+    assert keep == {
+        policy.under_maintenance,
+        policy.in_progress,
+        "kured.dev/RebootRequired",
+        "kured.dev/RebootInhibited",
+    }
+    assert "Ready" in planner_conditions(Policy(count_unavailable=True))
+    woken: list[int] = []
+    store = NodeStore(on_change=lambda: woken.append(1), keep=keep)
+    obj = _decoded(9)
+    obj["metadata"]["resourceVersion"] = "10"
+    store.replace([store.trim(obj)])
+    woken.clear()
+    with store.read() as (nodes, _rv):
+        view = nodes.get(obj["metadata"]["name"])
+        assert view is not None and set(view.conditions) == set()  # only the planner's kept
+    # node-problem-detector reports a problem: not the planner's business, nobody wakes
+    conds = obj["status"]["conditions"]
+    next(c for c in conds if c["type"] == "KernelDeadlock")["status"] = "True"
+    obj["metadata"]["resourceVersion"] = "11"
+    store.apply("MODIFIED", store.trim(obj))
+    assert woken == []
+    # kured asks for a reboot: the planner must look again
+    conds.append(
+        {"type": "kured.dev/RebootRequired", "status": "True", "reason": "R", "message": ""}
+    )
+    obj["metadata"]["resourceVersion"] = "12"
+    store.apply("MODIFIED", store.trim(obj))
+    assert woken == [1]
