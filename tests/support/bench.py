@@ -777,12 +777,14 @@ def check(res: dict[str, Any]) -> list[str]:
 
 
 def memory_per_node(nodes: int = 5000) -> dict[str, Any]:
-    """Bytes a kumaco process keeps per node: its NodeStore filled with realistic nodes.
+    """Bytes a kumaco process keeps per node: its NodeStore (as the controller configures it:
+    the planner's conditions only) filled with realistic nodes.
 
     Measured with tracemalloc around building the store from the JSON the API
     server sends (so strings are not shared the way one in-process object would share them).
     """
-    from kumaco.controller.stores import NodeStore
+    from kumaco.controller.stores import NodeStore, planner_conditions
+    from kumaco.core.planner import Policy
     from kumaco.kube.wire import drop_images
 
     raws = [
@@ -791,7 +793,9 @@ def memory_per_node(nodes: int = 5000) -> dict[str, Any]:
     ]
     gc.collect()
     tracemalloc.start()
-    store = NodeStore(owned=(UM, MIP), manager="kumaco")
+    store = NodeStore(
+        owned=(UM, MIP), manager="kumaco", keep=planner_conditions(Policy(require=(REQUIRED,)))
+    )
     store.replace([store.trim(json.loads(drop_images(r))) for r in raws])
     gc.collect()
     kept, _peak = tracemalloc.get_traced_memory()

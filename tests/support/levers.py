@@ -198,14 +198,23 @@ def event_costs() -> dict[str, Any]:
 
 
 def store_bytes_per_node(count: int = 5000) -> dict[str, int]:
-    """Bytes a NodeStore keeps per realistic node, interning off and on."""
+    """Bytes a NodeStore keeps per realistic node: interning off, on, and keeping only the
+    conditions the planner reads (as the controller does)."""
     raws = [drop_images(_event(realistic_node(i, 1000 + i))) for i in range(count)]
+    from kumaco.controller.stores import planner_conditions
+    from kumaco.core.planner import Policy
+
+    keep = planner_conditions(Policy(require=("kured.dev/RebootRequired",)))
     out: dict[str, int] = {}
-    for label, on in (("interning_off", False), ("interning_on", True)):
+    for label, on, kept_types in (
+        ("interning_off", False, None),
+        ("interning_on", True, None),
+        ("interning_on_planner_conditions_only", True, keep),
+    ):
         with interning(on):
             gc.collect()
             tracemalloc.start()
-            store = NodeStore(owned=OWNED, manager=MANAGER)
+            store = NodeStore(owned=OWNED, manager=MANAGER, keep=kept_types)
             store.replace([store.trim(json.loads(r)["object"]) for r in raws])
             gc.collect()
             kept, _peak = tracemalloc.get_traced_memory()
