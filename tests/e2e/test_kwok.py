@@ -31,6 +31,16 @@ def _heartbeat(raw: Api, name: str) -> str:
     return str(_conds(_node(raw, name))["Ready"]["lastHeartbeatTime"])
 
 
+def _when_ready(raw: Api, name: str, status: str, timeout: float) -> dict[str, Any]:
+    """The node once its Ready condition has ``status``."""
+
+    def node() -> dict[str, Any] | None:
+        n = _node(raw, name)
+        return n if _conds(n)["Ready"]["status"] == status else None
+
+    return wait_for(node, timeout, what=f"{name} Ready={status}")
+
+
 def test_kwok_stages_heartbeat_reboot_and_stop(
     control_plane: ControlPlane, raw: Api, tmp_path: Path
 ) -> None:
@@ -71,26 +81,10 @@ def test_kwok_stages_heartbeat_reboot_and_stop(
             {"metadata": {"annotations": {REBOOT: "3s"}}},
             "application/merge-patch+json",
         )
-        down = wait_for(
-            lambda: (
-                _node(raw, rebooting)
-                if _conds(_node(raw, rebooting))["Ready"]["status"] == "False"
-                else None
-            ),
-            15,
-            what="the node going NotReady",
-        )
+        down = _when_ready(raw, rebooting, "False", 15)
         assert REBOOT_UNTIL in down["metadata"]["annotations"]
         t_down = dt.datetime.now(dt.UTC)
-        up = wait_for(
-            lambda: (
-                _node(raw, rebooting)
-                if _conds(_node(raw, rebooting))["Ready"]["status"] == "True"
-                else None
-            ),
-            20,
-            what="the node back Ready",
-        )
+        up = _when_ready(raw, rebooting, "True", 20)
         assert (dt.datetime.now(dt.UTC) - t_down).total_seconds() >= 2
         assert up["status"]["nodeInfo"]["bootID"] not in ("", boot_id)
         assert REBOOT not in up["metadata"].get("annotations", {})
