@@ -8,7 +8,8 @@ time, keeping the runs already measured: ``python hack/bench.py --nodes 20000
 --lease-seconds 0 --merge``. ``--no-kwok`` measures nodes that never change.
 The rates' defaults are a real fleet's (docs/benchmarks.md, "A living
 cluster"); ``--churn-scale`` multiplies the rare events. The micro-benchmarks
-alone: ``--planner``, ``--memory``, ``--levers NODES``. What is measured, and how:
+alone: ``--planner``, ``--memory``, ``--levers NODES``; a kumaco follower alone
+over many static nodes (memory where a full run cannot finish): ``--probe NODES``. What is measured, and how:
 ``tests/support/bench.py``.
 """
 
@@ -17,11 +18,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.support.bench import Scale, memory_per_node, planner_benchmark, run_benchmarks
+from tests.support.bench import (
+    Scale,
+    follower_probe,
+    memory_per_node,
+    planner_benchmark,
+    run_benchmarks,
+)
 from tests.support.benchreport import write_chart, write_markdown
 from tests.support.churn import ChurnRates
 from tests.support.kwok import KwokSettings
@@ -77,6 +85,12 @@ def main() -> int:
     o.add_argument("--planner", action="store_true", help="the planner micro-benchmark only")
     o.add_argument("--memory", action="store_true", help="bytes kept per node only")
     o.add_argument(
+        "--probe",
+        type=int,
+        metavar="NODES",
+        help="a kumaco follower alone over NODES static nodes: time to ready and memory",
+    )
+    o.add_argument(
         "--levers",
         type=int,
         metavar="NODES",
@@ -88,6 +102,10 @@ def main() -> int:
         return 0
     if a.memory:
         print(json.dumps(memory_per_node(), indent=2))
+        return 0
+    if a.probe is not None:
+        with tempfile.TemporaryDirectory(prefix="kumaco-probe-") as tmp:
+            print(json.dumps(follower_probe(a.probe, Path(tmp)), indent=2))
         return 0
     if a.levers is not None:
         print(json.dumps(lever_benchmarks(a.levers), indent=2))

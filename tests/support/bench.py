@@ -773,6 +773,62 @@ def check(res: dict[str, Any]) -> list[str]:
     return problems
 
 
+# ----------------------------------------------------------------------------- a follower alone
+
+
+def follower_probe(nodes: int, workdir: Path) -> dict[str, Any]:
+    """A kumaco follower over ``nodes`` static realistic nodes: time to ready, its RSS, the servers'.
+
+    The cheap way to see memory at a scale whose full run this machine cannot
+    finish: a Lease held by someone else keeps kumaco a follower, so it only
+    LISTs and watches every node (as the leader does before it writes).
+    """
+    cp = ControlPlane(ensure_assets(), log_dir=workdir / "controlplane")
+    cp.start()
+    try:
+        t0 = time.monotonic()
+        seed_nodes(cp, nodes, npd=True)
+        out: dict[str, Any] = {"nodes": nodes, "seed_seconds": round(time.monotonic() - t0, 1)}
+        out["load_before"] = [round(x, 2) for x in os.getloadavg()]
+        api = Api(cp)
+        ns = api.namespace("probe")
+        api.window(ns, "far", {"startTime": "0 0 1 1 *", "duration": "1h", "nodeSelector": ""})
+        now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        api.request(
+            "POST",
+            f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases",
+            {
+                "metadata": {"name": "kumaco"},
+                "spec": {
+                    "holderIdentity": "someone-else",
+                    "leaseDurationSeconds": 3600,
+                    "acquireTime": now,
+                    "renewTime": now,
+                },
+            },
+        )
+        kubeconfig = cp.write_kubeconfig(workdir / "admin.kubeconfig")
+        flags = ["--namespaces", ns, "--leader-election-namespace", ns, "--log-level", "warning"]
+        k = Kumaco(kubeconfig, flags, workdir / "follower.log", name="follower").start()
+        try:
+            t1 = time.time()
+            wait_for(k.ready, 3600, interval=0.5, what="the follower ready (caches synced)")
+            out["follower_ready_seconds"] = round(time.time() - t1, 1)
+            time.sleep(10)
+            assert cp.apiserver is not None and cp.etcd is not None
+            out["processes"] = {
+                "follower": proc_stats(k.pid),
+                "kube-apiserver": proc_stats(cp.apiserver.pid),
+                "etcd": proc_stats(cp.etcd.pid),
+            }
+        finally:
+            _stop(k)
+        out["load_after"] = [round(x, 2) for x in os.getloadavg()]
+        return out
+    finally:
+        cp.stop()
+
+
 # ----------------------------------------------------------------------------- micro-benchmarks
 
 
