@@ -255,34 +255,46 @@ def bench_audit_args(workdir: Path) -> dict[str, str]:
     workdir.mkdir(parents=True, exist_ok=True)
     policy = workdir / "bench-audit-policy.yaml"
     policy.write_text(BENCH_AUDIT_POLICY)
-    return {"audit-policy-file": str(policy), "audit-log-path": str(workdir / "audit.log")}
+    return {
+        "audit-policy-file": str(policy),
+        "audit-log-path": str(workdir / "audit.log"),
+        "audit-log-maxsize": "100000",  # MB: not rotated at 100 MB (the default) mid-run
+    }
 
 
 @dataclass
 class KumacoRequests:
     """kumaco's requests on nodes and ConfigMaps, read from the audit log by user agent.
 
-    ``mark()`` is a position in the log; ``between(a, b)`` the requests logged
-    in between, as ``VERB resource[/sub][ code]`` counts and, for successful
-    node-status writes, the nodes written with how often.
+    ``mark()`` is an instant; ``between(a, b)`` the requests received in between
+    (across the log and any rotated part of it), as ``VERB resource[/sub][ code]``
+    counts and, for successful node-status writes, the nodes written with how often.
     """
 
     path: Path
 
-    def mark(self) -> int:
+    def mark(self) -> float:
         time.sleep(1.0)  # the last answers of a phase reach the log
-        return self.path.stat().st_size if self.path.exists() else 0
+        return time.time()
 
-    def _events(self, start: int, end: int) -> Iterator[dict[str, Any]]:
-        with self.path.open("rb") as f:
-            f.seek(start)
-            data = f.read(end - start)
-        for line in data.splitlines():
-            if b'"userAgent":"kumaco/' in line:
-                with contextlib.suppress(ValueError):
-                    yield json.loads(line)
+    def _events(self, start: float, end: float) -> Iterator[dict[str, Any]]:
+        files = sorted(self.path.parent.glob(self.path.stem + "*" + self.path.suffix))
+        for path in files:
+            if path.stat().st_mtime < start:
+                continue  # a rotated part that ended before the phase
+            with path.open("rb") as f:
+                for line in f:
+                    if b'"userAgent":"kumaco/' not in line:
+                        continue
+                    with contextlib.suppress(ValueError, KeyError):
+                        ev = json.loads(line)
+                        at = dt.datetime.fromisoformat(
+                            ev["requestReceivedTimestamp"].replace("Z", "+00:00")
+                        ).timestamp()
+                        if start <= at <= end:
+                            yield ev
 
-    def between(self, start: int, end: int) -> dict[str, Any]:
+    def between(self, start: float, end: float) -> dict[str, Any]:
         counts: dict[str, int] = {}
         by_who: dict[str, int] = {}
         written: dict[str, int] = {}
@@ -561,6 +573,7 @@ def _run_scale(sc: Scale, cp: ControlPlane, workdir: Path, res: dict[str, Any]) 
             "seconds_to_converge": round(done - started, 2),
             "requests": summarize(count_delta(before, request_counts(cp))),
             "kumaco": audit.between(mark, audit.mark())["requests"],
+            "between": [round(mark, 1), round(time.time(), 1)],
         }
         log(f"start-up converged in {done - started:.2f}s")
         res["after_startup"] = {k: proc_stats(p) for k, p in pids.items()}
@@ -592,6 +605,7 @@ def _run_scale(sc: Scale, cp: ControlPlane, workdir: Path, res: dict[str, Any]) 
         added = churn.added(t_q - 60) if churn is not None else set()
         res["steady"] = {
             "seconds": round(t_q1 - t_q, 1),
+            "between": [round(t_q, 1), round(t_q1, 1)],
             "cpu_percent": {
                 k: round(
                     100 * (cpu_q1[k]["cpu_seconds"] - cpu_q[k]["cpu_seconds"]) / (t_q1 - t_q), 2
@@ -652,6 +666,7 @@ def _run_scale(sc: Scale, cp: ControlPlane, workdir: Path, res: dict[str, Any]) 
                 {
                     "at": t_open.isoformat(),
                     "seconds": round(open_lat[-1], 3),
+                    "between": [round(mark_o, 1), round(time.time(), 1)],
                     "nodes": len(scope),
                     "kumaco": opened["requests"],
                     "kumaco_written_nodes": len(opened["written"]),
