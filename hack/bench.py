@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""kumaco at scale on the real API server: latency against the physical floor, API cost, memory.
+"""kumaco at scale, in a cluster that lives: latency against the floor, steady-state cost, memory.
 
-Usage: ``python hack/bench.py`` (1,000 and 5,000 nodes x 10 and 100 windows;
-writes docs/benchmarks.json and docs/benchmarks.md) or
-``python hack/bench.py --nodes 100 --windows 5 --repeats 1 --quiet 20 --check``
-(the small CI form: it asserts the count invariants and exits non-zero if
-they do not hold). The planner micro-benchmark is ``--planner``. What is
-measured, and how: ``tests/support/bench.py``.
+Usage: ``python hack/bench.py`` (1,000 and 5,000 nodes x 100 windows, with
+kwok's kubelets and the default churn; writes docs/benchmarks.json,
+docs/benchmarks.md and docs/images/bench-scale.svg). Larger fleets one at a
+time, keeping the runs already measured: ``python hack/bench.py --nodes 20000
+--lease-seconds 0 --merge``. ``--no-kwok`` measures nodes that never change.
+The rates' defaults are a real fleet's (docs/benchmarks.md, "A living
+cluster"); ``--churn-scale`` multiplies the rare events. The micro-benchmarks
+alone: ``--planner``, ``--memory``, ``--levers NODES``; a kumaco follower alone
+over many static nodes (memory where a full run cannot finish): ``--probe NODES``. What is measured, and how:
+``tests/support/bench.py``.
 """
 
 from __future__ import annotations
@@ -14,28 +18,141 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.support.bench import planner_benchmark, run_benchmarks
+from tests.support.bench import (
+    Scale,
+    follower_probe,
+    memory_per_node,
+    planner_benchmark,
+    run_benchmarks,
+)
+from tests.support.benchreport import write_chart, write_markdown
+from tests.support.churn import ChurnRates
+from tests.support.kwok import KwokSettings
+from tests.support.levers import lever_benchmarks
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--nodes", type=int, nargs="+", default=[1000, 5000])
-    p.add_argument("--windows", type=int, nargs="+", default=[10, 100])
-    p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--quiet", type=float, default=300)
-    p.add_argument("--output", type=Path, default=Path("docs/benchmarks.json"))
-    p.add_argument("--markdown", type=Path, default=Path("docs/benchmarks.md"))
-    p.add_argument("--check", action="store_true", help="assert the count invariants (CI)")
-    p.add_argument("--planner", action="store_true", help="run the planner micro-benchmark only")
+    p.add_argument("--windows", type=int, nargs="+", default=[100])
+    p.add_argument("--repeats", type=int, default=3, help="openings measured per scale")
+    p.add_argument(
+        "--quiet",
+        type=float,
+        default=300,
+        help="seconds of steady state (default: one status period, so every node reports)",
+    )
+    p.add_argument("--floor-rounds", type=int, default=2)
+    p.add_argument("--sequential-floor", action="store_true", help="also time one connection")
+    k = p.add_argument_group("simulated kubelets (kwok)")
+    k.add_argument("--no-kwok", action="store_true", help="nodes that never change by themselves")
+    k.add_argument(
+        "--status-period",
+        type=float,
+        default=300,
+        help="seconds between status reports of an unchanged node (kubelet: 5m)",
+    )
+    k.add_argument(
+        "--lease-seconds",
+        type=int,
+        default=40,
+        help="node Lease duration, renewed every quarter (kubelet: 40); 0: no Leases",
+    )
+    k.add_argument("--kwok-parallelism", type=int, default=8)
+    c = p.add_argument_group("churn (rates per node; sources in docs/benchmarks.md)")
+    d = ChurnRates()
+    c.add_argument("--no-churn", action="store_true")
+    c.add_argument("--npd-heartbeat", type=float, default=d.npd_heartbeat, help="seconds; 0: off")
+    c.add_argument("--problems-per-day", type=float, default=d.problems_per_day)
+    c.add_argument("--problem-seconds", type=float, default=d.problem_seconds)
+    c.add_argument("--reboots-per-day", type=float, default=d.reboots_per_day)
+    c.add_argument("--reboot-seconds", type=float, default=d.reboot_seconds)
+    c.add_argument("--labels-per-day", type=float, default=d.labels_per_day)
+    c.add_argument("--replacements-per-day", type=float, default=d.replacements_per_day)
+    c.add_argument("--churn-scale", type=float, default=d.scale, help="multiplies the rare events")
+    o = p.add_argument_group("output")
+    o.add_argument("--output", type=Path, default=Path("docs/benchmarks.json"))
+    o.add_argument("--markdown", type=Path, default=Path("docs/benchmarks.md"))
+    o.add_argument("--chart", type=Path, default=Path("docs/images/bench-scale.svg"))
+    o.add_argument("--merge", action="store_true", help="keep the runs of --output not re-measured")
+    o.add_argument("--report", action="store_true", help="only rewrite the report from --output")
+    o.add_argument("--check", action="store_true", help="assert the count invariants (CI)")
+    o.add_argument("--planner", action="store_true", help="the planner micro-benchmark only")
+    o.add_argument("--memory", action="store_true", help="bytes kept per node only")
+    o.add_argument(
+        "--probe",
+        type=int,
+        metavar="NODES",
+        help="a kumaco follower alone over NODES static nodes: time to ready and memory",
+    )
+    o.add_argument(
+        "--levers",
+        type=int,
+        metavar="NODES",
+        help="the levers' micro-benchmarks, and one LIST of NODES nodes in JSON and protobuf",
+    )
     a = p.parse_args()
     if a.planner:
         print(json.dumps(planner_benchmark(), indent=2))
         return 0
-    return run_benchmarks(a.nodes, a.windows, a.repeats, a.quiet, a.output, a.markdown, a.check)
+    if a.memory:
+        print(json.dumps(memory_per_node(), indent=2))
+        return 0
+    if a.probe is not None:
+        with tempfile.TemporaryDirectory(prefix="kumaco-probe-") as tmp:
+            print(json.dumps(follower_probe(a.probe, Path(tmp)), indent=2))
+        return 0
+    if a.levers is not None:
+        print(json.dumps(lever_benchmarks(a.levers), indent=2))
+        return 0
+    if a.report:
+        doc = json.loads(a.output.read_text())
+        write_markdown(a.markdown, doc)
+        write_chart(a.chart, doc)
+        return 0
+    kwok = (
+        None
+        if a.no_kwok
+        else KwokSettings(
+            status_period=a.status_period,
+            lease_seconds=a.lease_seconds,
+            parallelism=a.kwok_parallelism,
+        )
+    )
+    churn = (
+        None
+        if a.no_churn or a.no_kwok
+        else ChurnRates(
+            npd_heartbeat=a.npd_heartbeat,
+            problems_per_day=a.problems_per_day,
+            problem_seconds=a.problem_seconds,
+            reboots_per_day=a.reboots_per_day,
+            reboot_seconds=a.reboot_seconds,
+            labels_per_day=a.labels_per_day,
+            replacements_per_day=a.replacements_per_day,
+            scale=a.churn_scale,
+        )
+    )
+    scales = [
+        Scale(
+            n,
+            w,
+            a.repeats,
+            a.quiet,
+            kwok=kwok,
+            churn=churn,
+            floor_rounds=a.floor_rounds,
+            sequential_floor=a.sequential_floor,
+        )
+        for n in a.nodes
+        for w in a.windows
+    ]
+    return run_benchmarks(scales, a.output, a.markdown, a.chart, check_only=a.check, merge=a.merge)
 
 
 if __name__ == "__main__":

@@ -4,8 +4,10 @@
 Command-line contract (other tools script against it; keep it stable)::
 
     python hack/controlplane.py assets
-        Ensure kube-apiserver and etcd exist; print the directory holding them
-        (one line on stdout; progress on stderr).
+        Ensure kube-apiserver and etcd exist, and kwok (the kubelet simulator
+        of the benchmarks; found through TEST_ASSET_KWOK, $KUBEBUILDER_ASSETS
+        or the cache, built otherwise); print the directory holding
+        kube-apiserver and etcd (one line on stdout; progress on stderr).
     python hack/controlplane.py up --kubeconfig PATH [--nodes N]
         Start etcd and kube-apiserver on free loopback ports, write an admin
         kubeconfig to PATH, optionally register N realistic Nodes, print
@@ -25,13 +27,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.support.controlplane import ensure_assets, log, serve
+from tests.support.controlplane import ensure_assets, ensure_kwok, log, serve
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="controlplane.py", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("assets", help="ensure kube-apiserver and etcd; print their directory")
+    sub.add_parser(
+        "assets", help="ensure kube-apiserver, etcd and kwok; print kube-apiserver's directory"
+    )
     up = sub.add_parser("up", help="run etcd + kube-apiserver on loopback until SIGTERM/SIGINT")
     up.add_argument(
         "--kubeconfig", required=True, type=Path, help="where to write the admin kubeconfig"
@@ -47,6 +51,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         assets = ensure_assets()
+        if args.cmd == "assets":
+            log(f"kwok: {ensure_kwok()}")
     except RuntimeError as exc:
         log(str(exc))
         return 1

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command (README): sets everything up on a fresh machine and runs the whole suite.
 #   1. a virtualenv in .venv with the project and its `test` extra;
-#   2. the control-plane binaries (kube-apiserver, etcd), built from pinned Go modules if absent;
+#   2. the control-plane binaries (kube-apiserver, etcd, and kwok for the benchmark tests), built
+#      from pinned Go modules if absent;
 #   3. the Debian packages of hack/debian-packages.txt (when root and missing), and in CI
 #      podman's configuration (hack/containers-setup.sh);
 #   4. static checks: ruff, ruff format, mypy --strict, import-linter, hadolint and checkov;

@@ -54,7 +54,7 @@ from kumaco.controller.options import (
     EXIT_OK,
     ControllerOptions,
 )
-from kumaco.controller.stores import ConfigMapStore, NodeStore
+from kumaco.controller.stores import ConfigMapStore, NodeStore, planner_conditions
 from kumaco.controller.writer import Election, Fenced, StatusWriter
 from kumaco.core.configmaps import (
     WindowConfigMap,
@@ -125,7 +125,12 @@ class Controller:
         self.stop = threading.Event()
         self._wake = threading.Event()
         self.exit_code: int | None = None
-        self.nodes = NodeStore(on_change=self.wake, owned=policy.owned, manager=policy.manager)
+        self.nodes = NodeStore(
+            on_change=self.wake,
+            owned=policy.owned,
+            manager=policy.manager,
+            keep=planner_conditions(policy),
+        )
         self.configmaps = ConfigMapStore(options.namespaces, on_change=self.wake)
         self.events = EventRecorder(
             kube,

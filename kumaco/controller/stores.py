@@ -20,8 +20,16 @@ from types import MappingProxyType
 from typing import Any
 
 from kumaco.core.configmaps import WindowConfigMap, resource_version
-from kumaco.core.nodes import Condition, NodeSet, NodeView, node_view
-from kumaco.kube.wire import HEAD, NAME, RESOURCE_VERSION, drop_images, newer_or_equal
+from kumaco.core.nodes import (
+    READY,
+    Condition,
+    NodeSet,
+    NodeView,
+    node_view,
+    shared_owners,
+)
+from kumaco.core.planner import Policy
+from kumaco.kube.wire import drop_images, newer_or_equal
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,11 +40,26 @@ class TrimmedNode:
     resource_version: str | None
 
 
+def planner_conditions(policy: Policy) -> frozenset[str]:
+    """The condition types the planner reads under ``policy`` (what a NodeStore must keep).
+
+    kumaco's own two, the required and blocking ones, and ``Ready`` when
+    unavailable nodes count toward the ceilings. Any other condition -- the
+    kubelet's pressure conditions, node-problem-detector's, other
+    controllers' -- is neither kept nor a reason to plan again when it changes.
+    """
+    types = {policy.under_maintenance, policy.in_progress, *policy.require, *policy.block}
+    if policy.count_unavailable:
+        types.add(READY)
+    return frozenset(types)
+
+
 class NodeStore:
     """The nodes in scope, trimmed; fed by the node reflector and by write-through.
 
     ``owned`` are the condition types whose writers (field managers) are kept,
-    and ``manager`` the one kumaco's own writes are recorded under. A DELETED
+    and ``manager`` the one kumaco's own writes are recorded under; ``keep``,
+    when given, the only condition types kept (:func:`planner_conditions`). A DELETED
     watch event -- a node deleted, or relabelled out of the watch's selector --
     also records the node's name in :meth:`departed`.
     """
@@ -46,6 +69,7 @@ class NodeStore:
         on_change: Callable[[], None] = lambda: None,
         owned: tuple[str, ...] = (),
         manager: str = "",
+        keep: frozenset[str] | None = None,
     ) -> None:
         self._lock = threading.Lock()
         self._nodes = NodeSet()
@@ -53,11 +77,12 @@ class NodeStore:
         self._on_change = on_change
         self._owned = owned
         self._manager = manager
+        self._keep = keep
         self._departed: set[str] = set()
         self.synced = threading.Event()
 
     def trim(self, obj: Mapping[str, Any]) -> TrimmedNode | None:
-        view = node_view(obj, self._owned)
+        view = node_view(obj, self._owned, self._keep)
         return None if view is None else TrimmedNode(view, resource_version(obj))
 
     def departed(self) -> set[str]:
@@ -104,25 +129,6 @@ class NodeStore:
 
     shrink = staticmethod(drop_images)
 
-    def known(self, raw: bytes) -> str | None:
-        """The resourceVersion of a MODIFIED event already stored (an echo of our write), else None.
-
-        Read from the first bytes without decoding the 15 KB of a node: the
-        echo of each of kumaco's own writes is recognised and dropped cheaply.
-        """
-        if not raw.startswith(b'{"type":"MODIFIED"'):
-            return None
-        head = raw[:HEAD]
-        name, rv = NAME.search(head), RESOURCE_VERSION.search(head)
-        if name is None or rv is None:
-            return None
-        version = rv.group(1).decode()
-        with self._lock:
-            stored = self._rv.get(name.group(1).decode())
-        if stored is not None and stored.isdigit() and int(stored) >= int(version):
-            return version
-        return None
-
     def put_written(self, name: str, resource_version: str, written: list[Condition]) -> bool:
         """Write-through from the patch kumaco sent and the resourceVersion it got back.
 
@@ -146,7 +152,7 @@ class NodeStore:
                 old.labels,
                 MappingProxyType(conditions),
                 old.unschedulable,
-                MappingProxyType(owners),
+                shared_owners(owners),
             )
             self._put_locked(TrimmedNode(view, resource_version))
         return True

@@ -17,6 +17,13 @@ module proxy into that cache:
   published ``v0.Y.Z``; version ``-X`` ldflags make ``/version`` right.
 * etcd from ``go.etcd.io/etcd/server/v3`` through a wrapper module likewise.
 
+kwok (``sigs.k8s.io/kwok``, the kubelet simulator of Kubernetes' own scale
+tests) is a third asset with the same look-up order -- ``TEST_ASSET_KWOK``,
+``$KUBEBUILDER_ASSETS/kwok``, the cache -- built with ``go install
+sigs.k8s.io/kwok/cmd/kwok@KWOK_VERSION`` into its own versioned cache
+directory when missing (:func:`ensure_kwok`). Only the tests and benchmarks
+that simulate kubelets need it; :func:`ensure_assets` does not build it.
+
 :class:`ControlPlane` is the start/stop code that ``tests/e2e/conftest.py``
 uses as a session fixture and that ``hack/controlplane.py up`` runs. It needs
 only the standard library and ``cryptography``.
@@ -53,6 +60,8 @@ from typing import Any
 # with a single build. Measured here: v1.36.3 and v1.37.2 both build with Go 1.26.
 K8S_CANDIDATES = ("v1.37.2", "v1.36.3", "v1.35.4", "v1.34.4")
 ETCD_VERSION = "v3.6.16"
+# The kubelet simulator (tests/support/kwok.py): v0.8.0 builds with Go 1.26 in ~3 minutes.
+KWOK_VERSION = "v0.8.0"
 
 
 def log(msg: str) -> None:
@@ -107,13 +116,20 @@ def _go_env() -> dict[str, str]:
     return env
 
 
-def _run_go(args: Sequence[str], cwd: Path, what: str) -> None:
+def _run_go(
+    args: Sequence[str], cwd: Path, what: str, env: Mapping[str, str] | None = None
+) -> None:
     """Run a go command, streaming a compact progress line per compiled package."""
     cmd = ["go", *args]
     log(f"{what}: {' '.join(cmd)}")
     started = time.monotonic()
     proc = subprocess.Popen(
-        cmd, cwd=cwd, env=_go_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        cmd,
+        cwd=cwd,
+        env=dict(env or _go_env()),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     assert proc.stdout is not None
     tail: list[str] = []
@@ -280,6 +296,69 @@ def ensure_assets() -> Path:
         "(a cold build takes minutes)"
     )
     return build_assets()
+
+
+def _kwok_cache() -> Path:
+    return cache_dir() / "assets" / f"kwok-{KWOK_VERSION}" / "kwok"
+
+
+def find_kwok() -> Path | None:
+    """The kwok binary: ``TEST_ASSET_KWOK``, then ``$KUBEBUILDER_ASSETS/kwok``, then the cache."""
+    env = os.environ.get("TEST_ASSET_KWOK")
+    if env:
+        return Path(env) if os.access(env, os.X_OK) else None
+    kb = os.environ.get("KUBEBUILDER_ASSETS")
+    if kb and os.access(Path(kb) / "kwok", os.X_OK):
+        return Path(kb) / "kwok"
+    cached = _kwok_cache()
+    return cached if os.access(cached, os.X_OK) else None
+
+
+def build_kwok() -> Path:
+    """``go install sigs.k8s.io/kwok/cmd/kwok@KWOK_VERSION`` into the cache; return the binary."""
+    if shutil.which("go") is None:
+        raise RuntimeError("the Go toolchain (go) is not on PATH; it is needed to build kwok")
+    out = _kwok_cache()
+    work = cache_dir() / "build" / f"kwok-{KWOK_VERSION}"
+    work.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    # go install pkg@version builds outside any module (GOFLAGS=-mod=mod is not allowed there).
+    env = {**_go_env(), "GOBIN": str(work), "GOFLAGS": "-buildvcs=false"}
+    args = [
+        "install",
+        "-v",
+        "-trimpath",
+        "-ldflags=-s -w",
+        f"sigs.k8s.io/kwok/cmd/kwok@{KWOK_VERSION}",
+    ]
+    _run_go(args, work, f"build kwok {KWOK_VERSION}", env)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    (work / "kwok").replace(out)
+    info = {
+        "kwok": KWOK_VERSION,
+        "build_seconds": round(time.monotonic() - t0, 1),
+        "go": subprocess.run(
+            ["go", "version"], capture_output=True, text=True, check=False
+        ).stdout.strip(),
+        "built_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    }
+    (out.parent / "build-info.json").write_text(json.dumps(info, indent=2) + "\n")
+    log(f"built kwok {KWOK_VERSION} in {info['build_seconds']}s")
+    return out
+
+
+def ensure_kwok() -> Path:
+    """The kwok binary, built from the Go module proxy if it is nowhere to be found."""
+    found = find_kwok()
+    if found is not None:
+        return found
+    if os.environ.get("TEST_ASSET_KWOK"):
+        raise RuntimeError(
+            f"TEST_ASSET_KWOK={os.environ['TEST_ASSET_KWOK']} is not an executable file; "
+            "point it at a kwok binary or unset it to use the cache"
+        )
+    log(f"no kwok found; building {KWOK_VERSION} from the Go module proxy (takes minutes)")
+    return build_kwok()
 
 
 # --------------------------------------------------------------------------- PKI
@@ -764,12 +843,36 @@ def ready_condition(at: str) -> dict[str, str]:
     return kubelet_condition("Ready", "True", "KubeletReady", "kubelet is posting ready status", at)
 
 
-def node_object(i: int, rng: random.Random) -> dict[str, Any]:
-    """Return a Node as a kubelet would register it: labels, conditions, ~50 images."""
-    name = f"node-{i:05d}"
+#: node-problem-detector's usual conditions (its kernel and systemd monitors), all healthy.
+NPD_CONDITIONS = (
+    ("KernelDeadlock", "KernelHasNoDeadlock", "kernel has no deadlock"),
+    ("ReadonlyFilesystem", "FilesystemIsNotReadOnly", "Filesystem is not read-only"),
+    ("FrequentKubeletRestart", "NoFrequentKubeletRestart", "kubelet is functioning properly"),
+    (
+        "FrequentContainerdRestart",
+        "NoFrequentContainerdRestart",
+        "containerd is functioning properly",
+    ),
+)
+
+
+def node_object(
+    i: int,
+    rng: random.Random,
+    *,
+    heartbeat: str = "2026-01-01T00:00:00Z",
+    npd: bool = False,
+    name: str | None = None,
+) -> dict[str, Any]:
+    """Return a Node as a kubelet would register it: a dozen labels, conditions, ~50 images.
+
+    ``heartbeat`` is the conditions' lastHeartbeatTime (and lastTransitionTime);
+    ``npd`` adds node-problem-detector's conditions, as on a node that runs it.
+    """
+    name = name or f"node-{i:05d}"
     role = "control-plane" if i < 3 else "worker"
     zone = ZONES[i % len(ZONES)]
-    hb = "2026-01-01T00:00:00Z"
+    hb = heartbeat
     images = []
     for j in range(50):
         repo = f"{_IMAGES[j % len(_IMAGES)]}-{j // len(_IMAGES)}"
@@ -793,6 +896,8 @@ def node_object(i: int, rng: random.Random) -> dict[str, Any]:
         )
     ]
     cond.append(ready_condition(hb))
+    if npd:
+        cond += [kubelet_condition(t, "False", r, m, hb) for t, r, m in NPD_CONDITIONS]
     return {
         "apiVersion": "v1",
         "kind": "Node",
@@ -809,6 +914,8 @@ def node_object(i: int, rng: random.Random) -> dict[str, Any]:
                 "node.kubernetes.io/instance-type": INSTANCE_TYPES[i % len(INSTANCE_TYPES)],
                 f"node-role.kubernetes.io/{role}": "",
                 "kumaco.test/pool": f"pool-{i % 4}",
+                "kumaco.test/rack": f"rack-{i % 40:02d}",
+                "karpenter.sh/capacity-type": "spot" if i % 5 == 0 else "on-demand",
             },
         },
         "spec": {"podCIDR": f"10.{(i >> 8) & 255}.{i & 255}.0/24", "providerID": f"test://{name}"},
@@ -843,16 +950,36 @@ def node_object(i: int, rng: random.Random) -> dict[str, Any]:
     }
 
 
-def seed_nodes(cp: ControlPlane, count: int, workers: int = 8, start: int = 0) -> None:
-    """Register ``count`` realistic Nodes, as kubelets registering themselves would."""
+def seed_nodes(
+    cp: ControlPlane,
+    count: int,
+    workers: int = 8,
+    start: int = 0,
+    *,
+    heartbeat_spread: float = 0.0,
+    npd: bool = False,
+) -> None:
+    """Register ``count`` realistic Nodes, as kubelets registering themselves would.
+
+    With ``heartbeat_spread`` each Node's last heartbeat is a random instant of
+    the past that many seconds (instead of a fixed old date), so simulated
+    kubelets reporting one period after it start evenly spread, as in a cluster
+    that has been running; ``npd`` adds node-problem-detector's conditions.
+    """
     t0 = time.monotonic()
     local = threading.local()
+    now = time.time()
 
     def create(i: int) -> None:
         conn = getattr(local, "conn", None)
         if conn is None:
             conn = local.conn = cp.connection()
-        node = node_object(i, random.Random(i))
+        rng = random.Random(i)
+        hb = "2026-01-01T00:00:00Z"
+        if heartbeat_spread:
+            at = dt.datetime.fromtimestamp(now - rng.uniform(0, heartbeat_spread), dt.UTC)
+            hb = at.strftime("%Y-%m-%dT%H:%M:%SZ")
+        node = node_object(i, rng, heartbeat=hb, npd=npd)
         # A Node keeps the status it is created with (as a kubelet registering itself).
         conn.request(
             "POST",

@@ -1,13 +1,34 @@
-"""The benchmark report: kumaco's requests apart from the API server's own, analysis kept."""
+"""The benchmark's report and plan: counts kept apart, analysis kept, targets judged, the chart,
+and the measured window sized from the floor so that every opening fits."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
-from tests.support.bench import ANALYSIS, split_counts, targets, write_markdown
+import pytest
+
+from kumaco.core.schedule import parse_schedule
+from tests.support.bench import Plan
+from tests.support.benchreport import (
+    ANALYSIS,
+    PANELS,
+    chart,
+    marginal_bytes_per_node,
+    split_counts,
+    targets,
+    write_markdown,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def _doc() -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((ROOT / "docs" / "benchmarks.json").read_text())
+    return doc
 
 
 def test_split_counts_keeps_kumaco_resources_apart() -> None:
@@ -25,28 +46,82 @@ def test_split_counts_keeps_kumaco_resources_apart() -> None:
 
 
 def test_rewriting_the_report_keeps_the_hand_written_analysis(tmp_path: Path) -> None:
-    doc = json.loads((ROOT / "docs" / "benchmarks.json").read_text())
     out = tmp_path / "benchmarks.md"
-    write_markdown(out, doc)
+    write_markdown(out, _doc())
     assert ANALYSIS not in out.read_text()
     out.write_text(out.read_text() + ANALYSIS + "\nwhere the time goes\n")
-    write_markdown(out, doc)
+    write_markdown(out, _doc())
     text = out.read_text()
     assert text.count(ANALYSIS) == 1
     assert text.endswith(ANALYSIS + "\nwhere the time goes\n")
-    assert "## Targets" in text
+    assert "## Targets (issue 17)" in text
 
 
-def test_targets_judge_the_largest_scale() -> None:
-    doc = json.loads((ROOT / "docs" / "benchmarks.json").read_text())
-    judged = targets(doc)
-    biggest = max(r["nodes"] for r in doc["runs"])
-    assert any(f"({biggest} x" in t for t, _m, _ok in judged)
-    for r in doc["runs"]:
-        if r["nodes"] == biggest:
-            ok = next(
-                ok
-                for t, _m, ok in judged
-                if t.startswith("leader RSS") and f"x {r['windows']})" in t
-            )
-            assert ok == (r["leader"]["peak_rss_mb"] <= 150)
+def test_targets_judge_the_steady_state_from_its_numbers() -> None:
+    doc = _doc()
+    judged = {t: (m, ok) for t, m, ok in targets(doc)}
+    five = next((r for r in doc["runs"] if r["nodes"] == 5000), None)
+    cpu_target = next(t for t in judged if t.startswith("steady state, 5,000 nodes, default churn"))
+    if five is None:
+        assert judged[cpu_target][1] is None
+    else:
+        total = five["steady"]["cpu_percent"]["kumaco_total"]
+        assert judged[cpu_target][1] == (total <= 10)
+        assert f"{total:.2f}%" in judged[cpu_target][0]
+
+
+def test_a_scale_not_measured_is_said_so_not_passed() -> None:
+    doc = _doc()
+    doc["runs"] = [r for r in doc["runs"] if r["nodes"] != 50000]
+    judged = {t: ok for t, _m, ok in targets(doc)}
+    assert judged["50,000 nodes: leader RSS, start-up, opening"] is None
+
+
+def test_bytes_per_node_come_from_the_growth_between_scales() -> None:
+    runs = [
+        {"nodes": 1000, "after_startup": {"leader": {"rss_mb": 60.0}}},
+        {"nodes": 5000, "after_startup": {"leader": {"rss_mb": 100.0}}},
+    ]
+    assert marginal_bytes_per_node(runs) == {5000: round(40 * 2**20 / 4000)}
+
+
+def test_the_chart_is_svg_with_a_line_per_measured_series() -> None:
+    svg = chart(_doc())
+    root = ET.fromstring(svg)
+    assert root.tag.endswith("svg")
+    texts = {t.text for t in root.iter("{http://www.w3.org/2000/svg}text")}
+    for title, _unit, series in PANELS:
+        assert any(title in (t or "") for t in texts)
+        for name, _get in series:
+            assert name in texts
+    measured = len([r for r in _doc()["runs"] if r.get("processes")])
+    if measured > 1:
+        assert len(list(root.iter("{http://www.w3.org/2000/svg}polyline"))) >= len(PANELS)
+
+
+@pytest.mark.parametrize("floor", [0.3, 9.6, 20.0, 51.0, 180.0])
+def test_the_measured_window_outlasts_a_slow_opening_and_fires_exactly_as_planned(
+    floor: float,
+) -> None:
+    plan = Plan.size(floor, repeats=2, ready_in=100)
+    # Issue 17's slow machine: the floor took 2.5x as long with kumaco watching, and an
+    # opening can take 1.3x that: the window must still be open when it ends.
+    # This machine, loaded: 5.5x with kumaco watching; the opening is waited for that long
+    # and more, and the window is still open then.
+    assert plan.wait >= 1.3 * 5.5 * floor
+    assert plan.duration > plan.wait
+    assert plan.spacing * 60 >= plan.duration + 5 * floor
+    assert len(plan.opens) == 2 + 3  # spares absorb a slow start
+    fires: list[int] = []
+    for text in plan.schedules():
+        sched = parse_schedule(text)
+        assert not isinstance(sched, str), sched
+        t = int(plan.opens[0].timestamp()) - 1
+        for _ in range(len(plan.opens)):
+            nxt = sched.next_fire(t)
+            if nxt is None or nxt > int(plan.opens[-1].timestamp()):
+                break
+            fires.append(nxt)
+            t = nxt
+    assert sorted(set(fires)) == [int(o.timestamp()) for o in plan.opens]
+    assert all(o.tzinfo == dt.UTC for o in plan.opens)

@@ -66,17 +66,6 @@ def test_a_stale_event_never_overwrites_a_newer_write_through() -> None:
         assert rvs["a"] == "20"
 
 
-def test_the_echo_of_a_write_is_recognised_from_its_first_bytes() -> None:
-    store = NodeStore()
-    store.replace([store.trim(node("a", "10", Ready="True"))])
-    store.put_written("a", "20", [Condition("kured.dev/UnderMaintenance", "True", "R", "m", "t")])
-    assert store.known(event("MODIFIED", node("a", "20"))) == "20"
-    assert store.known(event("MODIFIED", node("a", "19"))) == "19"  # older still: nothing new
-    assert store.known(event("MODIFIED", node("a", "21"))) is None  # somebody else wrote: decode it
-    assert store.known(event("DELETED", node("a", "20"))) is None  # deletions are always decoded
-    assert store.known(event("MODIFIED", node("b", "5"))) is None  # unknown node
-
-
 def test_write_through_keeps_other_conditions_and_labels() -> None:
     store = NodeStore()
     store.replace([store.trim(node("a", "10", {"zone": "a"}, Ready="True", Foo="False"))])
