@@ -95,6 +95,7 @@ from tests.support.harness import (
     Kumaco,
     NodeWatcher,
     condition_status,
+    holding,
     log_message,
     unique,
     wait_for,
@@ -325,11 +326,12 @@ class Scenario:
             lambda c: condition_status(c, MIP) == "True", gaps_ok=True
         )
         codes = self.exit_codes()
+        final = holding(self.raw, self.run, MIP)
         self.stop()
         result = audit_check(
             self.cp.audit_log, self.ns, self.run, f"{self.run}-", TIMINGS.lease, self.started
         )
-        ceiling = judge_ceiling(self.cp.audit_log, f"{self.run}-", MIP, self.created)
+        ceiling = judge_ceiling(self.cp.audit_log, f"{self.run}-", MIP, self.created, final)
         outcome = Outcome(
             fault=self.fault,
             recovery_s=round(recovery, 2),

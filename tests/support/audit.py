@@ -41,7 +41,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -276,6 +276,7 @@ class CeilingVerdict:
 
     condition: str
     steps: list[Step] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)  # 5xx writes no later state explains
 
     @property
     def writes(self) -> int:
@@ -302,8 +303,20 @@ def _holds(node: dict[str, Any], condition: str) -> bool:
     return any(c.get("type") == condition and c.get("status") == "True" for c in conditions)
 
 
+def _requested(ev: AuditEvent, condition: str) -> str | None:
+    """The status a status write asked ``condition`` to take, if it names it."""
+    for c in (ev.request_object.get("status") or {}).get("conditions") or []:
+        if isinstance(c, dict) and c.get("type") == condition:
+            return str(c.get("status", ""))
+    return None
+
+
 def judge_ceiling(
-    audit_log: Path, node_prefix: str, condition: str = MIP, since: float = 0.0
+    audit_log: Path,
+    node_prefix: str,
+    condition: str = MIP,
+    since: float = 0.0,
+    final: Mapping[str, bool] | None = None,
 ) -> CeilingVerdict:
     """Replay every successful write to the Nodes named ``node_prefix...`` in commit order.
 
@@ -313,21 +326,35 @@ def judge_ceiling(
     verdict records which of these Nodes hold ``condition``. Raises
     :class:`AuditJudgeError` when a successful write carries no stored Node (the policy
     was not :data:`AUDIT_POLICY`): such a log cannot be judged exactly.
+
+    A status write answered 5xx (a 504 when the request's ``timeout`` ran out, or the
+    client went away) may still have been committed: the log then holds no stored
+    object. Such a write of ``condition`` is resolved by what the server stored next for
+    that Node -- the stored object of its next write that does not itself set
+    ``condition``, or else ``final`` (whether each Node holds it at the end) -- and, when
+    applied, replayed at the instant the server answered it. One that cannot be resolved
+    is taken as not applied and listed in :attr:`CeilingVerdict.unresolved`.
     """
     writes: list[tuple[int, float, AuditEvent, dict[str, Any]]] = []
+    maybe: list[AuditEvent] = []
     for ev in read_audit_log(audit_log, since, contains=node_prefix):
-        if not (ev.complete and ev.code < 300 and ev.resource == "nodes"):
-            continue
-        if not ev.name.startswith(node_prefix):
+        if not (ev.complete and ev.resource == "nodes" and ev.name.startswith(node_prefix)):
             continue
         status_write = ev.subresource == "status" and ev.verb in ("create", "update", "patch")
         node_write = ev.subresource == "" and ev.verb in ("create", "delete")
         if not (status_write or node_write):
             continue
         stored = ev.response_object
-        if stored.get("kind") != "Node" or not (stored.get("metadata") or {}).get(
-            "resourceVersion"
-        ):
+        has_stored = stored.get("kind") == "Node" and bool(
+            (stored.get("metadata") or {}).get("resourceVersion")
+        )
+        if ev.code >= 500 and status_write and not has_stored:
+            if _requested(ev, condition) is not None:
+                maybe.append(ev)
+            continue
+        if ev.code >= 300:
+            continue
+        if not has_stored:
             raise AuditJudgeError(
                 f"{ev.verb} {ev.resource}/{ev.subresource} {ev.name} at {ev.received:.3f} "
                 "has no stored Node in the audit log: log node writes at level "
@@ -336,14 +363,47 @@ def judge_ceiling(
         writes.append((int(stored["metadata"]["resourceVersion"]), ev.received, ev, stored))
     writes.sort(key=lambda w: (w[0], w[1]))
     verdict = CeilingVerdict(condition)
+    applied: list[tuple[float, AuditEvent]] = []
+    for ev in maybe:
+        wanted = _requested(ev, condition) == "True"
+        later = [w for w in writes if w[2].name == ev.name and w[1] > ev.received]
+        seen: bool | None
+        if later:
+            nxt = later[0]
+            seen = None if _requested(nxt[2], condition) is not None else _holds(nxt[3], condition)
+        else:
+            seen = None if final is None else final.get(ev.name)
+        if seen is None:
+            verdict.unresolved.append(
+                f"{ev.verb} {ev.name} by {ev.user_agent or '?'} answered {ev.code} at "
+                f"{ev.done:.3f}: taken as not applied"
+            )
+        elif seen == wanted:
+            applied.append((ev.done, ev))
     state: dict[str, bool] = {}
+    pending = sorted(applied, key=lambda a: a[0])
+    last_revision = 0
+
+    def replay_maybe(before: float) -> None:
+        while pending and pending[0][0] < before:
+            _, ev = pending.pop(0)
+            state[ev.name] = _requested(ev, condition) == "True"
+            holding = tuple(sorted(n for n, held in state.items() if held))
+            verb = f"{ev.verb} (answered {ev.code}, applied)"
+            verdict.steps.append(
+                Step(last_revision, ev.received, ev.name, verb, ev.user_agent, holding)
+            )
+
     for revision, received, ev, stored in writes:
+        replay_maybe(received)
         if ev.verb == "delete":
             state.pop(ev.name, None)
         else:
             state[ev.name] = _holds(stored, condition)
         holding = tuple(sorted(n for n, held in state.items() if held))
         verdict.steps.append(Step(revision, received, ev.name, ev.verb, ev.user_agent, holding))
+        last_revision = revision
+    replay_maybe(float("inf"))
     return verdict
 
 

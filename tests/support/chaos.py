@@ -85,6 +85,7 @@ from tests.support.harness import (
     Api,
     NodeWatcher,
     condition_status,
+    holding,
     unique,
 )
 from tests.support.supervisor import (
@@ -481,7 +482,7 @@ def run_chaos(
     result.outlasted_window = _outlasted(window, result.reboots, ended)
     result.blockers_raised = len(blockers)
     result.blockers_mid_maintenance = sum(1 for _t, _n, busy in blockers if busy)
-    verdict = judge_ceiling(audit_log, f"{run}-", MIP, created)
+    verdict = judge_ceiling(audit_log, f"{run}-", MIP, created, holding(api, run, MIP))
     result.audit_max_in_progress = verdict.max_holding
     result.audit_over_ceiling = verdict.over(s.ceiling)
     result.audit_node_writes = verdict.writes

@@ -215,6 +215,15 @@ def condition_status(conds: Mapping[str, Mapping[str, Any]], ctype: str) -> str 
     return None if c is None else str(c.get("status"))
 
 
+def holding(api: Api, run: str, ctype: str) -> dict[str, bool]:
+    """Whether each node of ``run`` holds ``ctype`` now (for the ceiling judge's ``final``)."""
+    out: dict[str, bool] = {}
+    for name, node in api.nodes(run).items():
+        conds = (node.get("status") or {}).get("conditions") or []
+        out[name] = any(c.get("type") == ctype and c.get("status") == "True" for c in conds)
+    return out
+
+
 # ----------------------------------------------------------------------------- API server metrics
 
 

@@ -113,3 +113,68 @@ def test_the_watcher_refuses_to_count_over_a_gap() -> None:
     with pytest.raises(WatcherGap, match="relisted"):
         w.max_count(holds)
     assert w.max_count(holds, gaps_ok=True) == 2  # only for a caller that knows
+
+
+# ----------------------------------------------------------------------------- a 504 that landed
+
+
+def _event(t: float, verb: str, name: str, code: int, mip: str | None, stored: str | None) -> str:
+    """One audit line: a write to ``name`` asking MaintenanceInProgress=``mip`` (or nothing),
+    answered ``code``, with the stored Node holding MaintenanceInProgress=``stored`` (or none)."""
+    stamp = f"2026-12-01T05:00:{t:09.6f}Z"
+    conds = [] if mip is None else [{"type": "MaintenanceInProgress", "status": mip}]
+    doc: dict[str, object] = {
+        "stage": "ResponseComplete",
+        "verb": verb,
+        "requestReceivedTimestamp": stamp,
+        "stageTimestamp": stamp,
+        "userAgent": "kumaco/0.1.0 (x)",
+        "responseStatus": {"code": code},
+        "objectRef": {"resource": "nodes", "subresource": "status", "name": name},
+        "requestObject": {"status": {"conditions": conds}},
+    }
+    if stored is not None:
+        doc["responseObject"] = {
+            "kind": "Node",
+            "metadata": {"name": name, "resourceVersion": str(int(t * 10))},
+            "status": {"conditions": [{"type": "MaintenanceInProgress", "status": stored}]},
+        }
+    return json.dumps(doc)
+
+
+def _log(tmp_path: Path, *lines: str) -> Path:
+    path = tmp_path / "audit.log"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+HANDOVER = (
+    _event(1, "patch", "n-a", 200, "True", "True"),
+    _event(2, "patch", "n-b", 200, "True", "True"),
+    # The revocation of n-a timed out at the server (504, nothing stored in the log) ...
+    _event(3, "patch", "n-a", 504, "False", None),
+    # ... and the place went to n-c later.
+    _event(5, "patch", "n-c", 200, "True", "True"),
+)
+
+
+def test_a_write_answered_504_is_resolved_by_the_state_the_server_kept(tmp_path: Path) -> None:
+    log = _log(tmp_path, *HANDOVER)
+    # n-a no longer holds at the end: the revocation was applied, before n-c's grant.
+    applied = judge_ceiling(log, "n-", final={"n-a": False, "n-b": True, "n-c": True})
+    assert applied.over(2) == [] and applied.unresolved == []
+    assert [s.holding for s in applied.steps][-2:] == [("n-b",), ("n-b", "n-c")]
+    # n-a still holds at the end: it was not applied, and n-c's grant broke the ceiling.
+    kept = judge_ceiling(log, "n-", final={"n-a": True, "n-b": True, "n-c": True})
+    assert len(kept.over(2)) == 1 and kept.unresolved == []
+    # Nothing tells: taken as not applied, and said so.
+    unknown = judge_ceiling(log, "n-")
+    assert len(unknown.over(2)) == 1 and len(unknown.unresolved) == 1
+
+
+def test_a_later_write_to_the_node_tells_whether_the_504_landed(tmp_path: Path) -> None:
+    # A write to n-a that does not touch MaintenanceInProgress stores it True: not applied.
+    later = _event(6, "patch", "n-a", 200, None, "True")
+    kept = judge_ceiling(_log(tmp_path, *HANDOVER, later), "n-", final={"n-a": False})
+    over = kept.over(2)
+    assert over and "patch n-c" in over[0] and kept.unresolved == []
