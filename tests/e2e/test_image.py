@@ -287,6 +287,7 @@ def test_image_runs_in_cluster_with_the_base_rbac_and_does_its_whole_job(
     containers: Callable[..., Container],
 ) -> None:
     ns, run = install.ns, install.run
+    since = time.time()
     in_window = [cluster.node(f"kimg-{run}-{i}", {RUN_LABEL: run, "pool": "a"}) for i in range(2)]
     outside = cluster.node(f"kimg-{run}-2", {RUN_LABEL: run, "pool": "b"})
     cluster.core.create_namespaced_config_map(
@@ -339,7 +340,7 @@ def test_image_runs_in_cluster_with_the_base_rbac_and_does_its_whole_job(
     print(f"container: podman stop -> exit {code} in {time.monotonic() - t0:.1f}s")
     log = c.logs()
     assert code == 0, log
-    deploy.assert_no_forbidden(log)
+    deploy.assert_no_forbidden(cluster, ns, since, log)
     assert "Read-only file system" not in log and "Traceback" not in log, log
     assert lease_holder(cluster, ns) == "", "the Lease is released on SIGTERM"
 
@@ -350,6 +351,7 @@ def test_two_containers_hand_over_when_the_leaders_container_is_killed(
     containers: Callable[..., Container],
 ) -> None:
     ns, run = install.ns, install.run
+    since = time.time()
     nodes = [cluster.node(f"kimgha-{run}-{i}", {RUN_LABEL: run}) for i in range(2)]
     cluster.core.create_namespaced_config_map(
         ns, deploy.window("open", {**deploy.OPEN_NOW, "nodeSelector": ""})
@@ -400,7 +402,7 @@ def test_two_containers_hand_over_when_the_leaders_container_is_killed(
         assert cluster.conditions(node).get(UM) == "True"
     assert follower.stop() == 0, follower.logs()
     assert lease_holder(cluster, ns) == ""
-    deploy.assert_no_forbidden(follower.logs())
+    deploy.assert_no_forbidden(cluster, ns, since, follower.logs())
 
 
 def test_the_base_deployment_and_the_image_agree(
