@@ -591,9 +591,17 @@ def _run_scale(sc: Scale, cp: ControlPlane, workdir: Path, res: dict[str, Any]) 
 
         # ---- the steady state: no window changes, the cluster keeps living. It starts once
         # the leader has worked off what the floor rounds changed (its passes stop).
-        limit = min(time.time() + 60, plan.opens[0].timestamp() - sc.quiet - 15)
+        # Start-up may have taken longer than planned (a loaded machine): the quiet period
+        # then runs up to a later opening (the spares), and the earlier ones are skipped.
+        room = sc.quiet + 15 + 45
+
+        def next_open() -> float:
+            ahead = [t.timestamp() for t in plan.opens if t.timestamp() - time.time() >= room]
+            return ahead[0] if ahead else plan.opens[-1].timestamp()
+
+        limit = min(time.time() + 60, next_open() - sc.quiet - 45)
         res["settled_seconds"] = round(settle(leader, until=limit), 1)
-        quiet_until = min(time.time() + sc.quiet, plan.opens[0].timestamp() - 45)
+        quiet_until = min(time.time() + sc.quiet, next_open() - 45)
         t_q, counts_q, mark_q = time.time(), request_counts(cp), audit.mark()
         cpu_q, busy_q = {k: proc_stats(p) for k, p in pids.items()}, machine_busy()
         passes_q, watchers_q = _passes(leader), terminated_watchers(cp)
@@ -625,6 +633,7 @@ def _run_scale(sc: Scale, cp: ControlPlane, workdir: Path, res: dict[str, Any]) 
             ),
             "kumaco_max_writes_per_node": max(kumaco_q["written"].values(), default=0),
             "churn": churn.counts(t_q, t_q1) if churn is not None else {},
+            "churn_failed_requests": churn.failures if churn is not None else 0,
             "heartbeat_age_seconds": heartbeat_ages(api, present()) if kwok is not None else None,
         }
         res["steady"]["cpu_percent"]["kumaco_total"] = round(

@@ -25,7 +25,6 @@ figures they come from, are in docs/benchmarks.md ("A living cluster").
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import datetime as dt
 import heapq
 import http.client
@@ -106,6 +105,7 @@ class Churn:
         self.present: list[str] = sorted(nodes)
         self._index = {n: i for i, n in enumerate(self.present)}
         self.actions: list[Action] = []
+        self.failures = 0  # actions whose request failed (no answer)
         self._problems: dict[str, str] = {}  # node -> the NPD condition that is True
         self._lock = threading.Lock()
         self._queue: list[_Due] = []
@@ -130,8 +130,8 @@ class Churn:
             return
 
         def fire() -> None:
+            self._at(time.time() + self.rng.expovariate(rate), fire)  # even if act() fails
             act()
-            self._at(time.time() + self.rng.expovariate(rate), fire)
 
         self._at(time.time() + self.rng.expovariate(rate), fire)
 
@@ -174,8 +174,11 @@ class Churn:
             self._pool.submit(self._safely, due.run)
 
     def _safely(self, run: Callable[[], None]) -> None:
-        with contextlib.suppress(OSError, http.client.HTTPException):
+        try:
             run()
+        except (OSError, http.client.HTTPException):
+            with self._lock:
+                self.failures += 1
 
     # ------------------------------------------------------------------ writes
 
@@ -238,8 +241,10 @@ class Churn:
         def beat() -> None:
             if not self._alive(name):
                 return
-            self._npd_patch(name, "npd-heartbeat")
+            # The next beat first: a failed PATCH (a dropped keep-alive connection) must not
+            # end this node's heartbeats for the rest of the run.
             self._heartbeat_at(name, when + self.rates.npd_heartbeat)
+            self._npd_patch(name, "npd-heartbeat")
 
         self._at(when, beat)
 
