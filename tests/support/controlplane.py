@@ -497,6 +497,23 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def stop_process(
+    proc: subprocess.Popen[Any] | None, sig: int = signal.SIGTERM, timeout: float = 15
+) -> None:
+    """Stop a helper process: ``sig`` (after a SIGCONT, should it be paused), then SIGKILL
+    if it has not exited within ``timeout`` seconds. Nothing when it is not running."""
+    if proc is None or proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(signal.SIGCONT)
+        proc.send_signal(sig)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 @dataclass
 class ControlPlane:
     """etcd + kube-apiserver on loopback. ``start()``/``stop()``; fault hooks for tests.
@@ -715,16 +732,7 @@ class ControlPlane:
 
     @staticmethod
     def _stop(proc: subprocess.Popen[bytes] | None, sig: int) -> None:
-        if proc is None or proc.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            proc.send_signal(signal.SIGCONT)
-            proc.send_signal(sig)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, sig)
 
     def _etcd_healthy(self) -> bool:
         conn = http.client.HTTPConnection("127.0.0.1", self.etcd_port, timeout=2)

@@ -46,9 +46,7 @@ reads ``~/.kwok/kwok.yaml`` and its environment silently), and it logs at
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import subprocess
 import time
 from dataclasses import dataclass
@@ -57,7 +55,7 @@ from typing import Any
 
 import yaml
 
-from tests.support.controlplane import ControlPlane, ensure_kwok
+from tests.support.controlplane import ControlPlane, ensure_kwok, stop_process
 
 PREFIX = "kumaco.test"
 STOPPED = f"{PREFIX}/kubelet-stopped"
@@ -432,15 +430,7 @@ class Kwok:
         )
 
     def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        stop_process(self.proc, timeout=15)
 
     def __enter__(self) -> Kwok:
         return self.start()

@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from tests.support.controlplane import free_port
+from tests.support.controlplane import free_port, stop_process
 
 LOOPBACK = "127.0.0.1"
 
@@ -119,14 +119,7 @@ class Prometheus:
         return result
 
     def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.terminate()
-        try:
-            self.proc.wait(15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        stop_process(self.proc, timeout=15)
 
     def __enter__(self) -> Prometheus:
         return self.start()

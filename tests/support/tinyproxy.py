@@ -19,7 +19,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from tests.support.controlplane import free_port
+from tests.support.controlplane import free_port, stop_process
 
 LOOPBACK = "127.0.0.1"
 _CLIENT = re.compile(r"Connect \(file descriptor \d+\): ")
@@ -104,14 +104,7 @@ class Tinyproxy:
         return self._clients() - self._probes
 
     def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        stop_process(self.proc, timeout=10)
 
     def __enter__(self) -> Tinyproxy:
         return self.start()
