@@ -72,7 +72,7 @@ def test_zone_ceilings_and_a_release_delay_pace_the_maintenance(
         "--require-condition",
         REQUIRED,
     ]
-    with NodeWatcher(raw, run) as watcher, Consumer(raw, run, duration=2.0) as consumer:
+    with NodeWatcher(raw, run) as watcher, Consumer(raw, run, lambda _node: 2.0) as consumer:
         spawn(*flags, name="zones")
         wait_for(
             lambda: len(consumer.finished()) == len(zone_of), 150, what="every node maintained"
@@ -205,7 +205,7 @@ def test_the_forecast_agrees_with_reality(
     predicted = {n["name"]: n for n in json.loads(forecast.stdout)["nodes"]}
     assert set(predicted) == set(names)
     spawn(*scope_flags(run, ns)[:-2], *policy, name="fcast")
-    with Consumer(raw, run, duration=4.0) as consumer:
+    with Consumer(raw, run, lambda _node: 4.0) as consumer:
         wait_for(lambda: len(consumer.finished()) == len(names), 120, what="every node maintained")
         finished = consumer.finished()
     worst = 0.0

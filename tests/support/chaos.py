@@ -77,6 +77,7 @@ from tests.support.audit import (
     audited_control_plane,
     judge_ceiling,
 )
+from tests.support.consumer import Consumer, Reboot, max_overlap
 from tests.support.controlplane import ControlPlane
 from tests.support.harness import (
     MIP,
@@ -108,17 +109,6 @@ class Takeover:
     seconds: float
 
 
-@dataclass
-class Reboot:
-    """One reboot as the consumer did it (wall-clock seconds)."""
-
-    node: str
-    start: float
-    planned_s: float
-    finish: float | None = None  # None: still running when the run ended
-    revoked_while_rebooting: bool = False
-
-
 @dataclass(frozen=True)
 class Settings:
     """What a chaos run is asked to do (recorded with its result)."""
@@ -133,92 +123,6 @@ class Settings:
     # a rebooting node, at most this long in all:
     max_seconds: float = 300.0
     seed: int = 5683
-
-
-class Consumer:
-    """kured's stand-in: reboots the nodes kumaco admits and records each reboot.
-
-    It watches on its own connection (a :class:`NodeWatcher` with a callback). A
-    reboot starts when it sees ``MaintenanceInProgress=True`` on a node whose
-    ``RebootRequired`` is True and that it is not rebooting already; it ends after
-    its planned duration, when the finish is recorded and ``RebootRequired`` is
-    cleared (in that order, so the record never ends after kumaco could react).
-    """
-
-    def __init__(self, api: Api, run: str, rng: random.Random, seconds: tuple[float, float]):
-        self.api = api
-        self.rng = rng
-        self.seconds = seconds
-        self.reboots: list[Reboot] = []
-        self.state: dict[str, dict[str, str]] = {}  # node -> {condition type: status}
-        self.errors: list[str] = []
-        self._rebooting: dict[str, Reboot] = {}
-        self._timers: list[threading.Timer] = []
-        self._lock = threading.Lock()
-        self._stopped = False
-        self.watcher = NodeWatcher(api, run, on_node=self._seen)
-
-    def __enter__(self) -> Consumer:
-        self.watcher.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def _seen(self, at: float, name: str, conds: dict[str, dict[str, Any]]) -> None:
-        statuses = {t: str(c.get("status", "")) for t, c in conds.items()}
-        with self._lock:
-            self.state[name] = statuses
-            current = self._rebooting.get(name)
-            if current is not None:
-                if statuses.get(MIP) != "True":
-                    current.revoked_while_rebooting = True
-                return
-            if self._stopped or statuses.get(MIP) != "True" or statuses.get(REQUIRED) != "True":
-                return
-            planned = self.rng.uniform(*self.seconds)
-            reboot = Reboot(name, at, round(planned, 2))
-            self._rebooting[name] = reboot
-            self.reboots.append(reboot)
-            timer = threading.Timer(planned, self._finish, (reboot,))
-            timer.daemon = True
-            self._timers.append(timer)
-            timer.start()
-
-    def _finish(self, reboot: Reboot) -> None:
-        with self._lock:
-            if self._stopped:
-                return
-            reboot.finish = time.time()
-            del self._rebooting[reboot.node]
-        try:
-            self.api.set_condition(
-                reboot.node, REQUIRED, "False", reason="Rebooted", message="rebooted by the test"
-            )
-        except (RuntimeError, OSError) as exc:
-            self.errors.append(f"clearing {REQUIRED} on {reboot.node}: {exc}")
-
-    def rebooting(self) -> set[str]:
-        with self._lock:
-            return set(self._rebooting)
-
-    def stop(self) -> None:
-        with self._lock:
-            self._stopped = True
-            timers = list(self._timers)
-        for t in timers:
-            t.cancel()
-        self.watcher.__exit__()
-
-
-def max_overlap(spans: list[tuple[float, float]]) -> int:
-    """The most spans ``[start, end]`` that cover one instant (an end before a start at ties)."""
-    points = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans])
-    best = now = 0
-    for _t, step in points:
-        now += step
-        best = max(best, now)
-    return best
 
 
 @dataclass
@@ -397,7 +301,8 @@ def run_chaos(
     stop = threading.Event()
     blockers: list[tuple[float, str, bool]] = []  # (when, node, on a rebooting node)
     started = time.time()
-    consumer = Consumer(api, run, random.Random(s.seed + 1), s.reboot_seconds)
+    draws = random.Random(s.seed + 1)
+    consumer = Consumer(api, run, lambda _node: draws.uniform(*s.reboot_seconds))
 
     def report() -> None:  # kured's reboot-required reporter
         r = random.Random(s.seed + 2)
