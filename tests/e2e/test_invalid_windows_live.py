@@ -44,21 +44,12 @@ from kumaco.core.nodes import NodeSet, node_view
 from kumaco.core.planner import Policy, plan
 from kumaco.core.selectors import parse_selector
 from kumaco.core.windows import InvalidWindow, Window, parse_window
+from tests.support.corpus import HUGE_PATTERNS, INFLATE, ONE_MIB, inflated_value
 from tests.support.figures import Figures
 from tests.support.harness import RUN_LABEL, UM, Api, Kumaco, log_message, unique, wait_for
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 WINDOW_LABEL = "kured.dev/maintenance-window"
-INFLATE = "kumaco.test/inflate"
-ONE_MIB = 1 << 20
-HUGE_PATTERNS = {
-    "startTime": "0,",
-    "duration": "1h",
-    "nodeSelector": "a,",
-    "timeZone": "Europe/",
-    "maxInProgress": "9",
-    "freeze": "true",
-}
 MIN_LOADED = 100
 NOW_WINDOW = {"startTime": "* * * * *", "duration": "2m", "nodeSelector": "now=yes"}
 
@@ -106,8 +97,7 @@ def _huge(obj: dict[str, Any], total: int | None = None) -> dict[str, Any]:
     key = out["metadata"]["annotations"][INFLATE]
     others = sum(len(v.encode()) for k, v in out["data"].items() if k != key)
     length = ONE_MIB if total is None else total - others
-    pattern = HUGE_PATTERNS[key]
-    out["data"][key] = (pattern * (length // len(pattern) + 1))[:length]
+    out["data"][key] = inflated_value(key, length)
     return out
 
 

@@ -36,6 +36,7 @@ import yaml
 
 from kumaco.cmd import cli
 from kumaco.core.windows import KNOWN_KEYS, REQUIRED_KEYS
+from tests.support.corpus import INFLATE, ONE_MIB, inflated_value
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data"
@@ -45,9 +46,7 @@ VALID_DIR = DATA / "valid"
 WINDOW_LABEL = "kured.dev/maintenance-window"
 EXPECT_KEY = "kumaco.test/expect-key"
 CLASS = "kumaco.test/class"
-INFLATE = "kumaco.test/inflate"
 PLACEHOLDER = "@@1MiB@@"
-ONE_MIB = 1 << 20
 MAX_MESSAGE = 1000
 MIN_CORPUS = 60
 # A committed corpus file larger than this would be a mistake (1 MiB values are generated).
@@ -106,15 +105,6 @@ WRONG_TYPES = {
     "list": lambda v: isinstance(v, list),
     "map": lambda v: isinstance(v, dict),
 }
-#: Deterministic 1 MiB values, chosen so that parsing them would be expensive.
-HUGE_PATTERNS = {
-    "startTime": "0,",
-    "duration": "1h",
-    "nodeSelector": "a,",
-    "timeZone": "Europe/",
-    "maxInProgress": "9",
-    "freeze": "true",
-}
 
 
 @dataclass(frozen=True)
@@ -157,9 +147,8 @@ def _load(path: Path) -> dict[str, Any]:
 def _inflated(obj: dict[str, Any], key: str) -> dict[str, Any]:
     """A copy of ``obj`` whose ``data[key]`` is 1 MiB long, under another name."""
     out = json.loads(json.dumps(obj))
-    pattern = HUGE_PATTERNS[key]
     assert out["data"][key] == PLACEHOLDER
-    out["data"][key] = (pattern * (ONE_MIB // len(pattern) + 1))[:ONE_MIB]
+    out["data"][key] = inflated_value(key)
     out["metadata"]["name"] += "-1mib"
     del out["metadata"]["annotations"][INFLATE]
     return out
