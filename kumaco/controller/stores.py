@@ -6,8 +6,11 @@ keeps only what the planner needs, and calls ``on_change`` only when
 something the planner looks at changed -- so the echo of kumaco's own write,
 or a kubelet heartbeat that only moves ``lastHeartbeatTime``, wakes nobody.
 A watch event older than what a write-through already stored (by
-resourceVersion) is ignored. Snapshots are taken under the lock and are safe
-to use without it. No I/O, no clock.
+resourceVersion) is ignored. The store also knows since which
+resourceVersion each node's view is unchanged (:meth:`NodeStore.fresh_version`),
+so a write decided on an older version can carry the newest one when only
+what the planner never reads changed in between. Snapshots are taken under the
+lock and are safe to use without it. No I/O, no clock.
 """
 
 from __future__ import annotations
@@ -74,6 +77,8 @@ class NodeStore:
         self._lock = threading.Lock()
         self._nodes = NodeSet()
         self._rv: dict[str, str | None] = {}
+        # The resourceVersion at which each stored view became what it is.
+        self._since: dict[str, str | None] = {}
         self._on_change = on_change
         self._owned = owned
         self._manager = manager
@@ -99,6 +104,7 @@ class NodeStore:
         if self._nodes.get(name) == node.view:
             return False
         self._nodes.put(node.view)
+        self._since[name] = node.resource_version
         return True
 
     def replace(self, nodes: list[TrimmedNode | None]) -> None:
@@ -109,6 +115,7 @@ class NodeStore:
             } or not self.synced.is_set()
             self._nodes = fresh
             self._rv = {n.view.name: n.resource_version for n in nodes if n is not None}
+            self._since = dict(self._rv)
         self.synced.set()
         if changed:
             self._on_change()
@@ -121,6 +128,7 @@ class NodeStore:
                 changed = node.view.name in self._nodes
                 self._nodes.remove(node.view.name)
                 self._rv.pop(node.view.name, None)
+                self._since.pop(node.view.name, None)
                 self._departed.add(node.view.name)
             else:
                 changed = self._put_locked(node)
@@ -168,6 +176,26 @@ class NodeStore:
         with self._lock:
             self._nodes.remove(name)
             self._rv.pop(name, None)
+            self._since.pop(name, None)
+
+    def fresh_version(self, name: str, decided_on: str | None) -> str | None:
+        """The newest resourceVersion the decision taken on ``decided_on`` still holds for.
+
+        That is the stored one when the stored view of ``name`` has not changed
+        since ``decided_on`` (only fields the planner never reads moved: a
+        heartbeat, images, a condition it does not keep), else ``decided_on``
+        itself -- a write carrying it then gets its 409 and the node is decided
+        again. Unknown or non-numeric versions: ``decided_on``.
+        """
+        with self._lock:
+            current, since = self._rv.get(name), self._since.get(name)
+        if current is None or since is None or decided_on is None:
+            return decided_on
+        if since == decided_on or (
+            since.isdigit() and decided_on.isdigit() and int(since) <= int(decided_on)
+        ):
+            return current
+        return decided_on
 
     @contextlib.contextmanager
     def read(self) -> Iterator[tuple[NodeSet, Mapping[str, str | None]]]:

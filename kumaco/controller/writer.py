@@ -15,13 +15,21 @@ every write landed; when not, the caller plans again from fresh state.
   ``resourceVersion`` as a precondition: 409 means the node changed since the
   decision -- it is re-read and the decision taken again.
 * Fencing: nothing is sent unless the election grants a write deadline (the
-  fencing deadline of the Lease term the batch is issued under); every attempt
-  checks it again and carries a client ``timeout`` (the whole request: connect,
-  send, answer) and a server-side ``timeout`` that end at that deadline, and no
-  retry starts or sleeps past it. So a write's total time, retries included,
-  ends before the deadline of the term it was issued under. No write is started
-  with less than :data:`MIN_WRITE_WINDOW` of the term left (:class:`Fenced`: the
-  loop looks again after a retry period, under the next renewal's deadline).
+  fencing deadline of the Lease term in force when that write starts: a batch
+  longer than one term -- 50,000 nodes -- goes on under each renewal's
+  deadline); every attempt checks it again and carries a client ``timeout``
+  (the whole request: connect, send, answer) and a server-side ``timeout`` that
+  end at that deadline, and no retry starts or sleeps past it. So a write's
+  total time, retries included, ends before the deadline of the term it was
+  issued under. No write is started with less than :data:`MIN_WRITE_WINDOW` of
+  the term left (:class:`Fenced`: the batch stops sending, and the loop looks
+  again after a retry period, under the next renewal's deadline).
+* Precondition: the decision's ``resourceVersion``, or a newer one the watch
+  delivered meanwhile if everything the planner reads of the node is still
+  what it was then (:meth:`NodeStore.fresh_version`): a kubelet heartbeat in
+  between does not turn the write into a 409.
+* Bounded: ``concurrency`` workers take the batch's writes in order; nothing is
+  queued per write, so a batch of 50,000 costs no more memory than one of 16.
 * Write once: a write is retried only where it cannot have reached the API
   server (a 429, or no connection at all). A write that timed out, broke after
   sending, or got a 5xx may have been applied: its outcome is *unknown*. It is
@@ -105,6 +113,7 @@ class StatusWriter:
         self.in_progress = in_progress
         self.monotonic = monotonic
         self.stop = stop
+        self.concurrency = concurrency
         self._pool = concurrent.futures.ThreadPoolExecutor(concurrency, "write")
         # node -> (resourceVersion, desired) of a write the server refused for good
         self._terminal: dict[str, tuple[str | None, tuple[Desired, ...]]] = {}
@@ -144,25 +153,33 @@ class StatusWriter:
         return self._batch([change], store=False)
 
     def _batch(self, writes: Sequence[NodeChange], store: bool = True) -> bool:
-        """Write all, in parallel, fenced; True if every write landed."""
-        deadline = self.election.write_deadline()
-        if deadline is None or deadline - self.monotonic() < MIN_WRITE_WINDOW:
-            raise Fenced
-        # One retry policy for the batch (a tenacity Retrying keeps per-call state, so the
-        # write threads share it), bounded by the lease deadline; for a PATCH it retries
-        # only what cannot have reached the server.
-        retry = retrying(
-            RetryPolicy(deadline=max(0.1, deadline - self.monotonic())),
-            sleep=self._sleep,
-            method="PATCH",
-        )
-        futures = [self._pool.submit(self._write, w, deadline, retry, store) for w in writes]
-        ok = True
-        for f in futures:
-            try:
-                ok = f.result() and ok
-            except Fenced:
-                ok = False
+        """Write all, ``concurrency`` at a time, each fenced; True if every write landed.
+
+        Raises :class:`Fenced` (nothing sent) when no write could start now. A
+        write fenced later -- the lease was not renewed in time -- stops the
+        batch: what was not started is not sent.
+        """
+        self._issued_deadline()
+        todo = iter(writes)
+        take = threading.Lock()
+        fenced = threading.Event()
+
+        def worker() -> bool:
+            ok = True
+            while not (fenced.is_set() or self.stop.is_set()):
+                with take:
+                    w = next(todo, None)
+                if w is None:
+                    return ok
+                try:
+                    ok = self._write(w, store) and ok
+                except Fenced:
+                    fenced.set()
+            return False
+
+        workers = [self._pool.submit(worker) for _ in range(min(self.concurrency, len(writes)))]
+        landed = [f.result() for f in workers]  # wait for every worker, not just the first False
+        ok = all(landed)
         summary: dict[str, int] = {}
         for w in writes:
             for c in w.conditions:
@@ -173,14 +190,32 @@ class StatusWriter:
         )
         return ok
 
+    def _issued_deadline(self) -> float:
+        """The fencing deadline of a write starting now; :class:`Fenced` if too close."""
+        deadline = self.election.write_deadline()
+        if deadline is None or deadline - self.monotonic() < MIN_WRITE_WINDOW:
+            raise Fenced
+        return deadline
+
     def _sleep(self, seconds: float) -> None:
         self.stop.wait(seconds)
 
-    def _write(self, w: NodeChange, deadline: float, retry: Any, store: bool = True) -> bool:
+    def _write(self, w: NodeChange, store: bool = True) -> bool:
+        deadline = self._issued_deadline()
+        # One retry policy per write, bounded by the deadline it is issued under; for a
+        # PATCH it retries only what cannot have reached the server.
+        retry = retrying(
+            RetryPolicy(deadline=max(0.1, deadline - self.monotonic())),
+            sleep=self._sleep,
+            method="PATCH",
+        )
         path = f"/api/v1/nodes/{w.name}/status"
         body: dict[str, Any] = {"status": {"conditions": [c.as_json() for c in w.conditions]}}
-        if w.resource_version is not None:
-            body = {"metadata": {"resourceVersion": w.resource_version}, **body}
+        version = self.store.fresh_version(w.name, w.resource_version) if store else None
+        if version is None:
+            version = w.resource_version
+        if version is not None:
+            body = {"metadata": {"resourceVersion": version}, **body}
 
         def once() -> Any:
             remaining = deadline - self.monotonic()

@@ -3,8 +3,9 @@
 ``python hack/profile_open.py [--nodes 5000] [--no-follower]`` starts its own
 control plane, seeds N realistic nodes, runs a kumaco leader (and a follower),
 opens one window over every node at the next minute boundary, and samples both
-processes with ``py-spy record`` (``pip install -e ".[profile]"``) for 25 s
-from just before the boundary. It prints the opening's latency as a separate
+processes with ``py-spy record`` (``pip install -e ".[profile]"``) from just
+before the boundary for 25 s or N/200 s, whichever is longer (the window lasts
+N/50 s, at least 40 s, so it stays open through a slow opening). It prints the opening's latency as a separate
 watcher saw it, each process's CPU seconds during the opening, and the top
 frames by self time and by inclusive time (kumaco's own frames). Raw py-spy
 output stays in ``--workdir`` (default ``artifacts/profile``).
@@ -73,7 +74,7 @@ def profile_opening(nodes: int, follower: bool, workdir: Path, top: int) -> int:
             "all",
             {
                 "startTime": f"{boundary.minute} {boundary.hour} * * *",
-                "duration": "40s",
+                "duration": f"{max(40, nodes // 50)}s",
                 "nodeSelector": "",
             },
         )
@@ -90,7 +91,8 @@ def profile_opening(nodes: int, follower: bool, workdir: Path, top: int) -> int:
             while time.time() < boundary.timestamp() - 3:
                 time.sleep(0.5)
             before = {r: proc_stats(k.pid) for r, k in zip(roles, procs, strict=True)}
-            spy = ["py-spy", "record", "-d", "25", "-r", "200", "--nonblocking", "-f", "raw"]
+            sample = max(25, nodes // 200)
+            spy = ["py-spy", "record", "-d", str(sample), "-r", "200", "--nonblocking", "-f", "raw"]
             spies = [
                 subprocess.Popen(
                     [*spy, "-p", str(k.pid), "-o", str(workdir / f"{r}.raw")],
@@ -99,10 +101,11 @@ def profile_opening(nodes: int, follower: bool, workdir: Path, top: int) -> int:
                 )
                 for r, k in zip(roles, procs, strict=True)
             ]
-            done = watcher.wait_all(UM, "True", names, boundary.timestamp() - 0.5, 120)
+            limit = max(120, nodes // 100)
+            done = watcher.wait_all(UM, "True", names, boundary.timestamp() - 0.5, limit)
             after = {r: proc_stats(k.pid) for r, k in zip(roles, procs, strict=True)}
             if done is None:
-                print("the opening did not converge within 120 s")
+                print(f"the opening did not converge within {limit} s")
             else:
                 print(f"opening: every node seen True {done - boundary.timestamp():.2f}s after")
             for r in roles:

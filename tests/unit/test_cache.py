@@ -207,3 +207,31 @@ def test_dropping_images_is_exactly_removing_the_key(
         )
     raw = json.dumps({"items": items}, separators=(",", ":")).encode()
     assert json.loads(drop_images(raw)) == {"items": expected}
+
+
+def test_a_decision_carries_the_newest_version_only_while_the_view_is_unchanged() -> None:
+    store = NodeStore()
+    store.replace([store.trim(node("a", "10", Ready="True")), store.trim(node("b", "10"))])
+    assert store.fresh_version("a", "10") == "10"
+    store.apply("MODIFIED", store.trim(node("a", "11", Ready="True")))  # a heartbeat
+    store.apply("MODIFIED", store.trim(node("a", "14", Ready="True")))  # and another
+    assert store.fresh_version("a", "10") == "14"  # the decision on 10 holds at 14
+    store.apply("MODIFIED", store.trim(node("a", "15", {"zone": "b"}, Ready="True")))
+    assert store.fresh_version("a", "10") == "10"  # relabelled since: decide again (409)
+    assert store.fresh_version("a", "15") == "15"
+    store.apply("MODIFIED", store.trim(node("a", "16", {"zone": "b"}, Ready="False")))
+    assert store.fresh_version("a", "15") == "15"
+    # A write-through is a change of the view at the version the server answered.
+    assert store.put_written("b", "20", [Condition("kured.dev/UnderMaintenance", "True")])
+    assert store.fresh_version("b", "10") == "10"
+    assert store.fresh_version("b", "20") == "20"
+    store.apply("MODIFIED", store.trim(node("b", "21", Ready="Unknown")))
+    assert store.fresh_version("b", "20") == "20"  # changed again at 21
+    # Unknown nodes, unknown and opaque versions: the decision's own.
+    assert store.fresh_version("zz", "10") == "10"
+    assert store.fresh_version("a", None) is None
+    opaque = NodeStore()
+    opaque.replace([opaque.trim(node("c", "abc"))])
+    opaque.apply("MODIFIED", opaque.trim(node("c", "abd")))
+    assert opaque.fresh_version("c", "xyz") == "xyz"
+    assert opaque.fresh_version("c", "abc") == "abd"  # the same version it changed at

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from unittest.mock import MagicMock
 
@@ -77,10 +77,13 @@ class FakeElection:
     def __init__(self) -> None:
         self.is_leader = True
         self.deadline: float | None = 1e12
+        self.renewing: Callable[[], float] | None = None  # a deadline that moves with renewals
         self.released = 0
 
     def write_deadline(self) -> float | None:
-        return self.deadline if self.is_leader else None
+        if not self.is_leader:
+            return None
+        return self.renewing() if self.renewing is not None else self.deadline
 
     def healthy(self, now: float | None = None) -> bool:
         return True
@@ -100,6 +103,9 @@ class World:
         self.cms = cms
         self.rv = 100
         self.refuse: dict[str, ApiError] = {}
+        # What happens in the cluster while a node is being written (its PATCH in flight).
+        self.while_writing: dict[str, list[Callable[[], None]]] = {}
+        self.write_seconds = 0.0  # how long each write takes on the monotonic clock
         kube.timeout = 30.0
         kube.list_pages.side_effect = self._list_pages
         kube.list_all.side_effect = lambda path, selector="": (list(self.cms), "1")
@@ -113,6 +119,12 @@ class World:
         name = path.split("/")[4]
         if name in self.refuse:
             raise self.refuse.pop(name)
+        self.monotonic[0] += self.write_seconds
+        for hook in self.while_writing.pop(name, []):
+            hook()
+        want = body.get("metadata", {}).get("resourceVersion")
+        if want is not None and want != self.nodes[name]["metadata"]["resourceVersion"]:
+            raise ApiError(409, "Conflict", "the object has been modified")  # as the server
         self.rv += 1
         doc = self.nodes[name]
         current = {c["type"]: c for c in doc["status"]["conditions"]}
@@ -600,6 +612,65 @@ def test_each_write_ends_before_the_fencing_deadline(make: Any) -> None:
     with pytest.raises(Fenced):
         c.step()
     assert world.writes() == []
+
+
+def test_a_batch_longer_than_one_lease_term_goes_on_under_each_renewal(make: Any) -> None:
+    names = [f"n{i}" for i in range(5)]
+    c, world, election, _clock = make([node(n, "10") for n in names], [cm("w")])
+    world.write_seconds = 4.0  # five writes take 20 s: two renew deadlines
+    election.renewing = lambda: world.monotonic[0] + 10.0  # renewed every moment
+    c.step()
+    assert [n for n, _ in world.writes()] == names
+    # Each write's time ends at the deadline in force when it started, never later.
+    for call in world.kube.request_raw.call_args_list:
+        assert call.kwargs["timeout"] <= 10.0
+
+
+def test_a_lease_not_renewed_stops_the_batch_and_sends_nothing_after_its_deadline(
+    make: Any,
+) -> None:
+    names = [f"n{i}" for i in range(5)]
+    c, world, election, _clock = make([node(n, "10") for n in names], [cm("w")])
+    world.write_seconds = 4.0
+    election.deadline = world.monotonic[0] + 9.0  # no renewal from here on
+    c.step()
+    # Started at 0, 4 and 8 s (1 s of the term left); the fourth would start at 12 s.
+    assert [n for n, _ in world.writes()] == names[:3]
+    assert c._wake.is_set()  # not everything landed: look again
+    world.reset()
+    election.deadline = world.monotonic[0] + 10.0  # the next renewal
+    c.step()
+    assert [n for n, _ in world.writes()] == names[3:]
+
+
+def test_a_heartbeat_between_the_decision_and_the_write_costs_no_conflict(make: Any) -> None:
+    c, world, _election, _clock = make(
+        [node("a", "10"), node("b", "11"), node("c", "12", {"zone": "x"})], [cm("w")]
+    )
+
+    def heartbeat(name: str, labels: Mapping[str, str] | None = None) -> Callable[[], None]:
+        def deliver() -> None:  # the server stores it, the watch brings it to the store
+            world.rv += 1
+            fresh = node(name, str(world.rv), labels or world.nodes[name]["metadata"]["labels"])
+            world.nodes[name] = fresh
+            c.nodes.apply("MODIFIED", c.nodes.trim(fresh))
+
+        return deliver
+
+    # While "a" is written, kubelet reports "b" (nothing the planner reads changes) and
+    # "c" is relabelled (what the decision was taken on changed).
+    world.while_writing["a"] = [heartbeat("b"), heartbeat("c", {"zone": "y"})]
+    c.step()
+    assert [x for x in world.calls() if "/nodes/" in x] == [
+        "PATCH /api/v1/nodes/a/status",
+        "PATCH /api/v1/nodes/b/status",  # carried the heartbeat's version: landed
+        "PATCH /api/v1/nodes/c/status",  # carried the decision's: 409, read again
+        "GET /api/v1/nodes/c",
+    ]
+    assert _samples(c, "kumaco_condition_writes_total")[(("result", "conflict"),)] == 1
+    world.reset()
+    c.step()  # decided again on what was read
+    assert world.writes() == [("c", {UM: ("True", "MaintenanceWindowOpen")})]
 
 
 # ----------------------------------------------------------------------------- metrics
