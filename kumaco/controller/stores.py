@@ -4,7 +4,8 @@ Contract: a store receives objects from a reflector (``trim``, ``replace``,
 ``apply``) and from write-through updates (``put`` after a successful write),
 keeps only what the planner needs, and calls ``on_change`` only when
 something the planner looks at changed -- so the echo of kumaco's own write,
-or a kubelet heartbeat that only moves ``lastHeartbeatTime``, wakes nobody.
+or a kubelet heartbeat that only moves ``lastHeartbeatTime``, wakes nobody
+(an echo is not even decoded: :meth:`NodeStore.known`).
 A watch event older than what a write-through already stored (by
 resourceVersion) is ignored. The store also knows since which
 resourceVersion each node's view is unchanged (:meth:`NodeStore.fresh_version`),
@@ -32,7 +33,7 @@ from kumaco.core.nodes import (
     shared_owners,
 )
 from kumaco.core.planner import Policy
-from kumaco.kube.wire import drop_images, newer_or_equal
+from kumaco.kube.wire import HEAD, NAME, RESOURCE_VERSION, drop_images, newer_or_equal
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +137,28 @@ class NodeStore:
             self._on_change()
 
     shrink = staticmethod(drop_images)
+
+    def known(self, raw: bytes) -> str | None:
+        """The resourceVersion of a watch event that cannot change the store (else None).
+
+        Read from the event's first bytes without decoding it: a ``MODIFIED``
+        event of a stored node at a resourceVersion the store already holds --
+        the echo of kumaco's own write, stored through when it landed (about
+        15 KB of JSON per node, 50,000 of them when a window opens on 50,000
+        nodes) -- or an older one. Decoded, it would be dropped or compare equal.
+        """
+        if not raw.startswith(b'{"type":"MODIFIED"'):
+            return None
+        head = raw[:HEAD]
+        name, version = NAME.search(head), RESOURCE_VERSION.search(head)
+        if name is None or version is None:
+            return None
+        with self._lock:
+            stored = self._rv.get(name.group(1).decode())
+        rv = version.group(1).decode()
+        if stored is None or not stored.isdigit() or int(stored) < int(rv):
+            return None
+        return rv
 
     def put_written(self, name: str, resource_version: str, written: list[Condition]) -> bool:
         """Write-through from the patch kumaco sent and the resourceVersion it got back.

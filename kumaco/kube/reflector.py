@@ -9,7 +9,10 @@ from the last resourceVersion; other failures back off (five in a row start
 again from a fresh LIST). ``on_restart(collection, reason)`` is told why each
 watch ended (``closed``, ``silent``, ``expired``, ``error``). Events only update a
 sink (a store) -- which wakes the controller; the controller recomputes from
-the full state (level-triggered).
+the full state (level-triggered). A sink may offer ``shrink(raw)`` (cut what it
+never reads out of the raw bytes before they are decoded) and ``known(raw)``
+(recognise an event that can change nothing in it, such as the echo of a write
+it already stored, from its first bytes: it is not decoded at all).
 """
 
 from __future__ import annotations
@@ -99,9 +102,14 @@ class Reflector:
                     self.resource_version,
                     self.label_selector,
                     timeout,
+                    known=getattr(self.sink, "known", None),
+                    shrink=getattr(self.sink, "shrink", None),
                     silence=self.silence,
                 ):
                     failures = 0
+                    if event.get("type") == "KNOWN":  # recognised undecoded: nothing to apply
+                        self.resource_version = event["resourceVersion"]
+                        continue
                     obj = event.get("object") or {}
                     meta = obj.get("metadata") or {}
                     rv = meta.get("resourceVersion") if isinstance(meta, dict) else None

@@ -235,3 +235,19 @@ def test_a_decision_carries_the_newest_version_only_while_the_view_is_unchanged(
     opaque.apply("MODIFIED", opaque.trim(node("c", "abd")))
     assert opaque.fresh_version("c", "xyz") == "xyz"
     assert opaque.fresh_version("c", "abc") == "abd"  # the same version it changed at
+
+
+def test_an_event_that_cannot_change_the_store_is_known_from_its_first_bytes() -> None:
+    store = NodeStore()
+    store.replace([store.trim(node("a", "10", Ready="True"))])
+    assert store.put_written("a", "20", [Condition("kured.dev/UnderMaintenance", "True")])
+    assert store.known(event("MODIFIED", node("a", "20", Ready="True"))) == "20"  # the echo
+    assert store.known(event("MODIFIED", node("a", "15", Ready="True"))) == "15"  # older
+    assert store.known(event("MODIFIED", node("a", "21", Ready="True"))) is None  # news
+    assert store.known(event("DELETED", node("a", "20"))) is None  # always decoded
+    assert store.known(event("ADDED", node("a", "20"))) is None
+    assert store.known(event("MODIFIED", node("b", "5"))) is None  # not stored
+    assert store.known(b'{"type":"MODIFIED","object":{}}') is None
+    opaque = NodeStore()
+    opaque.replace([opaque.trim(node("c", "abc"))])
+    assert opaque.known(event("MODIFIED", node("c", "1"))) is None

@@ -1,0 +1,120 @@
+"""The node reflector's watch path (kumaco.kube.reflector) on a loopback server: what is decoded.
+
+The server streams crafted watch events over real HTTP to the real
+:class:`~kumaco.kube.client.Kube`; the sink is the controller's real
+:class:`~kumaco.controller.stores.NodeStore`. Two events make the two byte-level
+shortcuts observable: an echo of a write the store already holds, altered so
+that decoding it would change the store (it must not be decoded), and an event
+whose image list is not JSON (it can only be applied if the list was cut out
+before decoding).
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+import pytest
+from kubernetes import client as k8s_client
+
+from kumaco.controller.stores import NodeStore
+from kumaco.core.nodes import Condition
+from kumaco.kube.client import Kube
+from kumaco.kube.reflector import Reflector
+
+UM = "kured.dev/UnderMaintenance"
+
+
+def node(name: str, rv: str, labels: dict[str, str]) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "uid": f"u-{name}", "resourceVersion": rv, "labels": labels},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+    }
+
+
+def line(kind: str, obj: dict[str, Any], images: bytes = b"") -> bytes:
+    raw = json.dumps({"type": kind, "object": obj}, separators=(",", ":")).encode()
+    if images:  # as the API server writes it: status.images after the conditions
+        raw = raw.replace(b"]}}}", b'],"images":' + images + b"}}}")
+    return raw + b"\n"
+
+
+class Stream(http.server.BaseHTTPRequestHandler):
+    """The first watch gets ``body`` and ends; a resumed one waits for ``done``, then ends empty."""
+
+    body = b""
+    paths: ClassVar[list[str]] = []
+    done = threading.Event()
+
+    def do_GET(self) -> None:
+        Stream.paths.append(self.path)
+        body = self.body if len(Stream.paths) == 1 else b""
+        if not body:
+            Stream.done.wait(10)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def server() -> Iterator[http.server.ThreadingHTTPServer]:
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stream)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_an_echo_is_not_decoded_and_images_are_cut_before_decoding(
+    server: http.server.ThreadingHTTPServer,
+) -> None:
+    store = NodeStore()
+    store.replace([store.trim(node("a", "10", {})), store.trim(node("b", "10", {}))])
+    assert store.put_written("a", "20", [Condition(UM, "True", "Open", "m", "t")])
+    echo = line("MODIFIED", node("a", "20", {"zone": "decoded"}))  # altered on purpose
+    images = b'[{"names":["registry/x:1"],"sizeBytes":not-json}]'
+    relabel = line("MODIFIED", node("b", "21", {"zone": "b"}), images)
+    Stream.body = echo + relabel
+    Stream.paths = []
+    Stream.done.clear()
+    cfg = k8s_client.Configuration(host=f"http://127.0.0.1:{server.server_address[1]}")
+    stop = threading.Event()
+    r = Reflector(
+        Kube(cfg, "kumaco-test/1 (unit)", env={}),
+        "/api/v1/nodes",
+        "",
+        store,
+        stop,
+        name="nodes",
+        silence=5.0,
+    )
+    r.resource_version = "20"  # listed already: straight to the watch
+    r.start()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with store.read() as (nodes, _versions):
+            b = nodes.get("b")
+        if b is not None and b.labels.get("zone") == "b":
+            break
+        time.sleep(0.02)
+    stop.set()
+    Stream.done.set()
+    with store.read() as (nodes, versions):
+        a, b = nodes.get("a"), nodes.get("b")
+        assert b is not None and dict(b.labels) == {"zone": "b"}  # the cut made it decodable
+        assert a is not None and dict(a.labels) == {}  # the echo was never decoded
+        assert a.is_true(UM) and versions["a"] == "20"
+    assert r.resource_version == "21"
+    assert "watch=true" in Stream.paths[0] and "resourceVersion=20" in Stream.paths[0]
+    assert all("resourceVersion=21" in p for p in Stream.paths[1:])  # resumed after the last
+    r.thread.join(10)
+    assert not r.thread.is_alive()
