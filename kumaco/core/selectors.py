@@ -395,7 +395,7 @@ class Selector:
             if operator is Operator.EXISTS:
                 wanted.append(index._frozen(key, None))
             elif operator is Operator.DOES_NOT_EXIST:
-                unwanted.append(index._by_key.get(key, _NO_NAMES))
+                unwanted.extend(index._by_value.get(key, {}).values())
             elif operator in _NUMERIC_OPS:
                 wanted.append(index._numeric(key, operator, requirement._bound))
             elif operator in _POSITIVE_SET_OPS:
@@ -426,34 +426,36 @@ _NOBODY: Final[frozenset[str]] = frozenset()
 class LabelIndex:
     """Inverted index over many objects' labels, for bulk selection.
 
-    It maps key -> names and key -> value -> names, so that :meth:`Selector.select`
-    works by set operations instead of an O(objects) scan per selector. Frozen
-    copies of the posting sets it hands out are cached until the key changes, so a
-    burst of selections between updates copies each set at most once. It keeps its
-    own copy of each object's labels; it is not thread-safe.
+    It maps key -> value -> names, so that :meth:`Selector.select` works by set
+    operations instead of an O(objects) scan per selector; the names having a key
+    at all are the union of its values' sets, made when a selector asks (a set per
+    key of every node would be a third of the index's memory at 50,000 nodes).
+    Frozen copies of the posting sets it hands out are cached until the key
+    changes, so a burst of selections between updates copies each set at most
+    once. It keeps each object's labels: a read-only mapping
+    (``MappingProxyType``, as node views hold them) as given, anything else
+    copied. It is not thread-safe.
     """
 
-    __slots__ = ("_all", "_by_key", "_by_value", "_frozen_by_key", "_labels", "_names", "_selected")
+    __slots__ = ("_all", "_by_value", "_frozen_by_key", "_labels", "_names", "_selected")
 
     def __init__(self) -> None:
-        self._labels: dict[str, dict[str, str]] = {}
+        self._labels: dict[str, Mapping[str, str]] = {}
         self._names: _NameSet = set()
-        self._by_key: dict[str, _NameSet] = {}
         self._by_value: dict[str, dict[str, _NameSet]] = {}
         self._all: frozenset[str] | None = None
         self._frozen_by_key: dict[str, dict[str | None, frozenset[str]]] = {}
         self._selected: dict[Selector, frozenset[str]] = {}
 
     def set(self, name: str, labels: Mapping[str, str]) -> None:
-        """Index the object ``name`` with (a copy of) ``labels``, replacing what it had."""
+        """Index the object ``name`` with ``labels`` (see the class), replacing what it had."""
         self.discard(name)
-        own = dict(labels)
+        own = labels if isinstance(labels, MappingProxyType) else dict(labels)
         self._labels[name] = own
         self._selected.clear()
         self._names.add(name)
         self._all = None
         for key, value in own.items():
-            self._by_key.setdefault(key, set()).add(name)
             self._by_value.setdefault(key, {}).setdefault(value, set()).add(name)
             self._frozen_by_key.pop(key, None)
 
@@ -467,10 +469,6 @@ class LabelIndex:
         self._all = None
         for key, value in own.items():
             self._frozen_by_key.pop(key, None)
-            holders = self._by_key[key]
-            holders.discard(name)
-            if not holders:
-                del self._by_key[key]
             buckets = self._by_value[key]
             bucket = buckets[value]
             bucket.discard(name)
@@ -485,7 +483,8 @@ class LabelIndex:
 
     def labels(self, name: str) -> Mapping[str, str]:
         """Return the labels indexed for ``name``, read-only; KeyError if not indexed."""
-        return MappingProxyType(self._labels[name])
+        own = self._labels[name]
+        return own if isinstance(own, MappingProxyType) else MappingProxyType(own)
 
     def __len__(self) -> int:
         return len(self._names)
@@ -507,7 +506,7 @@ class LabelIndex:
         found = cached.get(value)
         if found is None:
             if value is None:
-                found = frozenset(self._by_key.get(key, _NO_NAMES))
+                found = _NOBODY.union(*self._by_value.get(key, {}).values())
             else:
                 found = frozenset(self._by_value.get(key, {}).get(value, _NO_NAMES))
             cached[value] = found
