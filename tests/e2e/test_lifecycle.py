@@ -122,7 +122,9 @@ def test_a_holder_keeps_it_through_a_blocker_and_the_window_closing_until_it_is_
         cleared = time.time()
         raw.set_condition(a, REQUIRED, "False")  # kured: rebooted
         wait_for(lambda: mip(raw, a) == ("False", "MaintenanceFinished"), 5, what="the release")
-        released = watcher.first(a, lambda c: condition_status(c, MIP) == "False", after=cleared)
+        released = watcher.wait_first(
+            a, lambda c: condition_status(c, MIP) == "False", after=cleared
+        )
         assert released is not None and released - cleared < 1.0, released and released - cleared
         time.sleep(1.0)
         assert mip(raw, b)[0] == "False"  # the window is closed: nobody new
@@ -292,7 +294,7 @@ def test_a_node_relabelled_out_of_scope_leaves_maintenance(
             5,
             what="OutOfScope",
         )
-        at = watcher.first(
+        at = watcher.wait_first(
             names[0], lambda c: (c.get(UM) or {}).get("reason") == "OutOfScope", after=moved
         )
         assert at is not None and at - moved < 1.0, at and at - moved

@@ -504,6 +504,26 @@ class NodeWatcher:
                 return o.at
         return None
 
+    def wait_first(
+        self,
+        name: str,
+        pred: Callable[[dict[str, dict[str, Any]]], bool],
+        after: float = 0,
+        timeout: float = 10,
+    ) -> float | None:
+        """:meth:`first`, waiting up to ``timeout`` seconds for the watch to deliver it.
+
+        A GET can see a write before the watch has sent the event to this
+        watcher's thread: a test that saw a state by polling the server asks this,
+        not :meth:`first`, for when the watch saw it.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            at = self.first(name, pred, after)
+            if at is not None or time.monotonic() > deadline:
+                return at
+            time.sleep(0.02)
+
     def max_count(
         self, pred: Callable[[dict[str, dict[str, Any]]], bool], *, gaps_ok: bool = False
     ) -> int:
