@@ -80,6 +80,12 @@ def main() -> int:
     o.add_argument("--markdown", type=Path, default=Path("docs/benchmarks.md"))
     o.add_argument("--chart", type=Path, default=Path("docs/images/bench-scale.svg"))
     o.add_argument("--merge", action="store_true", help="keep the runs of --output not re-measured")
+    o.add_argument(
+        "--history",
+        type=Path,
+        default=Path("docs/bench-history.json"),
+        help="with --merge, where a replaced run is kept",
+    )
     o.add_argument("--report", action="store_true", help="only rewrite the report from --output")
     o.add_argument("--check", action="store_true", help="assert the count invariants (CI)")
     o.add_argument("--planner", action="store_true", help="the planner micro-benchmark only")
@@ -152,7 +158,9 @@ def main() -> int:
         for n in a.nodes
         for w in a.windows
     ]
-    return run_benchmarks(scales, a.output, a.markdown, a.chart, check_only=a.check, merge=a.merge)
+    return run_benchmarks(
+        scales, a.output, a.markdown, a.chart, check_only=a.check, merge=a.merge, history=a.history
+    )
 
 
 if __name__ == "__main__":

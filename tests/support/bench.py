@@ -410,7 +410,14 @@ def run_scale(sc: Scale, workdir: Path) -> dict[str, Any]:
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
     )
-    res["kumaco_commit"] = commit.stdout.strip()
+    # "-dirty" when kumaco/ differs from that commit: the run measured code no commit holds.
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--", "kumaco"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    res["kumaco_commit"] = commit.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
     res["settings"] = {
         "repeats": sc.repeats,
         "quiet_seconds": sc.quiet,
@@ -963,6 +970,22 @@ def machine() -> dict[str, Any]:
     }
 
 
+def keep_in_history(history: Path, runs: list[dict[str, Any]]) -> None:
+    """Append ``runs`` (replaced in the benchmark's output by new ones) to ``history``."""
+    doc: dict[str, Any] = (
+        json.loads(history.read_text())
+        if history.exists()
+        else {
+            "what": "Earlier runs of python hack/bench.py, replaced in docs/benchmarks.json "
+            "by runs of later commits; kept because docs/benchmarks.md compares with them.",
+            "runs": [],
+        }
+    )
+    doc.setdefault("runs", []).extend(r for r in runs if r not in doc["runs"])
+    history.parent.mkdir(parents=True, exist_ok=True)
+    history.write_text(json.dumps(doc, indent=1) + "\n")
+
+
 def run_benchmarks(
     scales: list[Scale],
     output: Path,
@@ -971,6 +994,7 @@ def run_benchmarks(
     *,
     check_only: bool = False,
     merge: bool = False,
+    history: Path | None = None,
 ) -> int:
     """``python hack/bench.py``: every scale on its own control plane.
 
@@ -978,7 +1002,8 @@ def run_benchmarks(
     that dies at 50,000 nodes keeps what it measured below -- and, at the end,
     the micro-benchmarks, ``markdown_path`` and the chart. With ``merge`` the
     runs already in ``output`` are kept unless re-measured (same nodes and
-    windows). Prints the document; 1 if an invariant broke.
+    windows); a run it replaces is appended to ``history`` (when given), so that
+    the docs can still compare with it. Prints the document; 1 if an invariant broke.
     """
     from tests.support.benchreport import write_chart, write_markdown
 
@@ -1001,10 +1026,11 @@ def run_benchmarks(
         workdir = Path(tempfile.mkdtemp(prefix=f"kumaco-bench-{sc.nodes}-"))
         res = run_scale(sc, workdir)
         res["workdir"] = str(workdir)
-        doc["runs"] = [
-            r for r in doc["runs"] if (r["nodes"], r["windows"]) != (sc.nodes, sc.windows)
-        ]
+        replaced = [r for r in doc["runs"] if (r["nodes"], r["windows"]) == (sc.nodes, sc.windows)]
+        doc["runs"] = [r for r in doc["runs"] if r not in replaced]
         doc["runs"].append(res)
+        if replaced and history is not None and not check_only:
+            keep_in_history(history, replaced)
         problems += [f"{sc.nodes}x{sc.windows}: {p}" for p in check(res)]
         log(json.dumps(res)[:3000])
         save()

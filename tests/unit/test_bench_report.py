@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from kumaco.core.schedule import parse_schedule
-from tests.support.bench import Plan
+from tests.support.bench import Plan, keep_in_history
 from tests.support.benchreport import (
     ANALYSIS,
     PANELS,
@@ -125,3 +125,13 @@ def test_the_measured_window_outlasts_a_slow_opening_and_fires_exactly_as_planne
             t = nxt
     assert sorted(set(fires)) == [int(o.timestamp()) for o in plan.opens]
     assert all(o.tzinfo == dt.UTC for o in plan.opens)
+
+
+def test_a_replaced_run_is_kept_in_the_history_once(tmp_path: Path) -> None:
+    history = tmp_path / "docs" / "bench-history.json"
+    old = {"nodes": 1000, "windows": 100, "kumaco_commit": "abc1234", "open_seconds": {"p50": 9.4}}
+    keep_in_history(history, [old])
+    keep_in_history(history, [old, {**old, "kumaco_commit": "def5678"}])
+    doc = json.loads(history.read_text())
+    assert "replaced" in doc["what"]
+    assert [r["kumaco_commit"] for r in doc["runs"]] == ["abc1234", "def5678"]
