@@ -166,6 +166,22 @@ def targets(doc: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
 # ----------------------------------------------------------------------------- markdown
 
 
+def _living_caption(runs: list[dict[str, Any]]) -> str:
+    """Which points of the chart are living clusters and which static ones."""
+
+    def sizes(rs: list[dict[str, Any]]) -> str:
+        return ", ".join(f"{r['nodes']:,}" for r in rs) or "none"
+
+    living = [r for r in runs if _get(r, "settings", "kwok") is not None]
+    static = [r for r in runs if _get(r, "settings", "kwok") is None]
+    return (
+        f"Living clusters (kwok's kubelets and the churn): {sizes(living)} nodes; static "
+        f"(nodes that never change by themselves): {sizes(static)} nodes. The chart joins "
+        "them in one line, so a steady state that drops between the two kinds is the cluster "
+        "falling quiet, not kumaco getting cheaper."
+    )
+
+
 def markdown(doc: dict[str, Any]) -> str:
     m = doc["machine"]
     runs = doc["runs"]
@@ -181,11 +197,13 @@ def markdown(doc: dict[str, Any]) -> str:
         "",
         "![every figure against the number of nodes](images/bench-scale.svg)",
         "",
+        _living_caption(runs),
+        "",
         "## Runs and their conditions",
         "",
-        "| nodes | windows | kwok (status s / Lease s) | churn scale | load before -> after (1 min avg) "
-        "| machine busy % | seeded in s | error |",
-        "|---|---|---|---|---|---|---|---|",
+        "| nodes | kumaco commit | windows | kwok (status s / Lease s) | churn scale "
+        "| load before -> after (1 min avg) | machine busy % | seeded in s | error |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in runs:
         k = _get(r, "settings", "kwok")
@@ -194,7 +212,8 @@ def markdown(doc: dict[str, Any]) -> str:
         load0 = (r.get("load_before") or [None])[0]
         load1 = (r.get("load_after") or [None])[0]
         lines.append(
-            f"| {r['nodes']} | {r['windows']} | {kw} | {'-' if not c else c['scale']} "
+            f"| {r['nodes']} | {r.get('kumaco_commit') or '-'} | {r['windows']} | {kw} "
+            f"| {'-' if not c else c['scale']} "
             f"| {f(load0)} -> {f(load1)} | {f(r.get('machine_busy_percent'), 1)} "
             f"| {f(r.get('seed_seconds'), 1)} | {r.get('error', '')} |"
         )
