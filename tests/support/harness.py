@@ -511,18 +511,18 @@ class NodeWatcher:
         after: float = 0,
         timeout: float = 10,
     ) -> float | None:
-        """:meth:`first`, waiting up to ``timeout`` seconds for the watch to deliver it.
+        """:meth:`first`, waiting (:func:`wait_for`) up to ``timeout`` seconds for the watch.
 
         A GET can see a write before the watch has sent the event to this
         watcher's thread: a test that saw a state by polling the server asks this,
         not :meth:`first`, for when the watch saw it.
         """
-        deadline = time.monotonic() + timeout
-        while True:
-            at = self.first(name, pred, after)
-            if at is not None or time.monotonic() > deadline:
-                return at
-            time.sleep(0.02)
+        return wait_for(
+            lambda: self.first(name, pred, after),
+            timeout,
+            interval=0.02,
+            what=f"the watcher to see the state asked of {name}",
+        )
 
     def max_count(
         self, pred: Callable[[dict[str, dict[str, Any]]], bool], *, gaps_ok: bool = False
