@@ -130,6 +130,7 @@ class Controller:
             owned=policy.owned,
             manager=policy.manager,
             keep=planner_conditions(policy),
+            heartbeats=frozenset(policy.require),
         )
         self.configmaps = ConfigMapStore(options.namespaces, on_change=self.wake)
         self.events = EventRecorder(
@@ -426,7 +427,7 @@ class Controller:
         with self.nodes.read() as (nodeset, versions):
             result = plan(windows, nodeset, now, self.policy)
             due = changes(result, nodeset, versions, now, self.policy)
-            self._report(due, nodeset)
+            self._report(due, nodeset, result)
             self._observe_holders(result, nodeset, now)
         self._observe(result)
         if not self.writer.apply(self.writer.pending(due)):
@@ -485,8 +486,8 @@ class Controller:
 
     # ------------------------------------------------------------------ ownership and scope
 
-    def _report(self, due: Changes, nodeset: Any) -> None:
-        """Log each new conflict and each in-progress timeout once; keep the gauge."""
+    def _report(self, due: Changes, nodeset: Any, result: Plan) -> None:
+        """Log each new conflict, in-progress timeout and release once; keep the gauges."""
         self.metrics.conflicts.set(len(due.conflicts))
         seen: set[tuple[str, str, str, str]] = set()
         for c in due.conflicts:
@@ -503,6 +504,20 @@ class Controller:
         for change in due:
             for w in change.conditions:
                 node = nodeset.get(change.name)
+                decided = result.node(change.name)
+                cause = decided.verdict.cause if decided and decided.verdict else None
+                if (
+                    w.type == self.policy.in_progress
+                    and w.status != "True"
+                    and cause is not None
+                    and node is not None
+                    and node.is_true(w.type)
+                ):
+                    self.metrics.releases.labels(cause=cause).inc()
+                    log.info(
+                        "MaintenanceInProgress released",
+                        extra={"node": change.name, "cause": cause, "conditionMessage": w.message},
+                    )
                 if (
                     w.type == self.policy.in_progress
                     and w.reason == TIMED_OUT

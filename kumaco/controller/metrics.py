@@ -154,6 +154,16 @@ class Metrics:
             "MaintenanceInProgress revoked by --in-progress-timeout.",
             registry=r,
         )
+        self.releases = Counter(
+            "kumaco_releases",
+            "Holders released from MaintenanceInProgress, by cause: RequiredConditionCleared "
+            "(a required condition went False), RebootObserved (status.nodeInfo.bootID changed "
+            "since admission), InProgressTimeout (--in-progress-timeout).",
+            ["cause"],
+            registry=r,
+        )
+        for cause in ("RequiredConditionCleared", "RebootObserved", "InProgressTimeout"):
+            self.releases.labels(cause=cause)
         self.config_hash = Gauge(
             "kumaco_config_info", "The config hash in force.", ["hash"], registry=r
         )

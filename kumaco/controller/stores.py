@@ -63,7 +63,9 @@ class NodeStore:
 
     ``owned`` are the condition types whose writers (field managers) are kept,
     and ``manager`` the one kumaco's own writes are recorded under; ``keep``,
-    when given, the only condition types kept (:func:`planner_conditions`). A DELETED
+    when given, the only condition types kept (:func:`planner_conditions`);
+    ``heartbeats`` the only ones whose ``lastHeartbeatTime`` is kept (the
+    required conditions: a fresh report after a reboot; none by default). A DELETED
     watch event -- a node deleted, or relabelled out of the watch's selector --
     also records the node's name in :meth:`departed`.
     """
@@ -74,6 +76,7 @@ class NodeStore:
         owned: tuple[str, ...] = (),
         manager: str = "",
         keep: frozenset[str] | None = None,
+        heartbeats: frozenset[str] = frozenset(),
     ) -> None:
         self._lock = threading.Lock()
         self._nodes = NodeSet()
@@ -84,11 +87,12 @@ class NodeStore:
         self._owned = owned
         self._manager = manager
         self._keep = keep
+        self._heartbeats = heartbeats
         self._departed: set[str] = set()
         self.synced = threading.Event()
 
     def trim(self, obj: Mapping[str, Any]) -> TrimmedNode | None:
-        view = node_view(obj, self._owned, self._keep)
+        view = node_view(obj, self._owned, self._keep, self._heartbeats)
         return None if view is None else TrimmedNode(view, resource_version(obj))
 
     def departed(self) -> set[str]:
@@ -184,6 +188,7 @@ class NodeStore:
                 MappingProxyType(conditions),
                 old.unschedulable,
                 shared_owners(owners),
+                old.boot_id,
             )
             self._put_locked(TrimmedNode(view, resource_version))
         return True

@@ -6,7 +6,9 @@ malformed input. A missing ``status``, conditions that are not maps, without a
 ``type`` or with a non-string ``status`` are skipped; of duplicate condition
 types the first one wins (what kubectl shows first). Labels that are not
 string-to-string are dropped. Also kept: whether the node is cordoned
-(``spec.unschedulable``) and, for the condition types asked for, which field
+(``spec.unschedulable``), its boot (``status.nodeInfo.bootID``: a new value
+means the machine rebooted), the ``lastHeartbeatTime`` of the condition types
+asked for and, for the condition types asked for, which field
 manager last wrote each one's ``status`` (from ``metadata.managedFields``: the
 entry owning ``f:status`` of that condition, the latest if several do). The
 image list, addresses and everything else a kubelet reports are never
@@ -48,6 +50,8 @@ class Condition:
     reason: str = ""
     message: str = ""
     last_transition_time: str | None = None
+    #: Kept only for the condition types a view is asked to (``node_view(heartbeats=...)``).
+    last_heartbeat_time: str | None = None
 
     @property
     def is_true(self) -> bool:
@@ -64,6 +68,8 @@ class NodeView:
     unschedulable: bool = False
     #: Condition type -> the field manager that last wrote its status (types asked for only).
     owners: Mapping[str, str] = field(default_factory=lambda: _NO_OWNERS)
+    #: ``status.nodeInfo.bootID``: changes when the machine reboots (None if not reported).
+    boot_id: str | None = None
 
     def condition(self, ctype: str) -> Condition | None:
         return self.conditions.get(ctype)
@@ -126,7 +132,10 @@ def _owners(meta: Mapping[str, Any], types: Iterable[str]) -> dict[str, str]:
 
 
 def node_view(
-    obj: object, owned: Iterable[str] = (), keep: Container[str] | None = None
+    obj: object,
+    owned: Iterable[str] = (),
+    keep: Container[str] | None = None,
+    heartbeats: Container[str] | None = None,
 ) -> NodeView | None:
     """Trim a Node object (decoded JSON) to a :class:`NodeView`; None if unusable.
 
@@ -134,6 +143,10 @@ def node_view(
     ``keep``: when given, only these condition types are kept (a controller
     keeps what its planner reads; a change of any other condition is then
     invisible in the view, so it wakes nobody).
+    ``heartbeats``: the condition types whose ``lastHeartbeatTime`` is kept
+    (None: every kept type's). A controller keeps only the required
+    conditions' (a fresh report after a reboot is read from them), so other
+    heartbeats still wake nobody.
     """
     if not isinstance(obj, Mapping):
         return None
@@ -169,22 +182,31 @@ def node_view(
                 continue
             ltt = c.get("lastTransitionTime")
             ctype = intern(ctype)
+            beat = (
+                _timestamp_text(c.get("lastHeartbeatTime"))
+                if heartbeats is None or ctype in heartbeats
+                else None
+            )
             conditions[ctype] = Condition(
                 type=ctype,
                 status=intern(cstatus),
                 reason=_str_or_empty(c.get("reason")),
                 message=_str_or_empty(c.get("message")),
                 last_transition_time=_timestamp_text(ltt),
+                last_heartbeat_time=beat,
             )
     spec = obj.get("spec")
     unschedulable = isinstance(spec, Mapping) and spec.get("unschedulable") is True
     owners = _owners(meta, owned) if owned else {}
+    info = status.get("nodeInfo") if isinstance(status, Mapping) else None
+    boot = info.get("bootID") if isinstance(info, Mapping) else None
     return NodeView(
         name=name,
         labels=MappingProxyType(labels),
         conditions=MappingProxyType(conditions),
         unschedulable=unschedulable,
         owners=shared_owners(owners),
+        boot_id=intern(boot.strip()) if isinstance(boot, str) and boot.strip() else None,
     )
 
 

@@ -63,9 +63,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from kumaco.core.boots import admitted_on, boot_token, reboot_of, rebooted_message, with_boot
 from kumaco.core.ceilings import Ceiling, parse_ceiling
 from kumaco.core.durations import format_go_duration
-from kumaco.core.nodes import FALSE, TRUE, NodeSet, NodeView
+from kumaco.core.nodes import FALSE, TRUE, Condition, NodeSet, NodeView
 from kumaco.core.selectors import Selector, parse_selector
 from kumaco.core.times import SECOND, format_instant, parse_timestamp
 from kumaco.core.windows import Window, WindowState
@@ -74,14 +75,19 @@ __all__ = [
     "ADMISSION_CUTOFF",
     "ALLOWED",
     "BLOCKED",
+    "CAUSE_CLEARED",
+    "CAUSE_REBOOTED",
+    "CAUSE_TIMED_OUT",
     "CEILING_REACHED",
     "FINISHED",
     "FROZEN",
     "HELD",
     "IN_PROGRESS",
+    "NOT_REPORTED_SINCE_REBOOT",
     "NOT_UNDER_MAINTENANCE",
     "NO_WINDOW",
     "OUT_OF_SCOPE",
+    "REBOOTED_IN_WINDOW",
     "RELEASE_DELAY",
     "REQUIREMENT_NOT_MET",
     "TIMED_OUT",
@@ -123,6 +129,15 @@ TIMED_OUT = "MaintenanceTimedOut"
 #: The rule (not a condition reason: the condition keeps ``MaintenanceFinished``)
 #: that stops a node settling after its own release.
 RELEASE_DELAY = "ReleaseDelay"
+#: The rule (the condition keeps ``MaintenanceFinished``) that keeps a node released
+#: by an observed reboot out until its required conditions are reported afresh.
+NOT_REPORTED_SINCE_REBOOT = "RequiredConditionNotReportedSinceReboot"
+#: The same without required conditions: out until it has left its maintenance window.
+REBOOTED_IN_WINDOW = "RebootedInThisWindow"
+#: Why a holder was released (:attr:`Verdict.cause`; the metrics' ``cause`` label).
+CAUSE_CLEARED = "RequiredConditionCleared"
+CAUSE_REBOOTED = "RebootObserved"
+CAUSE_TIMED_OUT = "InProgressTimeout"
 #: The name of the global ceiling in :attr:`Verdict.counts_toward` and :attr:`Plan.ceilings`.
 GLOBAL = "global"
 
@@ -178,7 +193,11 @@ class Verdict:
     ``blocking`` the conditions involved; ``ceiling`` the full ceiling that
     stopped it and ``holders`` the nodes occupying it; ``counts_toward`` the
     ceilings the node occupies a place in; ``until`` when a time-bound rule
-    (release delay, cutoff, timeout) changes its answer.
+    (release delay, cutoff, timeout) changes its answer; ``cause`` why a
+    holder is released by this plan (``CAUSE_*``); ``stale`` the required
+    conditions not reported since the node's observed reboot; ``boot`` the
+    node's boot ID as kept in messages (None: the node reports none, so only
+    a required condition clearing ends its maintenance).
     """
 
     rule: str
@@ -188,6 +207,9 @@ class Verdict:
     holders: tuple[str, ...] = ()
     counts_toward: tuple[str, ...] = ()
     until: int | None = None
+    cause: str | None = None
+    stale: tuple[str, ...] = ()
+    boot: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -479,7 +501,14 @@ class _Lifecycle:
 
     def _set(self, name: str, status: str, reason: str, message: str, verdict: Verdict) -> None:
         self.desired[name] = Desired(self.policy.in_progress, status, reason, message)
-        self.verdicts[name] = verdict
+        node = self.nodes.get(name)
+        boot = self._boot(node) if node is not None else None
+        self.verdicts[name] = verdict if boot is None else replace(verdict, boot=boot)
+
+    @staticmethod
+    def _boot(node: NodeView) -> str | None:
+        """The node's boot ID as messages keep it (None: it reports none)."""
+        return None if node.boot_id is None else boot_token(node.boot_id)
 
     def _pools_of(self, name: str) -> list[_Pool]:
         """The ceilings a node falls under (a window's budget only while it is open for it)."""
@@ -566,6 +595,13 @@ class _Lifecycle:
         if cur is None or cur.status != TRUE:
             return False
         name, policy = node.name, self.policy
+        admitted = admitted_on(cur.message)
+        boot = self._boot(node)
+        if admitted is not None and boot is not None and boot != admitted:
+            # The machine rebooted since it was admitted: that maintenance is done,
+            # whatever its reporters say yet (they may still report from before it).
+            self._release_rebooted(node, admitted, boot)
+            return True
         missing, blocking = self._missing(node), self._blocking(node)
         why_not = self._why_not_admissible(name, blocking)
         if policy.require and missing:
@@ -584,24 +620,45 @@ class _Lifecycle:
                     TIMED_OUT,
                     f"held {format_go_duration(timeout)} or longer (in-progress timeout); "
                     "not admitted again until " + ", ".join(policy.require) + " clears",
-                    Verdict(TIMED_OUT, missing=(), until=None),
+                    Verdict(TIMED_OUT, missing=(), until=None, cause=CAUSE_TIMED_OUT),
                 )
                 return True
             self._later(since + timeout)
         counts = self._occupy(name)
+        # The boot it was admitted on; a holder admitted before its node reported one
+        # (or by another scheduler) takes the boot it has now.
+        mark = admitted if admitted is not None else boot
         if why_not is None:
             self._set(
-                name, TRUE, ALLOWED, self._allowed_message(), Verdict(ALLOWED, counts_toward=counts)
+                name,
+                TRUE,
+                ALLOWED,
+                with_boot(self._allowed_message(), mark),
+                Verdict(ALLOWED, counts_toward=counts),
             )
         else:
             self._set(
                 name,
                 TRUE,
                 HELD,
-                f"{why_not}; waiting for {', '.join(policy.require)} to clear",
+                with_boot(f"{why_not}; waiting for {', '.join(policy.require)} to clear", mark),
                 Verdict(HELD, blocking=blocking, counts_toward=counts),
             )
         return True
+
+    def _release_rebooted(self, node: NodeView, old: str, new: str) -> None:
+        """A holder whose boot changed since admission: released, cause ``RebootObserved``."""
+        counts: tuple[str, ...] = ()
+        if self.policy.release_delay:
+            counts = self._occupy(node.name)
+            self._later(self.now + self.policy.release_delay)
+        self._set(
+            node.name,
+            FALSE,
+            FINISHED,
+            rebooted_message(old, new, self.policy.require),
+            Verdict(FINISHED, counts_toward=counts, cause=CAUSE_REBOOTED),
+        )
 
     def _release(self, node: NodeView, missing: tuple[str, ...]) -> None:
         """A holder whose maintenance is done: MaintenanceInProgress goes False."""
@@ -615,7 +672,7 @@ class _Lifecycle:
             FALSE,
             FINISHED,
             message,
-            Verdict(FINISHED, missing=missing, counts_toward=counts),
+            Verdict(FINISHED, missing=missing, counts_toward=counts, cause=CAUSE_CLEARED),
         )
 
     def _released(self, node: NodeView) -> bool:
@@ -648,6 +705,21 @@ class _Lifecycle:
             # Done and idle: keep the finished state (no rewrite) until it needs maintenance again.
             self._set(name, FALSE, FINISHED, cur.message, Verdict(FINISHED, missing=missing))
             return True
+        if reboot_of(cur.message) is not None and since is not None:
+            # Released by a reboot: a True reported before it is the old request.
+            if self.policy.require:
+                stale = tuple(
+                    r
+                    for r in self.policy.require
+                    if (c := node.condition(r)) is None or _reported(c) < since
+                )
+                if stale:
+                    verdict = Verdict(NOT_REPORTED_SINCE_REBOOT, stale=stale)
+                    self._set(name, FALSE, FINISHED, cur.message, verdict)
+                    return True
+            elif self.under[name].windows:
+                self._set(name, FALSE, FINISHED, cur.message, Verdict(REBOOTED_IN_WINDOW))
+                return True
         return False
 
     def _why_not_admissible(self, name: str, blocking: tuple[str, ...]) -> str | None:
@@ -726,9 +798,8 @@ class _Lifecycle:
         if any(not p.room_for(name) for p in self._pools_of(name)):
             return False
         counts = self._occupy(name)
-        self._set(
-            name, TRUE, ALLOWED, self._allowed_message(), Verdict(ALLOWED, counts_toward=counts)
-        )
+        message = with_boot(self._allowed_message(), self._boot(node))
+        self._set(name, TRUE, ALLOWED, message, Verdict(ALLOWED, counts_toward=counts))
         return True
 
     def _waiting(self, name: str) -> None:
@@ -781,6 +852,22 @@ def _transitioned(text: str | None) -> int | None:
     if t is None or text is None or "." in text:
         return t
     return t + SECOND
+
+
+def _reported(c: Condition) -> int:
+    """The latest instant a condition is known to have been reported at (-1: never).
+
+    Its ``lastHeartbeatTime`` or ``lastTransitionTime``, whichever is later, as
+    written (to the second): a report at 12:00:03.7 reads 12:00:03, so it
+    counts as after a reboot observed during 12:00:02 and not one observed at
+    12:00:03.2 -- never earlier than it was.
+    """
+    times = [
+        t
+        for t in (parse_timestamp(c.last_heartbeat_time), parse_timestamp(c.last_transition_time))
+        if t is not None
+    ]
+    return max(times) if times else -1
 
 
 def _group_name(key: str, value: str | None) -> str:

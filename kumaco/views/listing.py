@@ -23,7 +23,7 @@ from icalendar import Calendar, Event
 from kumaco import __version__
 from kumaco.core.errors import one_line
 from kumaco.core.forecast import Forecast
-from kumaco.core.planner import CeilingUse, Plan, Verdict
+from kumaco.core.planner import ALLOWED, HELD, CeilingUse, Plan, Verdict
 from kumaco.core.times import format_instant, to_datetime
 from kumaco.core.windows import InvalidWindow, Occurrence, Window
 from kumaco.views.table import table
@@ -177,6 +177,12 @@ def _detail(v: Verdict | None) -> str:
         parts.append("until " + format_instant(v.until))
     if v.counts_toward:
         parts.append("counts toward " + ",".join(v.counts_toward))
+    if v.cause is not None:
+        parts.append("released: " + v.cause)
+    if v.stale:
+        parts.append("not reported since the reboot: " + ",".join(v.stale))
+    if v.boot is None and v.rule in (ALLOWED, HELD):
+        parts.append("no bootID: ends only when a required condition clears")
     return "; ".join(parts)
 
 
@@ -193,6 +199,9 @@ def _verdict_json(v: Verdict | None, uses: dict[str, CeilingUse]) -> dict[str, o
         else {"name": ceiling.name, "limit": ceiling.limit, "heldBy": list(v.holders)},
         "countsToward": list(v.counts_toward),
         "until": None if v.until is None else format_instant(v.until),
+        "releaseCause": v.cause,
+        "notReportedSinceReboot": list(v.stale),
+        "bootID": v.boot,
     }
 
 

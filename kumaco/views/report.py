@@ -114,6 +114,8 @@ class NodeStatus:
     in_progress: Condition | None
     #: Another kumaco instance (field manager) that last wrote one of its conditions.
     owner: str | None = None
+    #: ``status.nodeInfo.bootID`` (None: not reported, so a reboot cannot end its maintenance).
+    boot_id: str | None = None
 
     @property
     def is_in_progress(self) -> bool:
@@ -218,7 +220,9 @@ def report(snapshot: Snapshot, scope: Scope, now: int, context: str | None = Non
             continue
         np = planned.get(node.name)
         keys = (*np.windows, *np.freezes) if np is not None else ()
-        under.append(NodeStatus(node.name, keys, um, ip, min(others) if others else None))
+        under.append(
+            NodeStatus(node.name, keys, um, ip, min(others) if others else None, node.boot_id)
+        )
     return StatusReport(
         at=now,
         scope=scope,
@@ -295,6 +299,7 @@ def to_json(r: StatusReport) -> dict[str, Any]:
             "inProgress": n.is_in_progress,
             "maintenanceInProgress": _condition_json(n.in_progress),
             "ownedBy": n.owner,
+            "bootID": n.boot_id,
         }
         for n in r.nodes
     ]
@@ -381,6 +386,8 @@ def _node_row(n: NodeStatus, now: int) -> list[Cell]:
         text = ip.reason + (
             f": {ip.message}" if ip.message and (not yes or ip.reason == HELD) else ""
         )
+        if yes and n.boot_id is None:
+            text += " (no bootID reported: only a required condition clearing ends it)"
         why = Cell(text, "" if yes else _REASON_STYLE.get(ip.reason, ""))
         since = Cell(when(ip.last_transition_time, now))
     if n.owner is not None:
