@@ -18,8 +18,9 @@ Proven here, on the API server of ``hack/controlplane.py``:
 * overlays/delegated: the maintenance manager can declare windows in its namespace and
   nothing else, and kumaco, configured only by the rendered Deployment's environment
   and RBAC, acts on them;
-* overlays/kured: with the rendered environment, MaintenanceInProgress goes to exactly
-  one node that requires a reboot and is not inhibited;
+* overlays/kured (components/kured-v2, whose names every overlay takes): with the rendered
+  environment, kured.dev/maintenance-in-progress goes to exactly one node whose
+  kured.dev/reboot-required is True and kured.dev/reboot-inhibited is not;
 * components/admission-policy: malformed windows are rejected with a message naming the
   key, valid windows and other ConfigMaps pass, and it never rejects a window that
   kumaco accepts (property test against :func:`kumaco.core.windows.parse_window`).
@@ -78,6 +79,15 @@ CLUSTER_SCOPED = {
 WINDOW_LABEL = "kured.dev/maintenance-window"
 UM = "kured.dev/UnderMaintenance"
 MIP = "MaintenanceInProgress"
+#: What components/kured-v2 sets: the condition names of kured v2's agents (its prototype's
+#: internal/conditions), and a ceiling of one.
+KURED_V2_ENV = {
+    "KUMACO_UNDER_MAINTENANCE_CONDITION": "kured.dev/under-maintenance-window",
+    "KUMACO_IN_PROGRESS_CONDITION": "kured.dev/maintenance-in-progress",
+    "KUMACO_REQUIRE_CONDITION": "kured.dev/reboot-required",
+    "KUMACO_BLOCK_CONDITION": "kured.dev/reboot-inhibited",
+    "KUMACO_MAX_IN_PROGRESS": "1",
+}
 RUN_LABEL = "kumaco.test/deploy-run"
 # The overlays' own namespace names, remapped to unique ones in each test.
 SYSTEM_NS, MAINTENANCE_NS = "kumaco-system", "maintenance"
@@ -548,7 +558,7 @@ INVALID = {"startTime": "@every 1h", "duration": "1d", "nodeSelector": ""}
 
 def test_the_overlays_and_components_of_the_issue_exist() -> None:
     assert set(OVERLAYS) >= {"single-namespace", "delegated", "kured"}
-    assert set(COMPONENTS) >= {"ha", "admission-policy", "monitoring"}
+    assert set(COMPONENTS) >= {"ha", "admission-policy", "monitoring", "kured-v2"}
 
 
 OPERATOR_KINDS = ["monitoring.coreos.com/v1 PodMonitor", "monitoring.coreos.com/v1 PrometheusRule"]
@@ -691,11 +701,13 @@ def test_rendered_manifests_keep_the_deployment_contract(tmp_path: Path) -> None
     (subject,) = one(delegated, "RoleBinding", "maintenance-manager")["subjects"]
     assert subject["kind"] in ("Group", "User")
 
-    # kured: the MaintenanceInProgress policy, as environment variables.
+    # kured: the names kured v2's agents read and write (components/kured-v2), as
+    # environment variables, with every other overlay too.
     kured_env = container_env(render("overlays/kured", tmp_path))
-    assert kured_env["KUMACO_MAX_IN_PROGRESS"] == "1"
-    assert kured_env["KUMACO_REQUIRE_CONDITION"] == "kured.dev/RebootRequired"
-    assert kured_env["KUMACO_BLOCK_CONDITION"] == "kured.dev/RebootInhibited"
+    assert {k: kured_env.get(k) for k in KURED_V2_ENV} == KURED_V2_ENV
+    for overlay in ("single-namespace", "delegated/controller"):
+        env = container_env(render(f"overlays/{overlay}", tmp_path, ["kured-v2"]))
+        assert {k: env[k] for k in KURED_V2_ENV} == KURED_V2_ENV, overlay
 
     # components
     ha = render("overlays/single-namespace", tmp_path, ["ha"])
@@ -1029,8 +1041,9 @@ def test_kured_overlay_grants_maintenance_in_progress_to_one_eligible_node(
     inhibited = cluster.node(f"kkured-{run}-inhibited", {RUN_LABEL: run})
     healthy = cluster.node(f"kkured-{run}-healthy", {RUN_LABEL: run})
     for node in [*eligible, inhibited]:
-        cluster.set_condition(node, "kured.dev/RebootRequired", "True")
-    cluster.set_condition(inhibited, "kured.dev/RebootInhibited", "True")
+        cluster.set_condition(node, "kured.dev/reboot-required", "True")
+    cluster.set_condition(inhibited, "kured.dev/reboot-inhibited", "True")
+    um, mip = "kured.dev/under-maintenance-window", "kured.dev/maintenance-in-progress"
     cluster.core.create_namespaced_config_map(ns, window("all", {**OPEN_NOW, "nodeSelector": ""}))
     every = [*eligible, inhibited, healthy]
 
@@ -1040,11 +1053,11 @@ def test_kured_overlay_grants_maintenance_in_progress_to_one_eligible_node(
     with kumaco(kc, ns, ["--node-selector", f"{RUN_LABEL}={run}"], env, tmp_path / "k.log") as k:
 
         def in_progress() -> list[str]:
-            return [n for n in every if cluster.conditions(n).get(MIP) == "True"]
+            return [n for n in every if cluster.conditions(n).get(mip) == "True"]
 
         for node in every:
-            wait_for(lambda n=node: cluster.conditions(n).get(UM) == "True", 20, f"{UM} on {node}")
-        wait_for(in_progress, 20, f"{MIP} on one node")
+            wait_for(lambda n=node: cluster.conditions(n).get(um) == "True", 20, f"{um} on {node}")
+        wait_for(in_progress, 20, f"{mip} on one node")
         deadline = time.monotonic() + 2.0
         while time.monotonic() < deadline:  # and it stays at one
             granted = in_progress()
@@ -1170,6 +1183,14 @@ ACCEPTED = [
     {**WELL_FORMED, "maxInProgress": "100%"},
     {**WELL_FORMED, "freeze": "true"},
     {**WELL_FORMED, "freeze": "false", "maxInProgress": "3"},
+    # nodeSelector as a metav1.LabelSelector (kured's scheduler's format), YAML and JSON
+    {
+        **WELL_FORMED,
+        "nodeSelector": "matchLabels: {pool: a}\nmatchExpressions:\n"
+        "- {key: zone, operator: NotIn, values: [c]}\n",
+    },
+    {**WELL_FORMED, "nodeSelector": '{"matchExpressions": [{"key": "gpu", "operator": "Exists"}]}'},
+    {**WELL_FORMED, "nodeSelector": "matchlabels: {pool: b}"},
 ]
 
 
