@@ -704,3 +704,48 @@ def test_metrics_of_windows_leadership_and_the_config_on_a_follower(make: Any) -
     assert _samples(c, "leader_election_master_status") == {(("name", "kumaco"),): 1.0}
     assert _samples(c, "kumaco_nodes_under_maintenance") == {(): 1.0}
     assert clock[0] == OPEN
+
+
+def test_a_reboot_releases_the_holder_before_its_report_and_the_place_goes_on(make: Any) -> None:
+    # Ceiling 1: "a" holds MaintenanceInProgress, admitted on boot b1; it reboots (a new
+    # bootID) while its RebootRequired still says True from before. The release is written
+    # first, the grant to the waiting "b" after it, in the same pass; "a", whose True is
+    # stale, is not admitted again, and nothing more is sent while nothing changes.
+    policy = Policy(ceiling=parse_ceiling("1"), require=(REQ,), manager=MANAGER)
+    a = node("a", "10", kured_dev__RebootRequired="True", MaintenanceInProgress="True")
+    a["status"]["nodeInfo"] = {"bootID": "b1"}
+    a["status"]["conditions"][1]["message"] = (
+        "in an open maintenance window with kured.dev/RebootRequired=True and not blocked; "
+        "admitted on boot b1"
+    )
+    a["status"]["conditions"][1]["reason"] = "MaintenanceAllowed"
+    b = node("b", "11", kured_dev__RebootRequired="True")
+    b["status"]["nodeInfo"] = {"bootID": "c1"}
+    c, world, _e, _clock = make([a, b], [cm("w")], policy=policy)
+    c.step()
+    assert [(n, w[MIP]) for n, w in world.writes() if MIP in w] == [
+        ("b", ("False", "ConcurrencyCeilingReached"))
+    ]
+    world.reset()
+    world.nodes["a"]["status"]["nodeInfo"] = {"bootID": "b2"}
+    world.rv = 200
+    world.nodes["a"]["metadata"]["resourceVersion"] = "200"
+    c.nodes.apply("MODIFIED", c.nodes.trim(world.nodes["a"]))
+    c.step()
+    assert [(n, w.get(MIP)) for n, w in world.writes()] == [
+        ("a", ("False", "MaintenanceFinished")),
+        ("b", ("True", "MaintenanceAllowed")),
+    ]
+    (release, grant) = world.kube.request_raw.call_args_list
+    (written,) = [x for x in release.args[3]["status"]["conditions"] if x["type"] == MIP]
+    assert "the node rebooted (boot b1 -> b2)" in written["message"]
+    (granted,) = [x for x in grant.args[3]["status"]["conditions"] if x["type"] == MIP]
+    assert granted["message"].endswith("; admitted on boot c1")
+    assert _samples(c, "kumaco_releases_total") == {
+        (("cause", "RequiredConditionCleared"),): 0.0,
+        (("cause", "RebootObserved"),): 1.0,
+        (("cause", "InProgressTimeout"),): 0.0,
+    }
+    world.reset()
+    c.step()
+    assert world.calls() == []
