@@ -34,6 +34,20 @@
 //	{"op":"truncate","instants":[s, ...],"d":seconds}
 //	    -> {"unix":[s, ...]}: time.Unix(t, 0).Truncate(d) (on absolute time, from year 1)
 //
+// metav1.LabelSelector, for kumaco's reading of a window's nodeSelector (kumaco/core/labelselector.py):
+//
+//	{"op":"labelselector","text":"...","labels":[{...}, ...]}
+//	    -> {"selector":"<Selector.String()>","empty":bool,"matches":[bool, ...]} or
+//	    {"error":"...","stage":"decode"|"selector"}: the text decoded by
+//	    sigs.k8s.io/yaml.UnmarshalStrict into a metav1.LabelSelector (stage
+//	    "decode" when that fails), then metav1.LabelSelectorAsSelector (stage
+//	    "selector" when that fails); "matches" is Selector.Matches of each label set.
+//	{"op":"kuredselector","text":"..."}
+//	    -> {"selector":"..."} or {"error":"..."}: what kured v2's maintenance-scheduler
+//	    does with a nodeSelector (internal/maintenances/configmaps.go): "" selects
+//	    everything, anything else is decoded by gopkg.in/yaml.v3 into a
+//	    metav1.LabelSelector, then given to metav1.LabelSelectorAsSelector.
+//
 // Zones are resolved by time.LoadLocation; set ZONEINFO to make it read the
 // same tz database as the code under test (time/tzdata is the fallback).
 package main
@@ -52,24 +66,61 @@ import (
 
 	"github.com/robfig/cron/v3"
 	"golang.org/x/net/http/httpproxy"
+	yamlv3 "gopkg.in/yaml.v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
 )
 
 type request struct {
-	Op       string            `json:"op"`
-	Spec     string            `json:"spec"`
-	After    []int64           `json:"after"`
-	From     int64             `json:"from"`
-	Until    int64             `json:"until"`
-	Text     string            `json:"text"`
-	Env      map[string]string `json:"env"`
-	URL      string            `json:"url"`
-	Zone     string            `json:"zone"`
-	TZif     *string           `json:"tzif"`
-	Wall     []int             `json:"wall"`
-	T        int64             `json:"t"`
-	YMD      []int             `json:"ymd"`
-	Instants []int64           `json:"instants"`
-	D        int64             `json:"d"`
+	Op       string              `json:"op"`
+	Spec     string              `json:"spec"`
+	After    []int64             `json:"after"`
+	From     int64               `json:"from"`
+	Until    int64               `json:"until"`
+	Text     string              `json:"text"`
+	Env      map[string]string   `json:"env"`
+	URL      string              `json:"url"`
+	Zone     string              `json:"zone"`
+	TZif     *string             `json:"tzif"`
+	Wall     []int               `json:"wall"`
+	T        int64               `json:"t"`
+	YMD      []int               `json:"ymd"`
+	Instants []int64             `json:"instants"`
+	D        int64               `json:"d"`
+	Labels   []map[string]string `json:"labels"`
+}
+
+func labelSelector(text string, sets []map[string]string) map[string]any {
+	var ls metav1.LabelSelector
+	if err := yaml.UnmarshalStrict([]byte(text), &ls); err != nil {
+		return map[string]any{"error": err.Error(), "stage": "decode"}
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&ls)
+	if err != nil {
+		return map[string]any{"error": err.Error(), "stage": "selector"}
+	}
+	matches := make([]bool, 0, len(sets))
+	for _, set := range sets {
+		matches = append(matches, sel.Matches(labels.Set(set)))
+	}
+	return map[string]any{"selector": sel.String(), "empty": sel.Empty(), "matches": matches}
+}
+
+// kuredSelector is kured v2's NewWindowFromConfigMap, nodeSelector part, as written there.
+func kuredSelector(text string) map[string]any {
+	if text == "" {
+		return map[string]any{"selector": labels.Everything().String()}
+	}
+	var ls metav1.LabelSelector
+	if err := yamlv3.Unmarshal([]byte(text), &ls); err != nil {
+		return map[string]any{"error": err.Error()}
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&ls)
+	if err != nil {
+		return map[string]any{"error": err.Error()}
+	}
+	return map[string]any{"selector": sel.String()}
 }
 
 // proxyFor is httpproxy.FromEnvironment with the environment given, not the process's.
@@ -238,6 +289,10 @@ func main() {
 			resp = timeOp(req)
 		case "truncate":
 			resp = truncate(req.Instants, req.D)
+		case "labelselector":
+			resp = labelSelector(req.Text, req.Labels)
+		case "kuredselector":
+			resp = kuredSelector(req.Text)
 		default:
 			resp = map[string]any{"error": fmt.Sprintf("unknown op %q", req.Op)}
 		}

@@ -15,8 +15,13 @@ The ConfigMap format (``data``):
 ``duration`` (required)
     A Go duration greater than zero (:mod:`kumaco.core.durations`).
 ``nodeSelector`` (required, may be empty)
-    A Kubernetes label selector (:mod:`kumaco.core.selectors`); empty selects
-    every node in kumaco's scope.
+    A Kubernetes label selector string (:mod:`kumaco.core.selectors`), or a
+    metav1.LabelSelector in YAML or JSON (``matchLabels``/``matchExpressions``,
+    :mod:`kumaco.core.labelselector`): a value that is a YAML/JSON mapping is a
+    LabelSelector, anything else a selector string. Empty (``""``, ``{}``)
+    selects every node in kumaco's scope. ``Window.selector_text`` is the string
+    as written, or for a LabelSelector the equivalent selector string
+    (``LabelSelectorAsSelector(...).String()``).
 ``timeZone`` (optional)
     An IANA zone, as a CronJob's ``spec.timeZone``; an error together with a
     ``CRON_TZ=``/``TZ=`` prefix.
@@ -47,6 +52,7 @@ from dataclasses import dataclass, field
 from kumaco.core.ceilings import Ceiling, parse_ceiling
 from kumaco.core.durations import SECOND, format_go_duration, parse_window_duration
 from kumaco.core.errors import InvalidInput, excerpt
+from kumaco.core.labelselector import LabelSelectorError, NotAMapping, read_label_selector
 from kumaco.core.schedule import Schedule, load_zone, parse_schedule
 from kumaco.core.selectors import Selector, parse_selector
 
@@ -482,7 +488,10 @@ def _parse_duration(duration_text: str | None, errors: list[FieldError]) -> int 
         return None
 
 
-def _parse_node_selector(selector_text: str | None, errors: list[FieldError]) -> Selector | None:
+def _parse_node_selector(
+    selector_text: str | None, errors: list[FieldError]
+) -> tuple[Selector, str] | None:
+    """The selector and its human-readable text (a LabelSelector's equivalent string)."""
     if selector_text is None:
         return None
     if "\x00" in selector_text:
@@ -492,9 +501,25 @@ def _parse_node_selector(selector_text: str | None, errors: list[FieldError]) ->
         )
         return None
     try:
-        return parse_selector(selector_text)
+        found = read_label_selector(selector_text)
+    except LabelSelectorError as exc:
+        where = f" (at {exc.where})" if exc.where and exc.where not in exc.reason else ""
+        message = _reason(exc) + where
+        errors.append(FieldError(NODE_SELECTOR, f"LabelSelector: {_with_hint(message, exc.fix)}"))
+        return None
+    if not isinstance(found, NotAMapping):
+        return found, str(found)
+    try:
+        return parse_selector(selector_text), selector_text
     except InvalidInput as exc:
-        errors.append(FieldError(NODE_SELECTOR, _reason(exc)))
+        hint = ""
+        if found.problem:
+            hint = (
+                f"read as a selector string, since as a LabelSelector it is {found.problem}; "
+                "write a selector string (zone=a) or a LabelSelector map "
+                "(matchLabels: {zone: a})"
+            )
+        errors.append(FieldError(NODE_SELECTOR, _with_hint(_reason(exc), hint)))
         return None
 
 
@@ -553,7 +578,8 @@ def parse_window(
             FieldError(START_TIME, f"{excerpt(start_time or '')} never fires (no date matches it)")
         )
     duration = _parse_duration(duration_text, errors)
-    selector = _parse_node_selector(selector_text, errors)
+    parsed_selector = _parse_node_selector(selector_text, errors)
+    selector, shown_selector = parsed_selector if parsed_selector else (None, None)
     freeze, budget = _parse_policy_keys(data, errors)
 
     if errors or schedule is None or duration is None or selector is None:
@@ -562,7 +588,7 @@ def parse_window(
         return InvalidWindow(namespace, name, tuple(errors))
     assert start_time is not None
     assert duration_text is not None
-    assert selector_text is not None
+    assert shown_selector is not None
     return Window(
         namespace=namespace,
         name=name,
@@ -571,7 +597,7 @@ def parse_window(
         selector=selector,
         start_time=start_time,
         duration_text=duration_text,
-        selector_text=selector_text,
+        selector_text=shown_selector,
         freeze=freeze,
         budget=budget,
     )

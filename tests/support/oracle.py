@@ -39,7 +39,8 @@ def _build() -> Path:
     if go is None:
         pytest.fail("the robfig oracle needs the Go toolchain ('go' is not on PATH)")
     digest = hashlib.sha256()
-    for name in ("go.mod", "main.go"):
+    # go.sum too: it pins the exact module contents the build downloads.
+    for name in ("go.mod", "go.sum", "main.go"):
         digest.update(name.encode() + b"\0" + (ORACLE_SRC / name).read_bytes() + b"\0")
     target_dir = _cache_root() / "oracle" / digest.hexdigest()[:16]
     binary = target_dir / "oracle"
@@ -195,6 +196,23 @@ class Oracle:
         """``{"proxy": url or None}`` or ``{"error": "..."}`` from golang.org/x/net/http/httpproxy
         (what client-go uses) with ``env`` as the environment."""
         return self._ask({"op": "proxy", "env": env, "url": url})
+
+    def label_selector(self, text: str, labels: Sequence[Mapping[str, str]] = ()) -> dict[str, Any]:
+        """A ``nodeSelector`` text as a metav1.LabelSelector, read by apimachinery.
+
+        ``{"selector": String(), "empty": bool, "matches": [bool, ...]}`` (one per label
+        set) or ``{"error": "...", "stage": "decode" | "selector"}``: decoded by
+        sigs.k8s.io/yaml ``UnmarshalStrict``, then ``metav1.LabelSelectorAsSelector``.
+        """
+        return self._ask({"op": "labelselector", "text": text, "labels": list(labels)})
+
+    def kured_selector(self, text: str) -> dict[str, Any]:
+        """What kured v2's maintenance-scheduler makes of a ``nodeSelector``.
+
+        ``{"selector": String()}`` or ``{"error": "..."}``: gopkg.in/yaml.v3 into a
+        metav1.LabelSelector, then ``LabelSelectorAsSelector``; ``""`` selects everything.
+        """
+        return self._ask({"op": "kuredselector", "text": text})
 
     # -- Go's time package
 
