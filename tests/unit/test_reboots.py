@@ -321,10 +321,13 @@ def test_the_plan_names_the_cause_the_stale_reports_and_a_missing_boot() -> None
     waiting = json.loads(show_plan(m.plan(T0 + 7 * SECOND), "json"))["nodes"][0]
     assert waiting["rule"] == NOT_REPORTED_SINCE_REBOOT
     assert waiting["notReportedSinceReboot"] == [REQ] and waiting["releaseCause"] is None
-    obj = m.obj()
+    fresh = Machine()
+    fresh.report(T0)
+    obj = fresh.obj()
     del obj["status"]["nodeInfo"]
     nodes = NodeSet([v for v in [node_view(obj, POLICY.owned)] if v is not None])
     text = show_plan(plan(WINDOWS, nodes, T0 + 8 * SECOND, POLICY), "table")
+    assert "MaintenanceAllowed" in text
     assert "no bootID: ends only when a required condition clears" in text
 
 
