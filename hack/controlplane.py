@@ -4,10 +4,13 @@
 Command-line contract (other tools script against it; keep it stable)::
 
     python hack/controlplane.py assets
-        Ensure kube-apiserver and etcd exist, and kwok (the kubelet simulator
+        Ensure kube-apiserver and etcd exist, kwok (the kubelet simulator
         of the benchmarks; found through TEST_ASSET_KWOK, $KUBEBUILDER_ASSETS
-        or the cache, built otherwise); print the directory holding
-        kube-apiserver and etcd (one line on stdout; progress on stderr).
+        or the cache, built otherwise) and kured v2's prototype agents (the
+        real-agents tests; found through TEST_ASSET_KURED_V2 or the cache,
+        built from the shared archive otherwise: tests/support/kured.py);
+        print the directory holding kube-apiserver and etcd (one line on
+        stdout; progress on stderr).
     python hack/controlplane.py up --kubeconfig PATH [--nodes N]
         Start etcd and kube-apiserver on free loopback ports, write an admin
         kubeconfig to PATH, optionally register N realistic Nodes, print
@@ -34,7 +37,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="controlplane.py", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     sub.add_parser(
-        "assets", help="ensure kube-apiserver, etcd and kwok; print kube-apiserver's directory"
+        "assets",
+        help="ensure kube-apiserver, etcd, kwok and kured v2; print kube-apiserver's directory",
     )
     up = sub.add_parser("up", help="run etcd + kube-apiserver on loopback until SIGTERM/SIGINT")
     up.add_argument(
@@ -53,6 +57,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         assets = ensure_assets()
         if args.cmd == "assets":
             log(f"kwok: {ensure_kwok()}")
+            from tests.support.kured import ensure_kured  # its YAML needs the test extra
+
+            log(f"kured v2 prototype: {ensure_kured()}")
     except RuntimeError as exc:
         log(str(exc))
         return 1

@@ -80,13 +80,14 @@ WINDOW_LABEL = "kured.dev/maintenance-window"
 UM = "kured.dev/UnderMaintenance"
 MIP = "MaintenanceInProgress"
 #: What components/kured-v2 sets: the condition names of kured v2's agents (its prototype's
-#: internal/conditions), and a ceiling of one.
+#: internal/conditions), a ceiling of one, and cordoned or NotReady nodes counted toward it.
 KURED_V2_ENV = {
     "KUMACO_UNDER_MAINTENANCE_CONDITION": "kured.dev/under-maintenance-window",
     "KUMACO_IN_PROGRESS_CONDITION": "kured.dev/maintenance-in-progress",
     "KUMACO_REQUIRE_CONDITION": "kured.dev/reboot-required",
     "KUMACO_BLOCK_CONDITION": "kured.dev/reboot-inhibited",
     "KUMACO_MAX_IN_PROGRESS": "1",
+    "KUMACO_COUNT_UNAVAILABLE": "true",
 }
 RUN_LABEL = "kumaco.test/deploy-run"
 # The overlays' own namespace names, remapped to unique ones in each test.
