@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """CI's verdict on a test run (``.ci/run``): no test skipped or failed in any tier.
 
-``python hack/ci_verdict.py artifacts/junit.xml artifacts/e2e-proof.json``; exit status 1
-with the reasons on stderr when the run must fail. The rules: ``tests/support/junit.py``.
+``python hack/ci_verdict.py JUNIT.xml [JUNIT.xml ...] artifacts/e2e-proof.json`` (the
+tiers' JUnit reports, read as one, then the e2e proof); exit status 1
+with the reasons on stderr when the run must fail. The rules: ``tests/support/junit.py``;
+and the docs' quotes of docs/e2e-figures.json must be reproduced by this run's
+``figures.json`` (next to the e2e proof: ``artifacts/figures.json``), within the tolerance
+of ``tests/support/figures.py`` (:func:`~tests.support.figures.ci_figures`).
 """
 
 from __future__ import annotations
@@ -12,16 +16,27 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from tests.support.figures import ci_figures
 from tests.support.junit import verdict
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def main() -> int:
-    junit, proof = (Path(a) for a in sys.argv[1:3])
-    lines, problems = verdict(junit, proof)
+    *junits, proof = (Path(a) for a in sys.argv[1:])
+    if not junits:
+        print("usage: ci_verdict.py JUNIT.xml [JUNIT.xml ...] E2E-PROOF.json", file=sys.stderr)
+        return 2
+    lines, problems = verdict(junits, proof)
+    figure_lines, figure_problems = ci_figures(ROOT, proof.parent / "figures.json")
+    lines += figure_lines
+    problems += figure_problems
     for line in lines:
         print(f"CI: {line}")
     for p in problems:
         print(f"CI: {p}", file=sys.stderr)
+    if figure_problems:
+        print("CI: the docs' e2e figures must be what this run measured", file=sys.stderr)
     if problems:
         print(
             "CI: every test of every tier must run and pass (no skip, no failure)", file=sys.stderr

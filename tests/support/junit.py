@@ -1,7 +1,8 @@
 """CI's verdict on a test run: every test of every tier ran and passed, the e2e tier for real.
 
-``.ci/run`` calls ``python hack/ci_verdict.py artifacts/junit.xml artifacts/e2e-proof.json``
-after the test command. :func:`verdict` fails the run when any test case of any tier
+``.ci/run`` calls ``python hack/ci_verdict.py artifacts/junit-unit.xml artifacts/junit-e2e.xml
+artifacts/e2e-proof.json`` after the test command (the JUnit reports of the tiers, then the
+proof). :func:`verdict` fails the run when any test case of any tier
 (unit, e2e, ...) was skipped (an xfail counts as a skip), failed or errored, when the
 report holds no test at all, and when the e2e proof written by tests/e2e/conftest.py does
 not show every e2e test passing against a real kube-apiserver.
@@ -11,12 +12,17 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from pathlib import Path
 
 
-def verdict(junit: Path, proof: Path) -> tuple[list[str], list[str]]:
-    """``(report lines, problems)``; the run passes when ``problems`` is empty."""
-    cases = list(ET.parse(junit).iter("testcase"))
+def verdict(junit: Path | Sequence[Path], proof: Path) -> tuple[list[str], list[str]]:
+    """``(report lines, problems)``; the run passes when ``problems`` is empty.
+
+    ``junit``: one report, or several (one per tier run) read as one.
+    """
+    reports = [junit] if isinstance(junit, Path) else list(junit)
+    cases = [c for r in reports for c in ET.parse(r).iter("testcase")]
     tiers: dict[str, dict[str, int]] = {}
     problems: list[str] = []
     for c in cases:
