@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Configures podman and buildah for the image tests (tests/e2e/test_image.py) on a CI
-# machine: installs hack/containers.conf as /etc/containers/containers.conf.
+# Installs hack/containers.conf as /etc/containers/containers.conf, for those who want
+# podman's settings for this kind of machine system-wide. The tests do not need it:
+# hack/test.sh gives them the file through CONTAINERS_CONF.
 #
-# Acts only when run as root with CI set (CI=true, as CI runs .ci/run), or when asked
-# with --apply: a developer's own container configuration is never overwritten behind
-# their back. Idempotent: a file with the same content is left alone; a different file
-# is kept as containers.conf.kumaco-backup before it is replaced (once). Called by
-# hack/test.sh after hack/test-deps.sh (which installs podman, buildah, runc, mmdebstrap).
+# Acts only when run as root with CI set, or when asked with --apply: a developer's own
+# container configuration is never overwritten behind their back. Idempotent: a file
+# with the same content is left alone; a different file is kept as
+# containers.conf.kumaco-backup before it is replaced (once).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src=hack/containers.conf

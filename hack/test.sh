@@ -1,24 +1,33 @@
 #!/usr/bin/env bash
 # The test command (README): sets everything up on a fresh machine and runs the whole suite.
-#   1. a virtualenv in .venv with the project and its `test` extra;
-#   2. the control-plane binaries (kube-apiserver, etcd, and kwok for the benchmark tests), built
-#      from pinned Go modules if absent;
-#   3. the Debian packages of hack/debian-packages.txt (when root and missing), and in CI
-#      podman's configuration (hack/containers-setup.sh);
-#   4. static checks: ruff, ruff format, mypy --strict, import-linter, hadolint and checkov;
-#   5. pytest: unit, oracle and e2e tiers (the e2e tier against the real kube-apiserver);
+#   1. a virtualenv in .venv with the project and its `test` extra (skipped when .ci/run
+#      has just made it: KUMACO_SETUP_DONE=1);
+#   2. the control-plane binaries (kube-apiserver, etcd, kwok, kured v2's agents), built
+#      from pinned Go modules (and the shared archive) if absent;
+#   3. the Debian packages of hack/debian-packages.txt (when root and missing); podman and
+#      buildah get the project's settings for this kind of machine through CONTAINERS_CONF
+#      (hack/containers.conf) for the test processes only: nothing in /etc is rewritten;
+#   4. the tiers, timed: the static checks (ruff, ruff format, mypy --strict,
+#      import-linter, hadolint, checkov) beside the unit and oracle tier (pytest-xdist,
+#      KUMACO_UNIT_WORKERS, default 2), then the e2e tier against the real kube-apiserver
+#      (KUMACO_E2E_WORKERS, default 4: each worker starts its own control plane and runs
+#      whole modules, the longest first; tests/e2e/conftest.py);
+#   5. the tier durations and each tier's ten slowest tests are printed at the end.
 #      hypothesis uses the profile HYPOTHESIS_PROFILE names (.ci/run: ci; default dev, see
 #      tests/conftest.py); the measured figures go to artifacts/figures.json.
-# Extra arguments go to pytest, e.g. `hack/test.sh tests/unit -k schedule`.
+# Extra arguments run one pytest with them instead, e.g. `hack/test.sh tests/unit -k schedule`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOTOOLCHAIN=local
+started=$(date +%s)
 PY="${PYTHON:-python3}"
-if [ ! -x .venv/bin/python ]; then
-  "$PY" -m venv .venv
+if [ "${KUMACO_SETUP_DONE:-}" != 1 ]; then
+  if [ ! -x .venv/bin/python ]; then
+    "$PY" -m venv .venv
+  fi
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
 # shellcheck disable=SC1091
 . .venv/bin/activate
 
@@ -26,17 +35,52 @@ assets="$(python hack/controlplane.py assets)"
 export KUBEBUILDER_ASSETS="$assets"
 echo "control-plane assets: $assets ($("$assets/kube-apiserver" --version), $("$assets/etcd" --version | head -1))"
 
-bash hack/test-deps.sh  # Debian packages of hack/debian-packages.txt (chromium, ...)
-bash hack/containers-setup.sh  # podman's settings for this kind of machine (in CI, as root)
-
-ruff check kumaco tests hack
-ruff format --check kumaco tests hack
-mypy
-lint-imports
-bash hack/static-checks.sh
+bash hack/test-deps.sh  # Debian packages of hack/debian-packages.txt (chromium, podman, ...)
+# podman's and buildah's settings for the test processes (they read this file instead of
+# /etc/containers/containers.conf); a caller's own CONTAINERS_CONF wins.
+export CONTAINERS_CONF="${CONTAINERS_CONF:-$PWD/hack/containers.conf}"
 
 mkdir -p artifacts
 export KUMACO_E2E_PROOF="$PWD/artifacts/e2e-proof.json"
-export KUMACO_FIGURES="$PWD/artifacts/figures.json"  # what the tests measured (tests/support/figures.py)
-rm -f "$KUMACO_E2E_PROOF" "$KUMACO_FIGURES"
-exec pytest --junitxml=artifacts/junit.xml "$@"
+export KUMACO_FIGURES="$PWD/artifacts/figures.json"  # what the tests measure (tests/support/figures.py)
+rm -f "$KUMACO_E2E_PROOF" "$KUMACO_FIGURES" artifacts/junit*.xml artifacts/tiers.txt
+echo "setup: $(($(date +%s) - started))s" >> artifacts/tiers.txt
+if [ "$#" -gt 0 ]; then
+  exec pytest --junitxml=artifacts/junit.xml "$@"
+fi
+
+static_checks() {
+  ruff check kumaco tests hack &&
+    ruff format --check kumaco tests hack &&
+    mypy &&
+    lint-imports &&
+    bash hack/static-checks.sh
+}
+
+worst=0
+note() {  # note TIER START RC: one line of artifacts/tiers.txt; keep the worst exit code
+  echo "$1: $(($(date +%s) - $2))s (exit $3)" >> artifacts/tiers.txt
+  if [ "$3" -ne 0 ] && { [ "$worst" -eq 0 ] || [ "$worst" -eq 5 ]; }; then worst=$3; fi
+}
+
+t0=$(date +%s)
+( static_checks > artifacts/static-checks.log 2>&1; echo $? > artifacts/static-checks.rc ) &
+static_pid=$!
+t1=$(date +%s)
+set +e
+pytest tests/unit -n "${KUMACO_UNIT_WORKERS:-2}" --junitxml=artifacts/junit-unit.xml \
+  --durations=10 --durations-min=1
+note "unit tier" "$t1" $?
+wait "$static_pid"
+static_rc=$(cat artifacts/static-checks.rc 2>/dev/null || echo 1)
+cat artifacts/static-checks.log
+note "static checks" "$t0" "$static_rc"
+t2=$(date +%s)
+pytest tests/e2e -n "${KUMACO_E2E_WORKERS:-4}" --dist loadgroup \
+  --junitxml=artifacts/junit-e2e.xml --durations=10 --durations-min=1
+note "e2e tier" "$t2" $?
+set -e
+echo "total: $(($(date +%s) - started))s" >> artifacts/tiers.txt
+echo "== tier durations (artifacts/tiers.txt)"
+cat artifacts/tiers.txt
+exit "$worst"

@@ -17,13 +17,15 @@ the header and again after a failing test: ``--hypothesis-seed=N`` replays the r
 
 Figures: the session fixture ``figures`` (:class:`tests.support.figures.Figures`) collects
 what the tests measure; with ``KUMACO_FIGURES`` set the session writes them there.
+Under pytest-xdist the workers write parts of it and of the e2e proof
+(``KUMACO_E2E_PROOF``), which the controller merges when the session ends.
 """
 
 from __future__ import annotations
 
 import os
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,9 @@ from hypothesis import settings
 
 from tests.support.figures import ENV as FIGURES_ENV
 from tests.support.figures import Figures
+from tests.support.workers import clear, merge_figures, merge_proofs, per_worker
+
+PROOF_ENV = "KUMACO_E2E_PROOF"
 
 DEV_FACTOR = 3
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
@@ -95,9 +100,38 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
 
 @pytest.fixture(scope="session")
 def figures() -> Iterator[Figures]:
-    """What the tests measure, written to ``$KUMACO_FIGURES`` at the end of the session."""
+    """What the tests measure, written to ``$KUMACO_FIGURES`` at the end of the session.
+
+    Under pytest-xdist each worker writes its part and the controller merges them
+    (tests/support/workers.py).
+    """
     recorded = Figures()
     yield recorded
     target = os.environ.get(FIGURES_ENV)
     if target and recorded.sections:
-        recorded.write(Path(target), os.environ.get("KUMACO_FIGURES_COMMAND", "hack/test.sh"))
+        recorded.write(
+            per_worker(Path(target)), os.environ.get("KUMACO_FIGURES_COMMAND", "hack/test.sh")
+        )
+
+
+def _results() -> list[tuple[Path, Callable[[Path], bool]]]:
+    """The session's result files (named by the environment) and how to merge their parts."""
+    out: list[tuple[Path, Callable[[Path], bool]]] = []
+    for env, merge in ((FIGURES_ENV, merge_figures), (PROOF_ENV, merge_proofs)):
+        if target := os.environ.get(env):
+            out.append((Path(target), merge))
+    return out
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The controller (or a serial session) starts with no result file of an earlier run."""
+    if not hasattr(session.config, "workerinput"):
+        for path, _merge in _results():
+            clear(path)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The xdist controller merges what its workers wrote."""
+    if not hasattr(session.config, "workerinput"):
+        for path, merge in _results():
+            merge(path)
