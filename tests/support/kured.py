@@ -995,6 +995,17 @@ def fleet_record(
                 start=since,
             )
             result = summary(f, cp.audit_log, f"{run}-", outcome, since)
+            # Time for the fleet: until the last node that needed a reboot was back up
+            # from its first reboot (None: one never was).
+            rl = f.log()
+            firsts = [
+                [e["time"] for e in rl.of("up", n) if e.get("n", 0) >= 1 and e["time"] >= since]
+                for n, want in expected.items()
+                if want
+            ]
+            result["fleet_done_s"] = (
+                round(max(ups[0] for ups in firsts) - since, 2) if all(firsts) else None
+            )
     finally:
         for k in procs:
             with contextlib.suppress(AssertionError):
