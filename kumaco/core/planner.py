@@ -800,6 +800,13 @@ class _Lifecycle:
         counts = self._occupy(name)
         message = with_boot(self._allowed_message(), self._boot(node))
         self._set(name, TRUE, ALLOWED, message, Verdict(ALLOWED, counts_toward=counts))
+        timeout = self.policy.in_progress_timeout
+        if timeout and self.policy.require:
+            # Admitted now: its lastTransitionTime will read this second (Kubernetes
+            # truncates it), and the timeout counts from the end of that second
+            # (_transitioned). Without this the controller, whose own write wakes nobody,
+            # would sleep past the timeout until something else changed.
+            self._later(self.now - self.now % SECOND + SECOND + timeout)
         return True
 
     def _waiting(self, name: str) -> None:

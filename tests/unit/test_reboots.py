@@ -340,3 +340,21 @@ def test_status_says_when_a_holder_reports_no_boot() -> None:
     with_boot = _node_row(NodeStatus("n1", ("maint/w",), None, held, boot_id="b"), T0)
     assert "no bootID reported" in without[-1].text
     assert "no bootID" not in with_boot[-1].text
+
+
+def test_an_admission_schedules_its_in_progress_timeout() -> None:
+    # Regression (found through the process, tests/e2e/test_flags.py): a node admitted in
+    # a pass must have its timeout in next_change, or the controller -- whose own write
+    # wakes nobody -- sleeps past it.
+    policy = Policy(
+        in_progress=MIP, ceiling=parse_ceiling("1"), require=(REQ,), in_progress_timeout=3 * SECOND
+    )
+    m = Machine()
+    m.report(T0)
+    now = T0 + 10 * SECOND + SECOND // 4
+    admitted = m.plan(now, policy)
+    assert m.holds()
+    end_of_second = T0 + 11 * SECOND
+    assert admitted.next_change == end_of_second + 3 * SECOND
+    held = m.plan(now + SECOND // 2, policy)  # planned again from what the server stored
+    assert held.next_change == admitted.next_change
