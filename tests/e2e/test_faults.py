@@ -83,7 +83,14 @@ from kumaco.core.selectors import parse_selector
 from kumaco.core.windows import Window, parse_window
 from kumaco.kube.client import Kube
 from kumaco.kube.config import load_configuration
-from tests.support.audit import audit_check, failed_writes, judge_ceiling, read_audit_log
+from tests.support.audit import (
+    UPPER_BOUND,
+    audit_check,
+    failed_writes,
+    judge_ceiling,
+    read_audit_log,
+    unresolved_problems,
+)
 from tests.support.controlplane import ControlPlane
 from tests.support.faultproxy import FaultProxy
 from tests.support.figures import Figures
@@ -141,6 +148,8 @@ class Outcome:
     exit_codes: list[int]
     audit_max_in_progress: int = 0
     audit_over_ceiling: list[str] = field(default_factory=list)
+    #: writes of unknown outcome the judge could not resolve and that may hide a holder
+    audit_unresolved: list[str] = field(default_factory=list)
     watcher_relists: int = 1
     relist_expected: bool = False
     converged_under_fault_s: float | None = None
@@ -344,6 +353,7 @@ class Scenario:
             exit_codes=codes,
             audit_max_in_progress=ceiling.max_holding,
             audit_over_ceiling=ceiling.over(CEILING),
+            audit_unresolved=unresolved_problems(ceiling, self.cp.audit_log, UPPER_BOUND)[0],
             watcher_relists=self.watcher.relists,
             relist_expected=relist_expected,
             extra=extra,
@@ -357,6 +367,7 @@ def check(o: Outcome) -> None:
     assert o.restarts_during <= MAX_RESTARTS_DURING, o.line()
     assert o.restarts_after == 0, o.line()
     assert o.audit_over_ceiling == [], o.audit_over_ceiling[:5]
+    assert o.audit_unresolved == [], o.audit_unresolved[:5]  # assert_resolved's rule
     assert 0 < o.audit_max_in_progress <= CEILING, o.line()
     if o.relist_expected:  # the watcher's record has a gap: its count can only be lower
         assert o.watcher_relists > 1, o.line()

@@ -31,7 +31,10 @@ written when each response completes, not in commit order, so two
 concurrent writes to different Nodes could be replayed in the wrong order; a
 stored object with its revision has neither ambiguity. A successful write
 without a stored object (a policy below RequestResponse) makes the judge
-fail rather than guess.
+fail rather than guess. :func:`assert_resolved` is the one rule for its
+``unresolved`` writes (an unknown outcome it took as not applied): none may be
+an admission, and a revocation only where the caller says why an upper bound
+suffices.
 
 :func:`forbidden` lists one identity's requests the server refused with 403.
 """
@@ -41,6 +44,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -405,6 +409,76 @@ def judge_ceiling(
         last_revision = revision
     replay_maybe(float("inf"))
     return verdict
+
+
+#: ``harmless`` for a caller that asserts the ceiling on the judge's count and compares a
+#: watcher's count with it: an unresolved revocation only raises that count (never hides a
+#: holder), and a count raised above the watcher's fails the comparison.
+UPPER_BOUND = (
+    "taken as not applied it only over-counts; the ceiling is asserted on that upper bound "
+    "and a watcher's count is compared with it"
+)
+
+_UNRESOLVED = re.compile(r"^\S+ (?P<name>\S+) by .* answered \d+ at (?P<done>\d+\.\d{3}): ")
+
+
+def unresolved_problems(
+    verdict: CeilingVerdict, audit_log: Path | None = None, harmless: str = ""
+) -> tuple[list[str], list[str]]:
+    """``verdict.unresolved`` sorted into (problems, harmless ones): what may hide a holder.
+
+    The judge took each unresolved write as not applied. One that asked the
+    condition True (an admission) may then hide a holder the server had: always a
+    problem. One that asked anything else (a revocation or release) can only make
+    the replay over-count, so the verdict stays an upper bound: a problem too,
+    unless ``harmless`` says why an upper bound is all the caller judges; it is
+    then returned among the harmless ones, with that reason. What each write
+    asked is read from ``audit_log`` (the log judged); without it, or when the
+    write is not found there, it counts as an admission.
+    """
+    problems: list[str] = []
+    accepted: list[str] = []
+    for entry in verdict.unresolved:
+        asked = None
+        m = _UNRESOLVED.match(entry)
+        if audit_log is not None and m is not None:
+            for ev in read_audit_log(audit_log, contains=m["name"]):
+                if (
+                    ev.complete
+                    and ev.name == m["name"]
+                    and ev.subresource == "status"
+                    and f"{ev.done:.3f}" == m["done"]
+                    and ev.code >= 500
+                ):
+                    asked = _requested(ev, verdict.condition)
+                    break
+        if asked is None or asked == "True":
+            what = "asked it True" if asked == "True" else "cannot tell what it asked"
+            problems.append(f"{entry} ({what}: it may hide a holder of {verdict.condition})")
+        elif not harmless:
+            problems.append(
+                f"{entry} (asked {verdict.condition}={asked}: an upper bound, but no caller "
+                "said why that suffices)"
+            )
+        else:
+            accepted.append(f"{entry} (asked {verdict.condition}={asked}; harmless: {harmless})")
+    return problems, accepted
+
+
+def assert_resolved(
+    verdict: CeilingVerdict, audit_log: Path | None = None, harmless: str = ""
+) -> list[str]:
+    """Fail unless every write of unknown outcome was resolved (:func:`unresolved_problems`).
+
+    Returns the unresolved revocations accepted as ``harmless``, each described with
+    the reason (for the caller to print); ``[]`` when the judge resolved everything.
+    """
+    problems, accepted = unresolved_problems(verdict, audit_log, harmless)
+    assert not problems, (
+        f"the ceiling judge could not resolve {len(problems)} write(s) of unknown outcome "
+        "and took them as not applied:\n" + "\n".join(problems)
+    )
+    return accepted
 
 
 # ----------------------------------------------------------------------------- one identity

@@ -6,6 +6,9 @@ needing a reboot, ceiling 1, once with kumaco as built and once with a test-only
 monkeypatch that grants one node more than the ceiling. The judge must pass the first and
 catch the second, whatever the order of the lines, and refuse a log it cannot judge
 exactly. The watcher, its second opinion, must refuse to count over a gap.
+Writes of unknown outcome (answered 504) are resolved from what the server stored next;
+``assert_resolved`` fails on any left unresolved that asked the condition True, and on a
+revocation unless the caller says why an upper bound suffices (synthetic logs).
 """
 
 from __future__ import annotations
@@ -17,7 +20,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.support.audit import AUDIT_POLICY, AuditJudgeError, judge_ceiling
+from tests.support.audit import (
+    AUDIT_POLICY,
+    AuditJudgeError,
+    assert_resolved,
+    judge_ceiling,
+    unresolved_problems,
+)
 from tests.support.harness import NodeWatcher, Observation, WatcherGap
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "audit"
@@ -178,3 +187,47 @@ def test_a_later_write_to_the_node_tells_whether_the_504_landed(tmp_path: Path) 
     kept = judge_ceiling(_log(tmp_path, *HANDOVER, later), "n-", final={"n-a": False})
     over = kept.over(2)
     assert over and "patch n-c" in over[0] and kept.unresolved == []
+
+
+# ----------------------------------------------------------------------------- assert_resolved
+
+#: An admission of n-a answered 504, then a release of n-a that landed: the release names
+#: MaintenanceInProgress itself, so nothing tells whether n-a held it in between.
+HIDDEN_ADMISSION = (
+    _event(1, "patch", "n-a", 504, "True", None),
+    _event(4, "patch", "n-a", 200, "False", "False"),
+)
+WHY = "the test asserts only an upper bound"
+
+
+def test_assert_resolved_passes_a_verdict_that_resolved_every_write(tmp_path: Path) -> None:
+    log = _log(tmp_path, *HANDOVER)
+    verdict = judge_ceiling(log, "n-", final={"n-a": False, "n-b": True, "n-c": True})
+    assert assert_resolved(verdict) == []
+    assert assert_resolved(verdict, log, harmless=WHY) == []
+
+
+def test_assert_resolved_fails_on_an_unresolved_revocation_unless_told_why(
+    tmp_path: Path,
+) -> None:
+    log = _log(tmp_path, *HANDOVER)
+    verdict = judge_ceiling(log, "n-")  # no final: n-a's 504 revocation stays unknown
+    assert len(verdict.unresolved) == 1
+    with pytest.raises(AssertionError, match=r"asked MaintenanceInProgress=False: an upper"):
+        assert_resolved(verdict, log)
+    # Without the log it cannot tell the revocation from an admission: never harmless.
+    with pytest.raises(AssertionError, match="cannot tell what it asked"):
+        assert_resolved(verdict, harmless=WHY)
+    accepted = assert_resolved(verdict, log, harmless=WHY)
+    assert len(accepted) == 1 and "patch n-a" in accepted[0] and WHY in accepted[0]
+    assert unresolved_problems(verdict, log, WHY) == ([], accepted)
+
+
+def test_assert_resolved_never_excuses_an_unresolved_admission(tmp_path: Path) -> None:
+    log = _log(tmp_path, *HIDDEN_ADMISSION)
+    verdict = judge_ceiling(log, "n-", final={"n-a": False})
+    assert len(verdict.unresolved) == 1 and verdict.max_holding == 0  # the judge saw no holder
+    with pytest.raises(AssertionError, match=r"asked it True: it may hide a holder"):
+        assert_resolved(verdict, log, harmless=WHY)
+    problems, accepted = unresolved_problems(verdict, log, WHY)
+    assert len(problems) == 1 and accepted == []
