@@ -1,7 +1,11 @@
 """``kumaco run``: wire settings, API access, election, controller, probes and signals.
 
 Contract: :func:`run` takes a :class:`~kumaco.cmd.settings.Settings` and returns
-the process exit code (see :mod:`kumaco.cmd.settings`). SIGTERM and SIGINT stop the
+the process exit code (see :mod:`kumaco.cmd.settings`). Its ``now_ns`` is the one wall
+clock of the process -- the controller's instants and the Lease's times alike -- and is
+:func:`kumaco.cmd.common.now_ns` unless a caller injects another (the tests run kumaco
+through ``tests/support/shifted.py`` to put it a known time before a window opens,
+instead of waiting for the wall clock: no flag or variable of the product changes it). SIGTERM and SIGINT stop the
 controller cleanly (in-flight writes finish, a leader releases its Lease,
 exit 0). Nothing here decides anything; it only connects the parts.
 """
@@ -12,6 +16,7 @@ import logging
 import signal
 import threading
 import urllib.parse
+from collections.abc import Callable
 from types import FrameType
 
 from kumaco import __version__
@@ -40,7 +45,7 @@ def _redacted(url: str | None) -> str:
     return urllib.parse.urlunsplit(u._replace(netloc=netloc))
 
 
-def run(settings: Settings) -> int:
+def run(settings: Settings, now_ns: Callable[[], int] = now_ns) -> int:
     """Run the controller until stopped; return the exit code."""
     setup_logging(settings.log_format, settings.log_level, settings.identity)
     log.info(
@@ -96,6 +101,7 @@ def run(settings: Settings) -> int:
             retry_period=settings.retry_period,
             on_started_leading=lambda: holder[0].wake() if holder else None,
             on_stopped_leading=lambda: holder[0].leadership_lost() if holder else None,
+            wall=lambda: now_ns() / 1e9,
         )
     else:
         log.warning("leader election disabled: run exactly one replica (unsafe with more)")

@@ -32,7 +32,7 @@ from kubernetes import client, config
 from tests.support.audit import audit_args
 from tests.support.controlplane import ControlPlane, ensure_assets
 from tests.support.figures import Figures
-from tests.support.harness import Api, Kumaco
+from tests.support.harness import Api, Kumaco, Shift
 from tests.support.workers import per_worker
 
 #: Rough wall time of the longest modules (s), measured in CI: under pytest-xdist they are
@@ -53,20 +53,43 @@ LONGEST = {
 }
 
 
+#: The modules that keep both cores busy by themselves (kwok fleets, kured's agents, image
+#: builds, Chromium, request floods): one lane, one after the other on one worker, so that
+#: they never run together and the other workers' timing bounds keep their margins.
+CPU_LANE = frozenset(
+    {
+        "test_bench_small",
+        "test_kured_v2",
+        "test_kured_latency_small",
+        "test_kwok",
+        "test_image",
+        "test_timeline_browser",
+        "test_transport_bench",
+    }
+)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark the e2e tier; keep each module on one xdist worker, the longest handed out first.
 
     A worker runs its modules one after the other against its own control plane (the
     session fixture below is per worker), so a module's module-scoped fixtures and its
-    order hold as in a serial run, and a test that needs a quiet server has one.
+    order hold as in a serial run, and a test that needs a quiet server has one. The
+    CPU-heavy modules share one group (:data:`CPU_LANE`), handed out first.
     """
     here = Path(__file__).parent
     mine = [item for item in items if here in Path(str(item.fspath)).parents]
     for item in mine:
+        stem = Path(str(item.fspath)).stem
         item.add_marker(pytest.mark.e2e)
-        item.add_marker(pytest.mark.xdist_group(Path(str(item.fspath)).stem))
+        item.add_marker(pytest.mark.xdist_group("cpu-lane" if stem in CPU_LANE else stem))
     if mine and len(mine) == len(items):  # reorder only a run of the e2e tier alone
-        items.sort(key=lambda i: -LONGEST.get(Path(str(i.fspath)).stem, 0))
+
+        def weight(i: pytest.Item) -> tuple[bool, int]:
+            stem = Path(str(i.fspath)).stem
+            return (stem not in CPU_LANE, -LONGEST.get(stem, 0))
+
+        items.sort(key=weight)
 
 
 _passed: list[str] = []
@@ -134,13 +157,23 @@ def raw(control_plane: ControlPlane) -> Api:
 
 @pytest.fixture
 def spawn(kubeconfig_path: Path, tmp_path: Path) -> Iterator[Callable[..., Kumaco]]:
-    """Start ``kumaco run`` processes (admin kubeconfig); any left alive is SIGKILLed after."""
+    """Start ``kumaco run`` processes (admin kubeconfig); any left alive is SIGKILLed after.
+
+    ``shift``: run it on a shifted wall clock (:func:`tests.support.harness.shift_before`).
+    """
     started: list[Kumaco] = []
 
-    def make(*args: str, name: str = "kumaco", env: dict[str, str] | None = None) -> Kumaco:
+    def make(
+        *args: str,
+        name: str = "kumaco",
+        env: dict[str, str] | None = None,
+        shift: Shift | None = None,
+    ) -> Kumaco:
         k = Kumaco(
             kubeconfig_path, args, tmp_path / f"{name}-{len(started)}.log", env or {}, name=name
         )
+        if shift is not None:  # kumaco's wall clock shifted (tests/support/shifted.py)
+            k.launcher = shift.launcher
         started.append(k.start())
         return k
 

@@ -11,6 +11,7 @@ import contextlib
 import datetime as dt
 import http.client
 import json
+import math
 import os
 import re
 import signal
@@ -274,6 +275,46 @@ def next_boundary(lead: float = 8.0, now: dt.datetime | None = None) -> dt.datet
 
 def cron_at(t: dt.datetime) -> str:
     return f"{t.minute} {t.hour} {t.day} {t.month} *"
+
+
+@dataclass(frozen=True)
+class Shift:
+    """kumaco's wall clock set ``offset`` seconds after the machine's (tests/support/shifted.py).
+
+    ``opens`` is a whole minute in kumaco's clock (what a window's cron names); the
+    machine reaches it at :attr:`real` (a Unix time), ``lead`` seconds after the shift was
+    made. Every kumaco of a test shares one Shift; the test's own clock stays the machine's.
+    """
+
+    offset: float
+    opens: dt.datetime
+
+    @property
+    def real(self) -> float:
+        """When, on the machine's clock, kumaco's clock reads :attr:`opens`."""
+        return self.opens.timestamp() - self.offset
+
+    @property
+    def launcher(self) -> tuple[str, ...]:
+        """The :class:`Kumaco` launcher that runs kumaco on this clock."""
+        return ("-m", "tests.support.shifted", f"{self.offset:.6f}")
+
+    def kumaco_now(self) -> dt.datetime:
+        """kumaco's clock now."""
+        return dt.datetime.fromtimestamp(time.time() + self.offset, dt.UTC)
+
+
+def shift_before(lead: float, now: float | None = None) -> Shift:
+    """A shift that puts a whole minute of kumaco's clock ``lead`` seconds from now.
+
+    Instead of waiting up to a minute for the wall clock to reach a boundary a cron can
+    name (:func:`next_boundary`), kumaco runs on a clock that reaches one in ``lead``
+    seconds: the offset is less than a minute and never negative.
+    """
+    t = time.time() if now is None else now
+    target = t + lead
+    boundary = math.ceil(target / 60) * 60
+    return Shift(offset=boundary - target, opens=dt.datetime.fromtimestamp(boundary, dt.UTC))
 
 
 # ----------------------------------------------------------------------------- watcher
