@@ -37,7 +37,7 @@ from tests.support.harness import (
     condition_status,
     cron_at,
     log_message,
-    next_boundary,
+    shift_before,
     unique,
     wait_for,
 )
@@ -93,7 +93,8 @@ def observed(
     for i in range(3):
         conds = [{"type": REQUIRED, "status": "True", "lastTransitionTime": "2026-11-01T00:00:00Z"}]
         raw.node(f"{run}-{i}", {RUN_LABEL: run, "pool": "a" if i < 2 else "b"}, conds)
-    opens = next_boundary(lead=20)
+    shift = shift_before(lead=20)  # kumaco's clock reaches the window's minute in 20 s
+    opens = shift.opens
     raw.window(
         ns, "opening", {"startTime": cron_at(opens), "duration": "5m", "nodeSelector": "pool=a"}
     )
@@ -109,6 +110,7 @@ def observed(
         ],
         workdir / "kumaco.log",
         name=run,
+        launcher=shift.launcher,
     )
     rules = extract_rules(MONITORING / "prometheusrule.yaml", workdir / "alerts.rules.yaml")
     prometheus = Prometheus(workdir, [f"127.0.0.1:{k.metrics_port}"], [rules])
@@ -120,7 +122,7 @@ def observed(
             before = wait_for(lambda: prometheus.query(query), 30, 0.5, "the first scrape")
             wait_for(
                 lambda: condition_status(raw.conditions(f"{run}-0"), UM) == "True",
-                (opens - dt.datetime.now(dt.UTC)).total_seconds() + 20,
+                shift.real - time.time() + 20,
                 0.2,
                 "the window to open",
             )
@@ -138,7 +140,8 @@ def observed(
     finally:
         k.stop()
         prometheus.stop()
-    return Run(k, opens, before, after, leaders, code)
+    # when the machine's clock reached the opening (Prometheus's times are the machine's)
+    return Run(k, dt.datetime.fromtimestamp(shift.real, dt.UTC), before, after, leaders, code)
 
 
 def test_prometheus_scrapes_kumaco_and_sees_a_window_open(observed: Run) -> None:

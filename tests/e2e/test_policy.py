@@ -35,7 +35,7 @@ from tests.support.harness import (
     NodeWatcher,
     condition_status,
     cron_at,
-    next_boundary,
+    shift_before,
     unique,
     wait_for,
 )
@@ -117,20 +117,21 @@ def test_a_freeze_over_an_open_window_takes_nodes_out_and_gives_them_back(
     for n in names:
         raw.node(n, {RUN_LABEL: run})
     raw.window(ns, "maintenance", always())
-    opens = next_boundary(lead=12)
+    shift = shift_before(lead=12)  # kumaco's clock reaches the freeze's minute in 12 s
+    opens = shift.opens
     raw.window(
         ns,
         "black-friday",
         {"startTime": cron_at(opens), "duration": "20s", "nodeSelector": "", "freeze": "true"},
     )
-    spawn(*scope_flags(run, ns), name="freeze")
+    spawn(*scope_flags(run, ns), name="freeze", shift=shift)
     wait_for(
         lambda: all(condition_status(raw.conditions(n), UM) == "True" for n in names),
         30,
         what="under maintenance",
     )
     with NodeWatcher(raw, run) as watcher:
-        boundary = opens.timestamp()
+        boundary = shift.real  # the machine's instant of the freeze's opening
         done = watcher.wait_all(
             UM, "False", set(names), boundary - 0.5, boundary - time.time() + 30
         )
@@ -166,7 +167,10 @@ def test_the_forecast_agrees_with_reality(
                 }
             ],
         )
-    opens = next_boundary(lead=20)
+    # kumaco (the forecast and the controller alike) on a clock that reaches the window's
+    # minute in 20 s; the forecast's instants are in that clock, the consumer's the machine's.
+    shift = shift_before(lead=20)
+    opens = shift.opens
     raw.window(ns, "tonight", {"startTime": cron_at(opens), "duration": "1h", "nodeSelector": ""})
     policy = [
         "--node-selector",
@@ -176,7 +180,7 @@ def test_the_forecast_agrees_with_reality(
         "--require-condition",
         REQUIRED,
     ]
-    now = dt.datetime.now(dt.UTC)
+    now = shift.kumaco_now()
     forecast = subprocess.run(
         [
             "kubectl",
@@ -204,13 +208,16 @@ def test_the_forecast_agrees_with_reality(
     assert forecast.returncode == 0, forecast.stderr
     predicted = {n["name"]: n for n in json.loads(forecast.stdout)["nodes"]}
     assert set(predicted) == set(names)
-    spawn(*scope_flags(run, ns)[:-2], *policy, name="fcast")
+    spawn(*scope_flags(run, ns)[:-2], *policy, name="fcast", shift=shift)
     with Consumer(raw, run, lambda _node: 4.0) as consumer:
         wait_for(lambda: len(consumer.finished()) == len(names), 120, what="every node maintained")
         finished = consumer.finished()
     worst = 0.0
     for name, p in predicted.items():
-        expected = dt.datetime.fromisoformat(p["finished"].replace("Z", "+00:00")).timestamp()
+        expected = (
+            dt.datetime.fromisoformat(p["finished"].replace("Z", "+00:00")).timestamp()
+            - shift.offset
+        )
         worst = max(worst, abs(finished[name] - expected))
     print(f"forecast: every node finished within {worst:.2f}s of the forecast")
     assert worst < 1.0, {n: (predicted[n]["finished"], finished[n]) for n in names}
