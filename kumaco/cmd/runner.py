@@ -5,9 +5,9 @@ the process exit code (see :mod:`kumaco.cmd.settings`). Its ``now_ns`` is the on
 clock of the process -- the controller's instants and the Lease's times alike -- and is
 :func:`kumaco.cmd.common.now_ns` unless a caller injects another (the tests run kumaco
 through ``tests/support/shifted.py`` to put it a known time before a window opens,
-instead of waiting for the wall clock: no flag or variable of the product changes it). SIGTERM and SIGINT stop the
-controller cleanly (in-flight writes finish, a leader releases its Lease,
-exit 0). Nothing here decides anything; it only connects the parts.
+instead of waiting for the wall clock: no flag or variable of the product changes it).
+SIGTERM and SIGINT stop the controller cleanly (in-flight writes finish, a leader
+releases its Lease, exit 0). Nothing here decides anything; it only connects the parts.
 """
 
 from __future__ import annotations

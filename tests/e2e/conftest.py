@@ -50,6 +50,7 @@ LONGEST = {
     "test_kwok": 80,
     "test_deploy": 70,
     "test_network": 60,
+    "test_catch_up": 50,
 }
 
 
