@@ -273,6 +273,14 @@ inputs_key() { # the inputs of the image, as one hash: any change rebuilds
   } | sha
 }
 
+# One build or prune at a time per cache: a build prunes the images of other inputs, and
+# two checkouts building at once on one machine would remove each other's files.
+cache_lock() {
+  mkdir -p "$CACHE"
+  exec 9>"$CACHE/.lock"
+  flock 9
+}
+
 cmd_build() {
   local published=0 tags=() args=() key ref t0 ca id
   while [ "$#" -gt 0 ]; do
@@ -379,13 +387,14 @@ case "$command" in
     ENGINE=$(engine)
     cmd_base
     ;;
-  build) cmd_build "$@" ;;
+  build) cache_lock && cmd_build "$@" ;;
   sbom) cmd_sbom "$@" ;;
   export-venv) cmd_export_venv "$@" ;;
   size) cmd_size "$@" ;;
   audit) cmd_audit "$@" ;;
   prune)
     [ "$#" -eq 0 ] || usage
+    cache_lock
     cmd_prune
     ;;
   *) usage ;;

@@ -366,6 +366,8 @@ def run_chaos(
                 and not (
                     _outlasted(window, consumer.reboots, time.time())
                     and any(busy for _t, _n, busy in blockers)
+                    # what failures() asks for: a reboot seen to its end, not only begun
+                    and any(r.finish is not None for r in consumer.reboots)
                 )
             ):
                 time.sleep(0.5)
