@@ -10,8 +10,8 @@
 #   4. the tiers, timed: the static checks (ruff, ruff format, mypy --strict,
 #      import-linter, hadolint, checkov) beside the unit and oracle tier (pytest-xdist,
 #      KUMACO_UNIT_WORKERS, default 2), then the e2e tier against the real kube-apiserver
-#      (KUMACO_E2E_WORKERS, default 3: each worker starts its own control plane and runs
-#      whole modules, the CPU-heavy ones in one lane; tests/e2e/conftest.py);
+#      (KUMACO_E2E_WORKERS, default 4: each worker starts its own control plane and runs
+#      whole modules, the CPU-heavy ones in two lanes; tests/e2e/conftest.py);
 #   5. the tier durations and each tier's ten slowest tests are printed at the end.
 #      hypothesis uses the profile HYPOTHESIS_PROFILE names (.ci/run: ci; default dev, see
 #      tests/conftest.py); the measured figures go to artifacts/figures.json.
@@ -76,7 +76,7 @@ static_rc=$(cat artifacts/static-checks.rc 2>/dev/null || echo 1)
 cat artifacts/static-checks.log
 note "static checks" "$t0" "$static_rc"
 t2=$(date +%s)
-pytest tests/e2e -n "${KUMACO_E2E_WORKERS:-3}" --dist loadgroup \
+pytest tests/e2e -n "${KUMACO_E2E_WORKERS:-4}" --dist loadgroup \
   --junitxml=artifacts/junit-e2e.xml --durations=10 --durations-min=1
 note "e2e tier" "$t2" $?
 set -e

@@ -55,19 +55,18 @@ LONGEST = {
 
 
 #: The modules that keep both cores busy by themselves (kwok fleets, kured's agents, image
-#: builds, Chromium, request floods): one lane, one after the other on one worker, so that
-#: they never run together and the other workers' timing bounds keep their margins.
-CPU_LANE = frozenset(
-    {
-        "test_bench_small",
-        "test_kured_v2",
-        "test_kured_latency_small",
-        "test_kwok",
-        "test_image",
-        "test_timeline_browser",
-        "test_transport_bench",
-    }
-)
+#: builds, Chromium, request floods), in two lanes: each lane's modules run one after the
+#: other on one worker, so that at most two of them run together and the other workers'
+#: timing bounds keep their margins.
+CPU_LANES = {
+    "test_bench_small": "cpu-lane-a",
+    "test_kwok": "cpu-lane-a",
+    "test_timeline_browser": "cpu-lane-a",
+    "test_transport_bench": "cpu-lane-a",
+    "test_kured_v2": "cpu-lane-b",
+    "test_kured_latency_small": "cpu-lane-b",
+    "test_image": "cpu-lane-b",
+}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -76,19 +75,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     A worker runs its modules one after the other against its own control plane (the
     session fixture below is per worker), so a module's module-scoped fixtures and its
     order hold as in a serial run, and a test that needs a quiet server has one. The
-    CPU-heavy modules share one group (:data:`CPU_LANE`), handed out first.
+    CPU-heavy modules share two groups (:data:`CPU_LANES`), handed out first.
     """
     here = Path(__file__).parent
     mine = [item for item in items if here in Path(str(item.fspath)).parents]
     for item in mine:
         stem = Path(str(item.fspath)).stem
         item.add_marker(pytest.mark.e2e)
-        item.add_marker(pytest.mark.xdist_group("cpu-lane" if stem in CPU_LANE else stem))
+        item.add_marker(pytest.mark.xdist_group(CPU_LANES.get(stem, stem)))
     if mine and len(mine) == len(items):  # reorder only a run of the e2e tier alone
 
         def weight(i: pytest.Item) -> tuple[bool, int]:
             stem = Path(str(i.fspath)).stem
-            return (stem not in CPU_LANE, -LONGEST.get(stem, 0))
+            return (stem not in CPU_LANES, -LONGEST.get(stem, 0))
 
         items.sort(key=weight)
 
