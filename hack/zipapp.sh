@@ -44,6 +44,11 @@ fi
 out=${1:-dist/plugin}
 cache="${KUMACO_CACHE_DIR:-$HOME/.cache/kumaco}"
 say() { printf '[zipapp] %s\n' "$*" >&2; }
+# One build at a time per cache: two checkouts of the same inputs share a cache directory
+# (and a build removes the other cached zipapps), so a second one waits for the first.
+mkdir -p "$cache/plugin"
+exec 9>"$cache/plugin/.lock"
+flock 9
 
 key=$(
   {

@@ -13,8 +13,15 @@ the test and stopped after it, so that a bad recovery fails that test and not
 every later one. Each start time is recorded as a figure (``controlplane``).
 
 When ``KUMACO_E2E_PROOF`` names a file, the fixture writes there what the
-server said about itself (``/version``) and every e2e test that passed;
-``.ci/run`` checks that file to prove the e2e tier really ran.
+server said about itself (``/version``) and every e2e test that passed *and talked to a
+real kube-apiserver*, judged by what it did, not by its folder (:func:`_used_a_server`):
+a fixture of its closure is a started :class:`ControlPlane` (``control_plane``,
+``own_control_plane``, a module's own such as test_kured_v2's ``plane``, or anything built
+on them), or it started one itself during its call (the benchmarks' short forms), or it
+carries the marker ``real_server(why)``: its server runs in a process it starts
+(hack/demo.py). ``.ci/run`` checks that file (tests/support/junit.py): every test of
+tests/e2e must be listed, so a test that touches no server fails CI until it moves to
+tests/unit.
 """
 
 from __future__ import annotations
@@ -92,7 +99,61 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         items.sort(key=weight)
 
 
-_passed: list[str] = []
+#: The marker of a test whose real kube-apiserver runs in a process it starts, where this
+#: process cannot see it (hack/demo.py starts its own control plane).
+REAL_SERVER = "real_server"
+
+_passed: list[str] = []  # the e2e proof: passed and talked to a real kube-apiserver
+#: The marker of a test of a built artifact (the image, the zipapp) that needs no server;
+#: the proof lists those apart (``artifacts``), so none is taken for a server test.
+ARTIFACT = "artifact"
+_artifacts: list[str] = []
+_server: dict[str, Any] = {}  # /version of the first control plane this process started
+_starts = [0]  # successful ControlPlane.start calls in this process
+_STARTED_IN_CALL = pytest.StashKey[int]()
+_start = ControlPlane.start
+
+
+def _counted_start(self: ControlPlane, timeout: float = 120.0) -> None:
+    _start(self, timeout)
+    _starts[0] += 1
+    if not _server:
+        status, body = self.get("/version")
+        if status == 200:
+            _server.update(json.loads(body))
+
+
+ControlPlane.start = _counted_start  # type: ignore[method-assign]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{REAL_SERVER}(why): the test's real kube-apiserver runs in a process it starts "
+        "(counted in the e2e proof; tests/e2e/conftest.py)",
+    )
+    config.addinivalue_line(
+        "markers",
+        f"{ARTIFACT}(why): a test of a built artifact that needs no server (listed apart "
+        "in the e2e proof; tests/e2e/conftest.py)",
+    )
+
+
+def _used_a_server(item: pytest.Item) -> bool:
+    """Whether ``item`` talked to a real kube-apiserver (see the module docstring)."""
+    funcargs: dict[str, object] = getattr(item, "funcargs", {})
+    return (
+        any(isinstance(v, ControlPlane) for v in funcargs.values())
+        or item.stash.get(_STARTED_IN_CALL, 0) > 0
+        or item.get_closest_marker(REAL_SERVER) is not None
+    )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    before = _starts[0]
+    yield
+    item.stash[_STARTED_IN_CALL] = _starts[0] - before
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -100,7 +161,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
     outcome = yield
     report = outcome.get_result()
     if report.when == "call" and report.passed and item.get_closest_marker("e2e"):
-        _passed.append(item.nodeid)
+        if _used_a_server(item):
+            _passed.append(item.nodeid)
+        elif item.get_closest_marker(ARTIFACT) is not None:
+            _artifacts.append(item.nodeid)
 
 
 def _audited(logs: Path, figures: Figures) -> ControlPlane:
@@ -124,16 +188,23 @@ def control_plane(
     cp = _audited(tmp_path_factory.mktemp("controlplane-logs"), figures)
     status, body = cp.get("/version")
     assert status == 200, body
-    version = json.loads(body)
     try:
         yield cp
     finally:
         cp.stop()
-        proof = os.environ.get("KUMACO_E2E_PROOF")
-        if proof:
-            per_worker(Path(proof)).write_text(
-                json.dumps({"server": version, "passed": _passed}, indent=2) + "\n"
-            )
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Write the e2e proof (this worker's part under xdist) once every test has run.
+
+    Written here, not when the session's control plane stops: a worker whose modules
+    start only control planes of their own (test_kured_v2, the benchmarks) proves its
+    tests too.
+    """
+    proof = os.environ.get("KUMACO_E2E_PROOF")
+    if proof and (_passed or _artifacts):
+        doc = {"server": _server, "passed": _passed, "artifacts": _artifacts}
+        per_worker(Path(proof)).write_text(json.dumps(doc, indent=2) + "\n")
 
 
 @pytest.fixture(scope="session")

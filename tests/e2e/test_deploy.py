@@ -1,15 +1,17 @@
 """The deployment manifests (kustomize/) against the real kube-apiserver.
 
+(What needs no server, the rendered manifests' contract of docs/deploy.md, is in
+tests/unit/test_manifests.py, rendered with the helpers of tests/support/manifests.py.)
+
 Proven here, on the API server of ``hack/controlplane.py``:
 
 * every overlay, alone and with every component, renders with ``kubectl kustomize``
   and passes a server-side dry-run apply, with no Pod Security warning under the
   ``restricted`` labels the overlays put on their namespaces (the Prometheus
   Operator's kinds of components/monitoring, whose CRDs the test API server does not
-  serve, are left out of the dry-run by name; their contract is checked here and
-  their alerts by promtool in tests/e2e/test_monitoring.py);
-* the rendered manifests keep the contract of docs/deploy.md (security context, probes,
-  downward API, exact RBAC rule sets, no namespace in the base ...);
+  serve, are left out of the dry-run by name; their contract is checked offline in
+  tests/unit/test_manifests.py and their alerts by promtool in
+  tests/unit/test_monitoring_rules.py);
 * the base RBAC is *sufficient*: kumaco, run as the base's ServiceAccount with a
   TokenRequest token, does its whole job -- conditions, Events, Lease -- without a
   single 403; and *minimal*: the ServiceAccount's effective rules, as the API server
@@ -37,7 +39,6 @@ import copy
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import time
@@ -58,40 +59,32 @@ from kumaco.core.windows import Window, parse_window
 from tests.support.audit import forbidden, requests_of
 from tests.support.controlplane import ControlPlane
 from tests.support.harness import run_command, unique
+from tests.support.manifests import (
+    CLUSTER_SCOPED,
+    COMPONENTS,
+    KUSTOMIZE,
+    LEASE_RULES,
+    MAINTENANCE_NS,
+    MANAGER_RULES,
+    NODE_RULES,
+    OVERLAYS,
+    SYSTEM_NS,
+    WINDOW_RULES,
+    by_kind,
+    container_env,
+    kubectl,
+    one,
+    render,
+    rules_of,
+)
 
 T = TypeVar("T")
 
 REPO = Path(__file__).resolve().parents[2]
-KUSTOMIZE = REPO / "kustomize"
-OVERLAYS = sorted(
-    p.name for p in (KUSTOMIZE / "overlays").iterdir() if (p / "kustomization.yaml").exists()
-)
-COMPONENTS = sorted(
-    p.name for p in (KUSTOMIZE / "components").iterdir() if (p / "kustomization.yaml").exists()
-)
-CLUSTER_SCOPED = {
-    "Namespace",
-    "ClusterRole",
-    "ClusterRoleBinding",
-    "ValidatingAdmissionPolicy",
-    "ValidatingAdmissionPolicyBinding",
-}
 WINDOW_LABEL = "kured.dev/maintenance-window"
 UM = "kured.dev/UnderMaintenance"
 MIP = "MaintenanceInProgress"
-#: What components/kured-v2 sets: the condition names of kured v2's agents (its prototype's
-#: internal/conditions), a ceiling of one, and cordoned or NotReady nodes counted toward it.
-KURED_V2_ENV = {
-    "KUMACO_UNDER_MAINTENANCE_CONDITION": "kured.dev/under-maintenance-window",
-    "KUMACO_IN_PROGRESS_CONDITION": "kured.dev/maintenance-in-progress",
-    "KUMACO_REQUIRE_CONDITION": "kured.dev/reboot-required",
-    "KUMACO_BLOCK_CONDITION": "kured.dev/reboot-inhibited",
-    "KUMACO_MAX_IN_PROGRESS": "1",
-    "KUMACO_COUNT_UNAVAILABLE": "true",
-}
 RUN_LABEL = "kumaco.test/deploy-run"
-# The overlays' own namespace names, remapped to unique ones in each test.
-SYSTEM_NS, MAINTENANCE_NS = "kumaco-system", "maintenance"
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -106,42 +99,6 @@ def wait_for(pred: Callable[[], T], timeout: float, what: str, interval: float =
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
         time.sleep(interval)
-
-
-def kubectl(
-    kubeconfig: Path | None, *args: str, check: bool = True
-) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("kubectl")
-    if exe is None:  # never skip: the manifests would go untested
-        pytest.fail("kubectl (with its built-in kustomize) is required", pytrace=False)
-    cmd = [exe, *(["--kubeconfig", str(kubeconfig)] if kubeconfig else []), *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr}")
-    return proc
-
-
-def render(target: str, tmp: Path, components: Sequence[str] = ()) -> list[dict[str, Any]]:
-    """``kubectl kustomize`` of kustomize/<target>, optionally with components added."""
-    path = KUSTOMIZE / target
-    if components:
-        # A throw-away kustomization adding the components; kustomize wants relative paths.
-        wrap = tmp / f"wrap-{uuid.uuid4().hex[:6]}"
-        wrap.mkdir(parents=True)
-        rel = os.path.relpath(KUSTOMIZE, wrap)
-        (wrap / "kustomization.yaml").write_text(
-            yaml.safe_dump(
-                {
-                    "apiVersion": "kustomize.config.k8s.io/v1beta1",
-                    "kind": "Kustomization",
-                    "resources": [f"{rel}/{target}"],
-                    "components": [f"{rel}/components/{c}" for c in components],
-                }
-            )
-        )
-        path = wrap
-    out = kubectl(None, "kustomize", str(path)).stdout
-    return [d for d in yaml.safe_load_all(out) if d]
 
 
 def remap(
@@ -179,52 +136,6 @@ def remap(
 def write_docs(docs: Sequence[dict[str, Any]], path: Path) -> Path:
     path.write_text(yaml.safe_dump_all(docs))
     return path
-
-
-def by_kind(docs: Sequence[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
-    return [d for d in docs if d["kind"] == kind]
-
-
-def one(docs: Sequence[dict[str, Any]], kind: str, name: str | None = None) -> dict[str, Any]:
-    found = [d for d in by_kind(docs, kind) if name is None or d["metadata"]["name"] == name]
-    assert len(found) == 1, f"expected one {kind} {name or ''}, found {len(found)}"
-    return found[0]
-
-
-def container_env(docs: Sequence[dict[str, Any]]) -> dict[str, str]:
-    """The KUMACO_* settings of the rendered Deployment (literal values only)."""
-    container = one(docs, "Deployment")["spec"]["template"]["spec"]["containers"][0]
-    return {e["name"]: e["value"] for e in container.get("env") or [] if "value" in e}
-
-
-def rules_of(role: dict[str, Any]) -> set[tuple[str, str, str, str]]:
-    """(apiGroup, resource, verb, resourceName or *) of a Role/ClusterRole or rules review."""
-    out = set()
-    for rule in role.get("rules") or []:
-        for group in rule.get("apiGroups") or [""]:
-            for resource in rule["resources"]:
-                for verb in rule["verbs"]:
-                    for name in rule.get("resourceNames") or ["*"]:
-                        out.add((group, resource, verb, name))
-    return out
-
-
-# Expected grants (apiGroup, resource, verb, resourceName); see docs/deploy.md.
-NODE_RULES = {("", "nodes", v, "*") for v in ("get", "list", "watch")} | {
-    ("", "nodes/status", "patch", "*")
-}
-LEASE_RULES = {
-    ("coordination.k8s.io", "leases", "create", "*"),
-    ("coordination.k8s.io", "leases", "get", "kumaco"),
-    ("coordination.k8s.io", "leases", "update", "kumaco"),
-}
-WINDOW_RULES = {("", "configmaps", v, "*") for v in ("get", "list", "watch")} | {
-    ("events.k8s.io", "events", v, "*") for v in ("create", "patch")
-}
-MANAGER_RULES = {
-    ("", "configmaps", v, "*")
-    for v in ("get", "list", "watch", "create", "update", "patch", "delete")
-}
 
 
 # ------------------------------------------------------------------------ cluster access
@@ -557,11 +468,6 @@ INVALID = {"startTime": "@every 1h", "duration": "1d", "nodeSelector": ""}
 # =============================================================================== rendering
 
 
-def test_the_overlays_and_components_of_the_issue_exist() -> None:
-    assert set(OVERLAYS) >= {"single-namespace", "delegated", "kured"}
-    assert set(COMPONENTS) >= {"ha", "admission-policy", "monitoring", "kured-v2"}
-
-
 OPERATOR_KINDS = ["monitoring.coreos.com/v1 PodMonitor", "monitoring.coreos.com/v1 PrometheusRule"]
 OPERATOR_REASON = (
     "the Prometheus Operator's CRDs are not installed on the test API server; the "
@@ -617,141 +523,6 @@ def test_overlay_renders_and_passes_a_server_side_dry_run(
     # kubectl prints admission warnings on stderr, e.g. 'would violate PodSecurity "restricted"'.
     assert "PodSecurity" not in result.stderr, result.stderr
     assert "Warning:" not in result.stderr.replace("WARNING: version difference", ""), result.stderr
-
-
-def test_rendered_manifests_keep_the_deployment_contract(tmp_path: Path) -> None:
-    base = render("base", tmp_path)
-    assert all("namespace" not in d["metadata"] for d in base), "the base bakes in no namespace"
-    assert sorted(d["kind"] for d in base) == sorted(
-        [
-            "ServiceAccount",
-            "ClusterRole",
-            "ClusterRoleBinding",
-            "Role",
-            "RoleBinding",
-            "Role",
-            "RoleBinding",
-            "Deployment",
-            "NetworkPolicy",
-        ]
-    )
-    assert one(base, "ServiceAccount")["automountServiceAccountToken"] is False
-
-    deployment = one(base, "Deployment")
-    assert deployment["spec"]["replicas"] == 2
-    pod = deployment["spec"]["template"]["spec"]
-    assert pod["automountServiceAccountToken"] is True
-    assert pod["serviceAccountName"] == "kumaco"
-    assert pod["securityContext"]["runAsNonRoot"] is True
-    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
-    (container,) = pod["containers"]
-    sc = container["securityContext"]
-    assert sc["runAsNonRoot"] is True
-    assert isinstance(sc["runAsUser"], int) and sc["runAsUser"] >= 10000
-    assert sc["readOnlyRootFilesystem"] is True
-    assert sc["allowPrivilegeEscalation"] is False
-    assert sc["capabilities"] == {"drop": ["ALL"]}
-    assert "args" not in container and "command" not in container, "ENTRYPOINT is kumaco run"
-    env = {e["name"]: e for e in container["env"]}
-    assert env["POD_NAME"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.name"}}
-    assert env["POD_NAMESPACE"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
-    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
-    assert ports == {"metrics": 8080, "health": 8081}  # kumaco's default bind addresses
-    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
-    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
-    assert container["resources"] == {
-        "requests": {"cpu": "50m", "memory": "128Mi"},
-        "limits": {"memory": "256Mi"},
-    }
-    assert re.fullmatch(r"[\w./-]+:\d+\.\d+\.\d+", container["image"]), container["image"]
-
-    # RBAC: exactly the documented rules, nothing else anywhere.
-    assert rules_of(one(base, "ClusterRole")) == NODE_RULES
-    assert rules_of(one(base, "Role", "kumaco-leader-election")) == LEASE_RULES
-    assert rules_of(one(base, "Role", "kumaco-windows")) == WINDOW_RULES
-    for overlay in OVERLAYS:
-        docs = render(f"overlays/{overlay}", tmp_path, COMPONENTS)
-        for role in by_kind(docs, "Role") + by_kind(docs, "ClusterRole"):
-            for group, resource, verb, _name in rules_of(role):
-                assert "*" not in (group, resource, verb), (overlay, role["metadata"]["name"])
-                assert resource != "secrets", (overlay, role["metadata"]["name"])
-        assert by_kind(docs, "ClusterRole") == [one(docs, "ClusterRole", "kumaco")]
-
-    # single-namespace: everything in kumaco-system; kumaco watches its own namespace.
-    single = render("overlays/single-namespace", tmp_path)
-    assert {d["metadata"].get("namespace") for d in single if d["kind"] not in CLUSTER_SCOPED} == {
-        SYSTEM_NS
-    }
-    assert one(single, "ClusterRoleBinding")["subjects"] == [
-        {"kind": "ServiceAccount", "name": "kumaco", "namespace": SYSTEM_NS}
-    ]
-    assert "KUMACO_NAMESPACES" not in container_env(single)
-
-    # delegated: kumaco in kumaco-system watches maintenance; rights on ConfigMaps only there.
-    delegated = render("overlays/delegated", tmp_path)
-    assert container_env(delegated)["KUMACO_NAMESPACES"] == MAINTENANCE_NS
-    assert one(delegated, "Deployment")["metadata"]["namespace"] == SYSTEM_NS
-    windows_role = one(delegated, "Role", "kumaco-windows")
-    assert windows_role["metadata"]["namespace"] == MAINTENANCE_NS
-    assert one(delegated, "RoleBinding", "kumaco-windows")["subjects"] == [
-        {"kind": "ServiceAccount", "name": "kumaco", "namespace": SYSTEM_NS}
-    ]
-    manager = one(delegated, "Role", "maintenance-manager")
-    assert manager["metadata"]["namespace"] == MAINTENANCE_NS
-    assert rules_of(manager) == MANAGER_RULES
-    (subject,) = one(delegated, "RoleBinding", "maintenance-manager")["subjects"]
-    assert subject["kind"] in ("Group", "User")
-
-    # kured: the names kured v2's agents read and write (components/kured-v2), as
-    # environment variables, with every other overlay too.
-    kured_env = container_env(render("overlays/kured", tmp_path))
-    assert {k: kured_env.get(k) for k in KURED_V2_ENV} == KURED_V2_ENV
-    for overlay in ("single-namespace", "delegated/controller"):
-        env = container_env(render(f"overlays/{overlay}", tmp_path, ["kured-v2"]))
-        assert {k: env[k] for k in KURED_V2_ENV} == KURED_V2_ENV, overlay
-
-    # components
-    ha = render("overlays/single-namespace", tmp_path, ["ha"])
-    ha_pod = one(ha, "Deployment")["spec"]["template"]["spec"]
-    assert one(ha, "Deployment")["spec"]["replicas"] == 3
-    assert (
-        one(ha, "PodDisruptionBudget")["spec"]["selector"]
-        == one(ha, "Deployment")["spec"]["selector"]
-    )
-    assert ha_pod["affinity"]["podAntiAffinity"]
-    assert {c["topologyKey"] for c in ha_pod["topologySpreadConstraints"]} == {
-        "kubernetes.io/hostname",
-        "topology.kubernetes.io/zone",
-    }
-    monitoring = render("overlays/single-namespace", tmp_path, ["monitoring"])
-    deployment = one(monitoring, "Deployment")
-    pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
-    (kumaco_container,) = deployment["spec"]["template"]["spec"]["containers"]
-    port_names = {p["name"] for p in kumaco_container["ports"]}
-    service = one(monitoring, "Service", "kumaco-metrics")
-    assert service["metadata"]["namespace"] == SYSTEM_NS
-    assert service["spec"]["selector"].items() <= pod_labels.items()
-    assert [p["targetPort"] for p in service["spec"]["ports"]] == ["metrics"]
-    pod_monitor = one(monitoring, "PodMonitor", "kumaco")
-    assert pod_monitor["metadata"]["namespace"] == SYSTEM_NS
-    assert pod_monitor["spec"]["selector"]["matchLabels"].items() <= pod_labels.items()
-    (endpoint,) = pod_monitor["spec"]["podMetricsEndpoints"]
-    assert endpoint["port"] in port_names and endpoint["path"] == "/metrics"
-    rules = one(monitoring, "PrometheusRule", "kumaco")["spec"]["groups"][0]["rules"]
-    assert {r["alert"] for r in rules if "alert" in r} == {
-        "KumacoNoLeader",
-        "KumacoInvalidWindows",
-        "KumacoConditionWritesFailing",
-        "KumacoHolderInProgressTooLong",
-        "KumacoControllerStalled",
-    }
-    policy = render("overlays/single-namespace", tmp_path, ["admission-policy"])
-    binding = one(policy, "ValidatingAdmissionPolicyBinding")
-    assert binding["spec"]["validationActions"] == ["Deny"]
-    assert (
-        binding["spec"]["policyName"]
-        == one(policy, "ValidatingAdmissionPolicy")["metadata"]["name"]
-    )
 
 
 # ============================================================================ base RBAC

@@ -16,18 +16,8 @@ import pytest
 from kumaco.kube.client import Kube
 from kumaco.kube.config import load_configuration
 from kumaco.kube.election import LeaseElection
+from tests.support.clocks import FakeClock
 from tests.support.harness import Api, unique, wait_for
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-    def advance(self, seconds: float) -> None:
-        self.t += seconds
 
 
 @pytest.fixture
@@ -224,13 +214,3 @@ def test_expiry_is_judged_from_when_the_follower_saw_the_record_not_from_its_tim
     assert b.try_acquire_or_renew() is False
     clock.advance(15)
     assert b.try_acquire_or_renew() is True
-
-
-def test_health_reports_a_stuck_loop() -> None:
-    clock = FakeClock()
-    e = LeaseElection(None, "ns", "x", "me", clock=clock)  # type: ignore[arg-type]
-    assert e.healthy()
-    clock.advance(15 + 2 * 2 - 0.1)
-    assert e.healthy()
-    clock.advance(0.2)
-    assert not e.healthy()

@@ -475,6 +475,7 @@ def port_in_use(port: int) -> bool:
     return False
 
 
+@pytest.mark.artifact("the image built with buildah, inspected with podman")
 def test_the_image_is_minimal_labelled_and_has_its_sbom(image: str) -> None:
     info = inspect(image)
     labels = info["Config"]["Labels"] or {}
@@ -529,6 +530,7 @@ def venv(image: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.artifact("the image built with buildah, inspected with podman")
 def test_the_image_venv_is_the_wheel_and_its_runtime_dependencies_only(venv: Path) -> None:
     """What hack/image-venv.sh made in the builder stage, as the image ships it."""
     (site,) = venv.glob("lib/python3.*/site-packages")
@@ -558,6 +560,7 @@ def test_the_image_venv_is_the_wheel_and_its_runtime_dependencies_only(venv: Pat
     assert "kubernetes/aio/" not in record.read_text()
 
 
+@pytest.mark.artifact("the image built with buildah, inspected with podman")
 def test_importing_all_of_kumaco_in_the_image_needs_no_asyncio_client(image: str) -> None:
     modules = sorted(
         ".".join(p.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")

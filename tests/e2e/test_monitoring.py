@@ -1,7 +1,8 @@
 """What Prometheus and log shippers get from kumaco, with the real tools (issue: the network).
 
-* ``promtool check rules`` and ``promtool test rules`` on the alerts of
-  kustomize/components/monitoring (every alert has unit tests in alerts.test.yaml);
+(``promtool check rules`` / ``promtool test rules`` on the alerts need no server:
+tests/unit/test_monitoring_rules.py.)
+
 * a real Prometheus (Debian's package, on loopback, generated config, the same rules
   loaded) scrapes a real ``kumaco run`` against the test API server: a query through
   its HTTP API sees ``kumaco_nodes_under_maintenance`` go from 0 to 2 when a window
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +41,7 @@ from tests.support.harness import (
     unique,
     wait_for,
 )
-from tests.support.prometheus import Prometheus, binary, extract_rules
+from tests.support.prometheus import Prometheus, extract_rules
 from tests.support.supervisor import scope_flags
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,26 +49,6 @@ MONITORING = REPO / "kustomize" / "components" / "monitoring"
 RFC3339_MS_UTC = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 LOWER_CAMEL = re.compile(r"[a-z][a-zA-Z0-9]*")
 HEAD = ["time", "level", "logger", "msg", "replica"]
-
-
-def test_promtool_checks_the_rules_and_runs_every_alerts_unit_tests(tmp_path: Path) -> None:
-    rules = extract_rules(MONITORING / "prometheusrule.yaml", tmp_path / "alerts.rules.yaml")
-    tests = tmp_path / "alerts.test.yaml"
-    tests.write_text((MONITORING / "alerts.test.yaml").read_text())
-    promtool = binary("promtool")
-    check = subprocess.run(
-        [promtool, "check", "rules", str(rules)], capture_output=True, text=True, check=False
-    )
-    assert check.returncode == 0, check.stdout + check.stderr
-    assert "SUCCESS: 6 rules found" in check.stdout
-    run = subprocess.run(
-        [promtool, "test", "rules", str(tests)], capture_output=True, text=True, check=False
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
-    # Every alert of the rule file is exercised by at least one alert test.
-    text = tests.read_text()
-    for alert in re.findall(r"- alert: (\w+)", (MONITORING / "prometheusrule.yaml").read_text()):
-        assert f"alertname: {alert}" in text, f"{alert} has no promtool unit test"
 
 
 @dataclass

@@ -176,6 +176,7 @@ def test_the_zipapp_runs_status_on_every_python_from_3_11(
     print(f"zipapp: status on {python} ({minor.split()[0]}): ok")
 
 
+@pytest.mark.artifact("the zipapp and its krew archive")
 def test_the_krew_archive_and_manifest_match(plugin: Path) -> None:
     manifest = yaml.safe_load((plugin / "kumaco.yaml").read_text())
     template_text = (REPO / "plugins" / "kumaco.yaml").read_text()

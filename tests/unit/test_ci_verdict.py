@@ -1,7 +1,11 @@
 """CI's verdict (hack/ci_verdict.py, tests/support/junit.py): a skip or a failure in any tier fails CI.
 
 Before, ``.ci/run`` judged the e2e tier only: a skipped or failed unit test passed CI
-as long as pytest's exit status was 0 (a skip leaves it 0).
+as long as pytest's exit status was 0 (a skip leaves it 0). And an e2e test counts by what
+it did, not by its folder: one that passed without talking to a real kube-apiserver (not
+in the e2e proof tests/e2e/conftest.py writes) fails CI, as do proof entries the report
+does not hold, an entry listed twice and a proof naming no real server; the node ids of
+the proof are matched to the JUnit cases as pytest's own report names them.
 """
 
 from __future__ import annotations
@@ -9,9 +13,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from tests.support.junit import verdict
+from tests.support.junit import junit_case, verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -73,3 +78,121 @@ def test_the_command_exits_1_on_a_skip(tmp_path: Path) -> None:
     assert run.returncode == 1
     assert "skipped: tests.unit.test_a::t1" in run.stderr
     assert "hack/ci_verdict.py" in (ROOT / ".ci" / "run").read_text()
+
+
+# ----------------------------------------------------------------------------- e2e by what it did
+# The e2e proof lists the e2e tests that talked to a real kube-apiserver (tests/e2e/conftest.py);
+# each e2e case the report shows passing must be listed, and nothing else.
+
+E2E_PASS = [("tests.unit.test_a", "t1", "pass"), ("tests.e2e.test_b", "t2", "pass")]
+
+
+def test_a_passing_e2e_test_that_touched_no_server_fails_ci(tmp_path: Path) -> None:
+    junit = _junit(tmp_path / "j.xml", [*E2E_PASS, ("tests.e2e.test_b", "pure", "pass")])
+    _lines, problems = verdict(junit, _proof(tmp_path / "p.json", ["tests/e2e/test_b.py::t2"]))
+    assert problems == [
+        "touched no server: tests.e2e.test_b::pure passed in the e2e tier but the e2e proof "
+        "does not list it (no real kube-apiserver; a test that needs none belongs in tests/unit)"
+    ]
+
+
+def test_a_failed_e2e_test_is_reported_as_failed_not_as_serverless(tmp_path: Path) -> None:
+    junit = _junit(tmp_path / "j.xml", [*E2E_PASS, ("tests.e2e.test_b", "t3", "fail")])
+    _lines, problems = verdict(junit, _proof(tmp_path / "p.json", ["tests/e2e/test_b.py::t2"]))
+    assert problems == ["failed: tests.e2e.test_b::t3"]
+
+
+def test_a_proof_entry_that_is_no_e2e_case_of_the_report_fails_ci(tmp_path: Path) -> None:
+    junit = _junit(tmp_path / "j.xml", E2E_PASS)
+    passed = ["tests/e2e/test_b.py::t2", "tests/e2e/test_b.py::ghost", "tests/unit/test_a.py::t1"]
+    _lines, problems = verdict(junit, _proof(tmp_path / "p.json", passed))
+    assert problems == [
+        "not in the report: the e2e proof lists tests.e2e.test_b::ghost, which no e2e case of "
+        "the JUnit report is",
+        "not in the report: the e2e proof lists tests.unit.test_a::t1, which no e2e case of "
+        "the JUnit report is",
+    ]
+
+
+def test_a_test_listed_twice_in_the_proof_fails_ci(tmp_path: Path) -> None:
+    junit = _junit(tmp_path / "j.xml", E2E_PASS)
+    twice = ["tests/e2e/test_b.py::t2", "tests/e2e/test_b.py::t2"]
+    _lines, problems = verdict(junit, _proof(tmp_path / "p.json", twice))
+    assert problems == ["listed 2 times in the e2e proof: tests.e2e.test_b::t2"]
+
+
+def test_a_proof_without_a_real_server_version_fails_ci(tmp_path: Path) -> None:
+    junit = _junit(tmp_path / "j.xml", E2E_PASS)
+    proof = tmp_path / "p.json"
+    proof.write_text(
+        json.dumps({"server": {"gitVersion": "fake"}, "passed": ["tests/e2e/test_b.py::t2"]})
+    )
+    _lines, problems = verdict(junit, proof)
+    assert problems == ["the e2e proof names no real kube-apiserver: 'fake'"]
+
+
+def test_classes_and_parameters_match_between_the_proof_and_the_report(tmp_path: Path) -> None:
+    cases = [
+        ("tests.e2e.test_b.TestK", "test_x[a/b::c-1]", "pass"),
+        ("tests.e2e.sub.test_c", "test_y", "pass"),
+    ]
+    proof = ["tests/e2e/test_b.py::TestK::test_x[a/b::c-1]", "tests/e2e/sub/test_c.py::test_y"]
+    lines, problems = verdict(_junit(tmp_path / "j.xml", cases), _proof(tmp_path / "p.json", proof))
+    assert problems == []
+    assert "e2e tier: 2 tests; 2 passed against kube-apiserver v1.37.2" in lines
+
+
+def test_junit_case_names_a_test_as_pytests_own_junit_report_does(tmp_path: Path) -> None:
+    """The mapping from node ids to JUnit cases, checked against a real pytest run."""
+    e2e = tmp_path / "tests" / "e2e"
+    e2e.mkdir(parents=True)
+    (tmp_path / "conftest.py").write_text(
+        "import json, pathlib\n"
+        "def pytest_collection_modifyitems(items):\n"
+        "    pathlib.Path('ids.json').write_text(json.dumps([i.nodeid for i in items]))\n"
+    )
+    (e2e / "test_k.py").write_text(
+        "import pytest\n"
+        "class TestK:\n"
+        "    def test_m(self): pass\n"
+        "@pytest.mark.parametrize('p', ['a/b', 'x::y', 'q[1]', 'sp ace'])\n"
+        "def test_p(p): pass\n"
+    )
+    run = subprocess.run(
+        [
+            *(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"),
+            *("--rootdir", str(tmp_path), "--junitxml", "j.xml", "tests/e2e/test_k.py"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    ids = json.loads((tmp_path / "ids.json").read_text())
+    assert len(ids) == 5
+    reported = sorted(
+        (c.get("classname", ""), c.get("name", ""))
+        for c in ET.parse(tmp_path / "j.xml").iter("testcase")
+    )
+    assert sorted(junit_case(i) for i in ids) == reported
+
+
+def test_an_artifact_test_listed_apart_needs_no_server_but_an_unlisted_one_fails(
+    tmp_path: Path,
+) -> None:
+    junit = tmp_path / "j.xml"
+    junit.write_text(
+        '<testsuites><testsuite name="pytest">'
+        '<testcase classname="tests.e2e.test_a" name="t_server" />'
+        '<testcase classname="tests.e2e.test_a" name="t_image" />'
+        "</testsuite></testsuites>"
+    )
+    proof = tmp_path / "p.json"
+    doc = {"server": {"gitVersion": "v1.37.2"}, "passed": ["tests/e2e/test_a.py::t_server"]}
+    proof.write_text(json.dumps({**doc, "artifacts": ["tests/e2e/test_a.py::t_image"]}))
+    lines, problems = verdict(junit, proof)
+    assert problems == [] and any("built artifacts" in line for line in lines)
+    proof.write_text(json.dumps(doc))
+    _lines, problems = verdict(junit, proof)
+    assert [p for p in problems if "touched no server" in p and "t_image" in p]

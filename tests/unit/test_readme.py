@@ -3,8 +3,11 @@
 Every ```console block whose commands are all ``kumaco ...`` (or ``echo $?``) is run
 in docs/examples with the installed console script, standard error merged into
 standard output as a terminal shows them, and must print exactly what the README
-shows. Blocks with other commands (``kubectl``, the demo) are left alone: they need a
-cluster.
+shows. Blocks with other commands (``kubectl``, the demo) are not run: they need a
+cluster. The README's indented ``kubectl kumaco status`` block (in "Operating it") is
+checked against its source instead: it must be, line for line once its indentation is
+removed, the transcript of the same command in docs/status.md, both captured by
+``python hack/capture_status.py`` from the test control plane with kumaco running.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "docs" / "examples"
+STATUS_COMMAND = "$ kubectl kumaco status -n maintenance\n"
 KUMACO = shutil.which("kumaco", path=str(Path(sys.executable).parent))
 
 
@@ -63,3 +67,24 @@ def test_a_readme_example_prints_what_the_readme_shows(block: list[tuple[str, st
             )
             rc, got = done.returncode, done.stdout
         assert got == expected, f"$ {command}"
+
+
+def indented_status_block(readme: str) -> str:
+    """The README's indented console block of ``kubectl kumaco status``, indentation removed."""
+    m = re.search(r"```console\n(  \$ kubectl kumaco status .*?)\n  ```\n", readme, re.S)
+    assert m, "README.md has no indented `kubectl kumaco status` console block"
+    lines = m.group(1).split("\n")
+    assert all(line.startswith("  ") for line in lines), "a line of the block is not indented"
+    return "".join(line[2:] + "\n" for line in lines)
+
+
+def captured_status(status_md: str) -> str:
+    """docs/status.md's transcript of ``kubectl kumaco status -n maintenance`` (text)."""
+    start = status_md.index(STATUS_COMMAND)
+    return status_md[start : status_md.index("```", start)]
+
+
+def test_the_readme_status_block_is_the_captured_transcript() -> None:
+    block = indented_status_block((ROOT / "README.md").read_text())
+    assert block.startswith(STATUS_COMMAND)
+    assert block == captured_status((ROOT / "docs" / "status.md").read_text())

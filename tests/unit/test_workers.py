@@ -39,7 +39,11 @@ def test_proofs_merge_into_one_with_every_passed_test(tmp_path: Path) -> None:
         "proof-gw10.json",
     ]
     assert merge_proofs(target)
-    assert json.loads(target.read_text()) == {"server": server, "passed": ["a", "b", "c", "d"]}
+    assert json.loads(target.read_text()) == {
+        "server": server,
+        "passed": ["a", "b", "c", "d"],
+        "artifacts": [],
+    }
     assert parts(target) == []
     assert not merge_proofs(target)  # nothing left to merge: the file stays
 
