@@ -238,3 +238,15 @@ def test_a_wrong_file_count_is_caught(tmp_path: Path) -> None:
     assert check_counts(tmp_path / "ok.md", tmp_path) == []
     (tmp_path / "bad.md").write_text("| 3 <!-- files: c/*.yaml class=x,z --> |\n")
     assert check_counts(tmp_path / "bad.md", tmp_path) == ["bad.md:1: says 3, c/*.yaml x,z has 2"]
+
+
+def test_a_fault_runs_counts_may_move_a_little_but_small_counts_not_at_all() -> None:
+    from tests.support.figures import within
+
+    assert within("faults.blackhole.extra.blackholed_connections", 12, 13)
+    assert within("faults.blackhole.extra.blackholed_connections", 12, 9)
+    assert not within("faults.blackhole.extra.blackholed_connections", 12, 16)
+    assert not within("faults.x.max_in_progress", 2, 3)  # a ceiling: exactly
+    assert not within("faults.x.overlaps", 0, 1)
+    assert within("ha_failover.sigkill_takeover_s", 15.12, 16.0)
+    assert not within("corpus_live.valid_windows", 19.0, 19.5)  # not an integer: exactly
