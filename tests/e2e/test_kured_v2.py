@@ -407,7 +407,10 @@ def test_f_a_node_that_never_comes_back_is_released_by_the_timeout(
         st.received for st in own if st.received > admitted and names[0] not in st.holding
     )
     s["dead_node_held_s"] = round(released - admitted, 2)
-    assert timeout_s <= released - admitted <= timeout_s + 5, s
+    # kumaco counts the timeout from its grant's lastTransitionTime (the instant it decided,
+    # to the end of that second); the audit log receives the grant a little later, so the
+    # hold measured between two receipts may be shorter by that latency (0.03 s seen).
+    assert timeout_s - 0.5 <= released - admitted <= timeout_s + 5, s
     figures.record("kured_v2_never_back", **s)
 
 
