@@ -82,7 +82,7 @@ from kumaco.core.selectors import (
     _go_quote,
     _key_problems,
     _quoted,
-    _value_problems,
+    value_errors,
 )
 
 __all__ = [
@@ -405,13 +405,7 @@ def _requirement_errors(key: str, operator: Operator, values: list[str]) -> list
             f"values: Invalid value: {_go_json_strings(values)}: "
             "values set must be empty for exists and does not exist"
         )
-    for index, value in enumerate(values):
-        problems = _value_problems(value)
-        if problems:
-            errors.append(
-                f"values[{index}][{_path_key(key)}]: Invalid value: {_quoted(value)}: "
-                + "; ".join(problems)
-            )
+    errors += value_errors(_path_key(key), values)
     return list(dict.fromkeys(errors))  # ToAggregate drops repeated messages
 
 

@@ -78,7 +78,7 @@ from __future__ import annotations
 import enum
 import functools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
@@ -726,6 +726,19 @@ _OPERATOR_SYMBOLS: Final = {
 }
 
 
+def value_errors(key_text: str, values: Sequence[str]) -> list[str]:
+    """Apimachinery's message for each invalid label value of a requirement on ``key_text``."""
+    errors = []
+    for position, value in enumerate(values):
+        problems = _value_problems(value)
+        if problems:
+            errors.append(
+                f"values[{position}][{key_text}]: Invalid value: {_quoted(value)}: "
+                + "; ".join(problems)
+            )
+    return errors
+
+
 def _check_values(key: str, operator: Operator, values: tuple[str, ...]) -> None:
     """Raise the server's aggregated error if any value of a requirement is invalid."""
     errors: list[str] = []
@@ -734,13 +747,7 @@ def _check_values(key: str, operator: Operator, values: tuple[str, ...]) -> None
             f"values[0]: Invalid value: {_quoted(values[0])}: "
             "for 'Gt', 'Lt' operators, the value must be an integer"
         )
-    for position, value in enumerate(values):
-        problems = _value_problems(value)
-        if problems:
-            errors.append(
-                f"values[{position}][{key}]: Invalid value: {_quoted(value)}: "
-                + "; ".join(problems)
-            )
+    errors += value_errors(key, values)
     if not errors:
         return
     if len(errors) == 1:
