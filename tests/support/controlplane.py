@@ -276,15 +276,21 @@ def build_assets() -> Path:
             "etcd_build_seconds": round(etcd_secs, 1),
             "kube_apiserver_build_seconds": round(time.monotonic() - t0, 1),
             "total_seconds": round(time.monotonic() - started, 1),
-            "go": subprocess.run(
-                ["go", "version"], capture_output=True, text=True, check=False
-            ).stdout.strip(),
-            "built_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            **build_stamp(),
         }
         (d / "build-info.json").write_text(json.dumps(info, indent=2) + "\n")
         log(f"built kube-apiserver {version} and etcd {ETCD_VERSION} in {info['total_seconds']}s")
         return d
     raise RuntimeError("no pinned kube-apiserver release builds:\n" + "\n".join(failures))
+
+
+def build_stamp() -> dict[str, str]:
+    """What a build-info.json says of the build itself: the Go toolchain and when."""
+    go = subprocess.run(["go", "version"], capture_output=True, text=True, check=False)
+    return {
+        "go": go.stdout.strip(),
+        "built_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    }
 
 
 def ensure_assets() -> Path:

@@ -77,6 +77,7 @@ from tests.support.controlplane import (
     ControlPlane,
     _go_env,
     _run_go,
+    build_stamp,
     cache_dir,
     ensure_assets,
     log,
@@ -168,10 +169,7 @@ def build_kured() -> Path:
             "archive": str(src),
             "sha256": sha,
             "build_seconds": round(time.monotonic() - t0, 1),
-            "go": subprocess.run(
-                ["go", "version"], capture_output=True, text=True, check=False
-            ).stdout.strip(),
-            "built_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            **build_stamp(),
         }
         (tmp / "build-info.json").write_text(json.dumps(info, indent=2) + "\n")
         shutil.rmtree(tmp / "src")
