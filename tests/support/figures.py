@@ -69,7 +69,10 @@ TIME_FACTOR = 3.0
 #: run: within this fraction of the docs' value, rounded down -- so a 0, a 1 or a ceiling
 #: of 2 or 3 must be met exactly, while 12 connections may be 9 to 15.
 COUNT_FRACTION = 0.25
-TIME_SLACK = {"s": 0.5, "ms": 500.0}
+#: A sub-second time under a fault (a poll of 0.1 s, a cut landing on a write) moves by up
+#: to a second from run to run on two cores running four e2e lanes: 0.12 s was 0.85 s in
+#: a clean-clone run of 73a31cc.
+TIME_SLACK = {"s": 1.0, "ms": 1000.0}
 _COMMIT = re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b")
 _CODE = re.compile(r"`[^`]*`")
 _LINK_TARGET = re.compile(r"\]\([^)]*\)")
