@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command (README): sets everything up on a fresh machine and runs the whole suite.
-#   1. a virtualenv in .venv with the project and its `test` extra (skipped when .ci/run
-#      has just made it: KUMACO_SETUP_DONE=1);
+#   1. a virtualenv in .venv with the project and its `test` extra, from a wheelhouse keyed
+#      by pyproject.toml (hack/venv.sh; skipped when .ci/run has just made it:
+#      KUMACO_SETUP_DONE=1);
 #   2. the control-plane binaries (kube-apiserver, etcd, kwok, kured v2's agents), built
 #      from pinned Go modules (and the shared archive) if absent;
 #   3. the Debian packages of hack/debian-packages.txt (when root and missing); podman and
@@ -20,13 +21,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOTOOLCHAIN=local
 started=$(date +%s)
-PY="${PYTHON:-python3}"
 if [ "${KUMACO_SETUP_DONE:-}" != 1 ]; then
-  if [ ! -x .venv/bin/python ]; then
-    "$PY" -m venv .venv
-  fi
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
+  bash hack/venv.sh  # the wheelhouse under ~/.cache/kumaco/wheels, keyed by pyproject.toml
 fi
 # shellcheck disable=SC1091
 . .venv/bin/activate
@@ -49,6 +45,11 @@ if [ "$#" -gt 0 ]; then
   exec pytest --junitxml=artifacts/junit.xml "$@"
 fi
 
+# mypy's incremental cache outlives the clone: keyed by the Python version and
+# pyproject.toml (mypy's settings and the dependencies' versions), it is checked by each
+# file's hash, so a fresh clone re-checks only what changed.
+mypy_key=$({ python -c 'import sys; print(sys.version)'; cat pyproject.toml; } | sha256sum | cut -c1-16)
+export MYPY_CACHE_DIR="${KUMACO_CACHE_DIR:-$HOME/.cache/kumaco}/mypy/$mypy_key"
 static_checks() {
   ruff check kumaco tests hack &&
     ruff format --check kumaco tests hack &&
