@@ -71,7 +71,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         type=int,
         default=20,
         metavar="SECONDS",
-        help="the window opens at the first minute boundary at least this far away (default 20)",
+        help="the window opens this long after the set-up, on kumaco's shifted clock (default 20)",
     )
     p.add_argument(
         "--kill-after",

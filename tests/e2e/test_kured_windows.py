@@ -16,7 +16,6 @@ under-maintenance condition True on the matching node only.
 from __future__ import annotations
 
 import datetime as dt
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -50,12 +49,8 @@ JSON_SELECTOR = '{"matchExpressions": [{"key": "pool", "operator": "In", "values
 
 
 def open_now() -> str:
-    """A cron firing at the current minute; with a 10m duration it is open right now."""
-    now = dt.datetime.now(dt.UTC)
-    if now.second > 50:  # not at the edge of the minute: the cron must name this one
-        time.sleep(61 - now.second)
-        now = dt.datetime.now(dt.UTC)
-    return cron_at(now)
+    """A cron that fired a minute ago; with a 10m duration it is open now, whatever the second."""
+    return cron_at(dt.datetime.now(dt.UTC) - dt.timedelta(minutes=1))
 
 
 def test_kured_scheduler_windows_are_loaded_and_open_on_the_matching_node_only(

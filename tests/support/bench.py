@@ -75,11 +75,15 @@ from tests.support.harness import (
     Api,
     Kumaco,
     NodeWatcher,
+    Shift,
     count_delta,
     request_counts,
+    shift_before,
     wait_for,
 )
 from tests.support.kwok import Kwok, KwokSettings
+
+REPO = Path(__file__).resolve().parents[2]
 
 FLOOR = "bench.kumaco.dev/Floor"
 FLOOR_AGENT = "kumaco-bench-floor"
@@ -363,13 +367,25 @@ class Scale:
 
 @dataclass
 class Plan:
-    """The measured window, sized from the floor: its duration, the openings, every wait."""
+    """The measured window, sized from the floor: its duration, the openings, every wait.
+
+    kumaco runs on a shifted wall clock (:class:`~tests.support.harness.Shift`): its first
+    opening, a whole minute of kumaco's clock, comes exactly ``ready_in`` seconds after the
+    plan instead of at the machine's next minute after that (up to a minute of waiting).
+    :attr:`opens` are kumaco's times (what the crons name); :meth:`real` is when the
+    machine reaches one.
+    """
 
     floor: float
     duration: int  # seconds the measured window stays open
     spacing: int  # minutes between two openings
     opens: list[dt.datetime]
     wait: float  # the longest a convergence is waited for
+    shift: Shift
+
+    def real(self, t: dt.datetime) -> float:
+        """The machine's Unix time at which kumaco's clock reads ``t``."""
+        return t.timestamp() - self.shift.offset
 
     @staticmethod
     def size(floor: float, repeats: int, ready_in: float, spares: int = 3) -> Plan:
@@ -384,10 +400,9 @@ class Plan:
         """
         duration = max(30, math.ceil(10 * floor + 30))
         spacing = max(1, math.ceil((duration + 5 * floor + 30) / 60))
-        first = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=ready_in)
-        first = first.replace(second=0, microsecond=0) + dt.timedelta(minutes=1)
-        opens = [first + dt.timedelta(minutes=i * spacing) for i in range(repeats + spares)]
-        return Plan(floor, duration, spacing, opens, wait=duration - 10.0)
+        shift = shift_before(ready_in)
+        opens = [shift.opens + dt.timedelta(minutes=i * spacing) for i in range(repeats + spares)]
+        return Plan(floor, duration, spacing, opens, wait=duration - 10.0, shift=shift)
 
     def schedules(self) -> list[str]:
         """Cron schedules (one per hour touched) firing at exactly :attr:`opens`."""
@@ -509,7 +524,8 @@ def _run_scale(sc: Scale, cp: ControlPlane, workdir: Path, res: dict[str, Any]) 
         res["plan"] = {
             "window_seconds": plan.duration,
             "spacing_minutes": plan.spacing,
-            "opens": [t.isoformat() for t in plan.opens],
+            "opens": [t.isoformat() for t in plan.opens],  # kumaco's clock
+            "clock_offset_seconds": round(plan.shift.offset, 3),
             "wait_seconds": plan.wait,
         }
         log(
@@ -560,18 +576,19 @@ def _run_scale(sc: Scale, cp: ControlPlane, workdir: Path, res: dict[str, Any]) 
         ]
         before, mark = request_counts(cp), audit.mark()
         started = time.time()
-        leader = Kumaco(
-            kubeconfig, flags, workdir / "leader.log", {"POD_NAME": "bench-leader"}, name="leader"
-        ).start()
+
+        def replica(name: str) -> Kumaco:
+            """A replica on the plan's clock, run from the repository (where the shifted
+            launcher's module is importable)."""
+            env = {"POD_NAME": f"bench-{name}"}
+            log_path = workdir / f"{name}.log"
+            launcher = plan.shift.launcher
+            return Kumaco(kubeconfig, flags, log_path, env, name, launcher=launcher, cwd=REPO)
+
+        leader = replica("leader").start()
         stack.callback(_stop, leader)
         wait_for(lambda: api.lease(namespaces[0], "kumaco") is not None, 120, what="a leader")
-        follower = Kumaco(
-            kubeconfig,
-            flags,
-            workdir / "follower.log",
-            {"POD_NAME": "bench-follower"},
-            name="follower",
-        ).start()
+        follower = replica("follower").start()
         stack.callback(_stop, follower)
         pids = {"leader": leader.pid, "follower": follower.pid, **others}
         done = converge(watcher, UM, "False", names, started, max(600.0, plan.wait * 3), gone)
@@ -590,7 +607,7 @@ def _run_scale(sc: Scale, cp: ControlPlane, workdir: Path, res: dict[str, Any]) 
         # competing for the same cores. kumaco writes nothing.
         watched = []
         for _ in range(sc.floor_rounds):
-            if time.time() + 4 * floor > plan.opens[0].timestamp() - 5:
+            if time.time() + 4 * floor > plan.real(plan.opens[0]) - 5:
                 log("no time left for another floor round before the first opening")
                 break
             watched.append(floor_round("with kumaco watching"))
@@ -603,8 +620,8 @@ def _run_scale(sc: Scale, cp: ControlPlane, workdir: Path, res: dict[str, Any]) 
         room = sc.quiet + 15 + 45
 
         def next_open() -> float:
-            ahead = [t.timestamp() for t in plan.opens if t.timestamp() - time.time() >= room]
-            return ahead[0] if ahead else plan.opens[-1].timestamp()
+            ahead = [plan.real(t) for t in plan.opens if plan.real(t) - time.time() >= room]
+            return ahead[0] if ahead else plan.real(plan.opens[-1])
 
         limit = min(time.time() + 60, next_open() - sc.quiet - 45)
         res["settled_seconds"] = round(settle(leader, until=limit), 1)
@@ -657,7 +674,7 @@ def _run_scale(sc: Scale, cp: ControlPlane, workdir: Path, res: dict[str, Any]) 
         for t_open in plan.opens:
             if len(open_lat) >= sc.repeats:
                 break
-            b = t_open.timestamp()
+            b = plan.real(t_open)
             if time.time() > b - 2:
                 log(f"skipping the opening at {t_open:%H:%M}: not ready in time")
                 continue

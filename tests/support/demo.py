@@ -10,8 +10,10 @@ The demo behind ``hack/demo.py`` (its command line, with the options below;
    ``node-00000`` get ``kured.dev/RebootRequired=True``; the second worker also
    ``kured.dev/RebootInhibited=True``.
 2. Namespace ``maintenance`` gets three window ConfigMaps: ``workers-now`` (every
-   worker; opens at the first minute boundary at least ``--lead`` seconds away and
-   stays open ``--window`` seconds), ``leap-day`` (valid, closed until 29 February)
+   worker; opens ``--lead`` seconds after the set-up and stays open ``--window``
+   seconds: the replicas run on a wall clock shifted by less than a minute
+   (:class:`tests.support.harness.Shift`) so that a whole minute, which the window's cron
+   names, comes then; every time the demo shows is that clock's), ``leap-day`` (valid, closed until 29 February)
    and ``nightly-typo`` (invalid: kumaco ignores it with a Warning Event). An admin
    kubeconfig (context namespace ``maintenance``) is written and its path printed.
 3. Three ``kumaco run`` replicas run under :class:`tests.support.supervisor.Supervisor`, which
@@ -55,7 +57,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import math
 import os
 import re
 import shutil
@@ -77,6 +78,7 @@ if TYPE_CHECKING:
     from tests.support.harness import Api
     from tests.support.supervisor import ReplicaFactory, Supervisor
 
+REPO = Path(__file__).resolve().parents[2]  # where `-m tests.support.shifted` imports
 NS = "maintenance"
 LEASE = "kumaco"
 CEILING = 2
@@ -363,6 +365,9 @@ class Demo:
         color = tty and not opts.no_color and not os.environ.get("NO_COLOR")
         self.screen = Screen(out, tty, color)
         self.started = time.time()
+        #: kumaco's clock minus the machine's (set in :meth:`setup`): every time the demo
+        #: shows or compares is kumaco's (:meth:`now`), the Lease's and conditions' included.
+        self.offset = 0.0
         self.stop = threading.Event()
         self.stop_reason = ""
         self.phase = "setup"
@@ -395,8 +400,12 @@ class Demo:
         with contextlib.suppress(OSError):  # a closed terminal or pipe must not stop the clean-up
             print(text, file=self.out, flush=True)
 
+    def now(self) -> float:
+        """kumaco's clock now (a Unix time)."""
+        return time.time() + self.offset
+
     def event(self, text: str, style: str = "", at: float | None = None) -> None:
-        at = time.time() if at is None else at
+        at = self.now() if at is None else at
         self.events.append((at, text, style))
         if not self.screen.tty:
             self.say(f"[{hms(at)}] {text}")
@@ -445,7 +454,7 @@ class Demo:
 
     def setup(self) -> None:
         from tests.support.controlplane import ControlPlane, ensure_assets, seed_nodes
-        from tests.support.harness import Api
+        from tests.support.harness import Api, shift_before
         from tests.support.supervisor import ReplicaFactory, Supervisor
 
         self.say(f"workdir: {self.workdir}")
@@ -462,14 +471,26 @@ class Demo:
         self.api = Api(self.cp)
         self.api.namespace(NS)
         self.mark_nodes()
-        self.scenario = self.plan(time.time())
+        # kumaco runs on a shifted wall clock that reaches a whole minute (what the window's
+        # cron names) --lead seconds from now, instead of the machine's next minute after
+        # that: the window opens --lead seconds from here, not up to a minute later.
+        shift = shift_before(self.o.lead)
+        self.offset = shift.offset
+        self.started += shift.offset
+        self.scenario = self.plan(self.now(), shift.opens.timestamp())
         self.load_windows()
-        self.replicas = ReplicaFactory(self.kubeconfig, REPLICA_FLAGS, self.logs, "kumaco")
+        self.replicas = ReplicaFactory(
+            self.kubeconfig, REPLICA_FLAGS, self.logs, "kumaco", launcher=shift.launcher, cwd=REPO
+        )
         self.sup = Supervisor(self.replicas, REPLICAS)
         self.track_replicas(quiet=True)
         self.say(
             "pids: "
             + " ".join(f"kumaco-{n}={self.pids[f'kumaco-{n}']}" for n in self.replica_names)
+        )
+        self.say(
+            f"kumaco's clock runs {self.offset:.1f}s ahead of this machine's, so that the window "
+            f"opens {self.o.lead}s from now; every time shown is kumaco's"
         )
         self.say(f"kubeconfig: {self.kubeconfig}")
         self.say(f"  kubectl --kubeconfig {self.kubeconfig} get nodes")
@@ -515,9 +536,9 @@ class Demo:
         assert self.api is not None
         self.api.set_condition(node, ctype, status, reason=reason, message=f"demo: {message}")
 
-    def plan(self, now: float) -> Scenario:
+    def plan(self, now: float, opens: float) -> Scenario:
+        """The scenario from ``now`` with the window opening at ``opens`` (kumaco's clock)."""
         o = self.o
-        opens = math.ceil((now + o.lead) / 60) * 60
         length = float(o.window)
         deadline = self.started + o.duration if o.duration else None
         shortened = False
@@ -606,7 +627,7 @@ class Demo:
 
     def loop(self) -> None:
         while not self.stop.is_set():
-            now = time.time()
+            now = self.now()
             snap = self.poll(now)
             self.observe(snap)
             self.act(snap)
@@ -620,7 +641,7 @@ class Demo:
             if sc.end_at is not None and self.scenario_over:
                 self.stop_reason = self.stop_reason or "scenario over"
                 break
-            self.stop.wait(max(0.05, TICK - (time.time() - now)))
+            self.stop.wait(max(0.05, TICK - (self.now() - now)))
         if self.last is not None and not self.screen.tty:
             self.print_plain(self.last, force=True)
         elif self.last is not None:
@@ -749,7 +770,7 @@ class Demo:
             if victim is not None and victim.alive and victim.proc is not None:
                 sig = signal.SIGTERM if self.o.kill_signal == "TERM" else signal.SIGKILL
                 victim.send(sig)
-                t.kill_sent, t.killed_holder = time.time(), snap.holder
+                t.kill_sent, t.killed_holder = self.now(), snap.holder
                 self.event(
                     f"sent {sig.name} to leader {snap.holder} (pid {victim.proc.pid})", MAGENTA
                 )

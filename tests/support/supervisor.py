@@ -78,6 +78,7 @@ class ReplicaFactory:
     prefix: str
     made: list[Kumaco] = field(default_factory=list)
     cwd: Path | None = None  # where each process runs (see :class:`Kumaco`)
+    launcher: Sequence[str] = ("-m", "kumaco")  # e.g. a shifted clock's (harness.Shift)
 
     def __call__(self, name: str) -> Kumaco:
         pod = f"{self.prefix}-{name}"
@@ -88,6 +89,7 @@ class ReplicaFactory:
             self.logs / f"{pod}.{n}.log",
             {"POD_NAME": pod},
             name,
+            launcher=self.launcher,
             cwd=self.cwd,
         )
         self.made.append(k)

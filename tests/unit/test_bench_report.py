@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -144,7 +145,13 @@ def test_the_chart_is_svg_with_a_line_per_measured_series() -> None:
 def test_the_measured_window_outlasts_a_slow_opening_and_fires_exactly_as_planned(
     floor: float,
 ) -> None:
+    planned = time.time()
     plan = Plan.size(floor, repeats=2, ready_in=100)
+    # kumaco's clock is shifted so that its first opening comes ready_in seconds from now,
+    # not at the machine's next minute after that.
+    assert 0 <= plan.shift.offset < 60
+    assert abs(plan.real(plan.opens[0]) - (planned + 100)) < 1
+    assert plan.opens[0].second == 0 and plan.opens[0].microsecond == 0
     # Issue 17's slow machine: the floor took 2.5x as long with kumaco watching, and an
     # opening can take 1.3x that: the window must still be open when it ends.
     # This machine, loaded: 5.5x with kumaco watching; the opening is waited for that long
