@@ -31,10 +31,11 @@ written when each response completes, not in commit order, so two
 concurrent writes to different Nodes could be replayed in the wrong order; a
 stored object with its revision has neither ambiguity. A successful write
 without a stored object (a policy below RequestResponse) makes the judge
-fail rather than guess. :func:`assert_resolved` is the one rule for its
-``unresolved`` writes (an unknown outcome it took as not applied): none may be
-an admission, and a revocation only where the caller says why an upper bound
-suffices.
+fail rather than guess. A write of unknown outcome that nothing later explains is
+taken the way that can only over-count: an admission as held from its receipt
+(``assumed``), a revocation as not applied (``unresolved``). :func:`assert_resolved`
+is the one rule for the ``unresolved`` ones: a revocation passes only where the caller
+says why an upper bound suffices.
 
 :func:`forbidden` lists one identity's requests the server refused with 403.
 """
@@ -281,6 +282,8 @@ class CeilingVerdict:
     condition: str
     steps: list[Step] = field(default_factory=list)
     unresolved: list[str] = field(default_factory=list)  # 5xx writes no later state explains
+    #: unexplained 5xx admissions, counted as held from their receipt (an upper bound)
+    assumed: list[str] = field(default_factory=list)
 
     @property
     def writes(self) -> int:
@@ -337,7 +340,10 @@ def judge_ceiling(
     that Node -- the stored object of its next write that does not itself set
     ``condition``, or else ``final`` (whether each Node holds it at the end) -- and, when
     applied, replayed at the instant the server answered it. One that cannot be resolved
-    is taken as not applied and listed in :attr:`CeilingVerdict.unresolved`.
+    is taken the way that can only over-count: an admission (asking ``condition`` True)
+    as applied from the instant the server received it until the Node's next write
+    (listed in :attr:`CeilingVerdict.assumed`: it can never hide a holder), anything else
+    as not applied (listed in :attr:`CeilingVerdict.unresolved`).
     """
     writes: list[tuple[int, float, AuditEvent, dict[str, Any]]] = []
     maybe: list[AuditEvent] = []
@@ -368,6 +374,7 @@ def judge_ceiling(
     writes.sort(key=lambda w: (w[0], w[1]))
     verdict = CeilingVerdict(condition)
     applied: list[tuple[float, AuditEvent]] = []
+    counted: set[int] = set()  # the assumed ones, by identity
     for ev in maybe:
         wanted = _requested(ev, condition) == "True"
         later = [w for w in writes if w[2].name == ev.name and w[1] > ev.received]
@@ -377,11 +384,13 @@ def judge_ceiling(
             seen = None if _requested(nxt[2], condition) is not None else _holds(nxt[3], condition)
         else:
             seen = None if final is None else final.get(ev.name)
-        if seen is None:
-            verdict.unresolved.append(
-                f"{ev.verb} {ev.name} by {ev.user_agent or '?'} answered {ev.code} at "
-                f"{ev.done:.3f}: taken as not applied"
-            )
+        said = f"{ev.verb} {ev.name} by {ev.user_agent or '?'} answered {ev.code} at {ev.done:.3f}"
+        if seen is None and wanted:
+            verdict.assumed.append(f"{said}: counted as held from its receipt")
+            applied.append((ev.received, ev))
+            counted.add(id(ev))
+        elif seen is None:
+            verdict.unresolved.append(f"{said}: taken as not applied")
         elif seen == wanted:
             applied.append((ev.done, ev))
     state: dict[str, bool] = {}
@@ -393,7 +402,8 @@ def judge_ceiling(
             _, ev = pending.pop(0)
             state[ev.name] = _requested(ev, condition) == "True"
             holding = tuple(sorted(n for n, held in state.items() if held))
-            verb = f"{ev.verb} (answered {ev.code}, applied)"
+            how = "counted as applied from its receipt" if id(ev) in counted else "applied"
+            verb = f"{ev.verb} (answered {ev.code}, {how})"
             verdict.steps.append(
                 Step(last_revision, ev.received, ev.name, verb, ev.user_agent, holding)
             )
