@@ -47,6 +47,7 @@ counts the changes these checks catch (tests/unit/test_figures_mutation.py).
 from __future__ import annotations
 
 import bisect
+import contextlib
 import datetime as dt
 import functools
 import itertools
@@ -404,6 +405,52 @@ def explain(path: Path, root: Path) -> Iterator[str]:
                 yield f"{line}: {token} <- {item.text}{mark} = {value!r}"
 
 
+def quote(token: str, value: Any) -> str:
+    """``value`` written as the doc's ``token`` writes a number: its decimals, its commas."""
+    if isinstance(value, str):
+        return value
+    plain = token.replace(",", "")
+    if "." in plain:
+        return f"{float(value):.{len(plain.split('.')[1])}f}"
+    return f"{round(float(value)):,}" if "," in token else str(round(float(value)))
+
+
+def requote(path: Path, root: Path, source: Path) -> tuple[str, int]:
+    """``path``'s text with every quote of ``source`` rewritten from ``source`` as it is now.
+
+    For a new copy of a run's figures (``docs/e2e-figures.json`` from a green CI run's
+    ``artifacts/figures.json``): each marked number whose block names ``source`` is
+    written anew from its item's value at the precision shown, and each ``CI run of C,
+    DATE`` in those blocks names the new run. Constants are left alone; what the prose
+    says about the numbers is for the author to read again. Returns the text and how
+    many numbers changed.
+    """
+    lines = path.read_text().splitlines(keepends=True)
+    doc = load(source)
+    changed = 0
+    edits: list[tuple[Span, str]] = []
+    for b in blocks(path, root):
+        if b.source != source:
+            continue
+        for span, item in zip(b.spans, b.items, strict=False):
+            if item.constant:
+                continue
+            with contextlib.suppress(KeyError):
+                value = resolve(doc, item.text)
+                if _scalar(value) and not shows(span.token, value):
+                    edits.append((span, quote(span.token, value)))
+        for i in range(b.body, b.body + len(b.text.splitlines())):
+            lines[i] = _RUN.sub(record_of(doc), lines[i])
+    for span, new in sorted(edits, key=lambda e: (e[0].line, e[0].start), reverse=True):
+        line = lines[span.line]
+        lines[span.line] = line[: span.start] + new + line[span.end :]
+        changed += 1
+    return "".join(lines), changed
+
+
+_RUN = re.compile(r"CI run of [0-9a-f]{7,40}, \d{4}-\d{2}-\d{2}")
+
+
 # ----------------------------------------------------------------------------- a CI run's figures
 
 
@@ -575,8 +622,19 @@ def check_counts(path: Path, root: Path, text: str | None = None) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m tests.support.figures DOC...``: each marked figure, its item, its value."""
+    """``python -m tests.support.figures DOC...``: each marked figure, its item, its value.
+
+    ``--requote JSON DOC...`` rewrites the DOCs' quotes of JSON from it (:func:`requote`).
+    """
     root = Path(__file__).resolve().parents[2]
+    if argv[:1] == ["--requote"]:
+        source = Path(argv[1]).resolve()
+        for name in argv[2:]:
+            doc = Path(name).resolve()
+            text, changed = requote(doc, root, source)
+            doc.write_text(text)
+            print(f"{doc.relative_to(root)}: {changed} figures requoted from {argv[1]}")
+        return 0
     for name in argv:
         for line in explain(Path(name).resolve(), root):
             print(line)
