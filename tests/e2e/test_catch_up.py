@@ -107,9 +107,11 @@ def stop_all(replicas: list[Kumaco]) -> list[int]:
     """
     # Each running (its SIGTERM handler installed): a signal during an interpreter's start
     # would end it by the default action (-15), which is not the shutdown judged here.
+    # Start-up: 1-4 s to the conditions measured (CATCH_UP_BOUND_S); 30 s for a loaded machine.
     wait_for(lambda: all(k.ready() for k in replicas), 30, what="every replica ready")
     for k in replicas:
         k.send(signal.SIGTERM)
+    # A release (0.14-0.64 s to a takeover measured, chaos_short) and the interpreter's exit.
     return [k.wait(20) for k in replicas]
 
 
@@ -223,7 +225,7 @@ def previous_release(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
         capture_output=True,
         text=True,
         check=False,
-        timeout=120,
+        timeout=120,  # a local checkout of a few hundred files; 120 s only catches a hang
     )
     if added.returncode != 0:
         pytest.fail(
@@ -238,7 +240,7 @@ def previous_release(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
             ["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)],
             capture_output=True,
             check=False,
-            timeout=120,
+            timeout=120,  # removing that checkout; 120 s only catches a hang
         )
 
 
@@ -246,19 +248,22 @@ def takeover_keeps_one_event(
     raw: Api, ns: str, run: str, running: list[Kumaco], window: str, reason: str
 ) -> None:
     """SIGTERM the leader; once the other replica leads and has planned, still one Event."""
+    # Start-up (1-4 s to the conditions measured, CATCH_UP_BOUND_S), with room for load.
     wait_for(lambda: all(k.ready() for k in running), 30, what="every replica ready")
     leader = wait_leader(raw, ns, run, 15)
     victim = next(k for k in running if leader.startswith(k.env["POD_NAME"] + "_"))
     other = next(k for k in running if k is not victim)
     assert victim.stop() == 0
+    # SIGTERM releases the Lease: one retry period (1 s), 0.14-0.64 s measured (chaos_short).
     wait_leader(raw, ns, run, 10, not_=leader)
     wait_for(
         lambda: any("leading: view rebuilt" in m for m in other.log_messages()),
-        10,
+        10,  # the follower's caches are warm: a rebuild in memory, 10 s for a loaded machine
         what="the new leader's rebuild",
     )
     # Its WindowLoaded and its announcement of the same occurrence (both find the name
     # taken: 409), then a moment for anything else it would send.
+    # Two Event POSTs of its first pass: 10 s is room for a loaded machine.
     wait_for(lambda: event_posts(other) >= 2, 10, what="the new leader's announcements")
     time.sleep(0.5)
     got = events(raw, ns, window, reason)
@@ -282,7 +287,7 @@ def test_an_opening_missed_while_every_replica_was_down_is_caught_up_on_start(
         first = replicas(run, flags)
         wait_for(
             lambda: all(um(raw, n) == "False" for n in (*covered, other)),
-            30,
+            30,  # start-up and the first pass: 1-4 s measured (CATCH_UP_BOUND_S)
             what="every node out of maintenance (no window)",
         )
         assert stop_all(first) == [0, 0]
@@ -296,6 +301,7 @@ def test_an_opening_missed_while_every_replica_was_down_is_caught_up_on_start(
         assert right is not None, f"the opening not caught up within {CATCH_UP_BOUND_S}s"
         took = right - started
         assert um(raw, other) == "False"
+        # Posted by the pass that just wrote the conditions: 10 s for a loaded machine.
         wait_for(lambda: events(raw, ns, "missed", "WindowStarted"), 10, what="WindowStarted")
         (ev,) = events(raw, ns, "missed", "WindowStarted")
         assert "for 2 node(s)" in ev["note"], ev["note"]
@@ -325,6 +331,7 @@ def test_a_close_missed_while_every_replica_was_down_is_caught_up_on_start(
     flags = [*scope_flags(run, ns), *FAST.flags()]
     with NodeWatcher(raw, run) as watcher:
         first = replicas(run, flags)
+        # Start-up and the first pass (1-4 s measured, CATCH_UP_BOUND_S), then its Event.
         wait_for(lambda: all(um(raw, n) == "True" for n in covered), 30, what="the window applied")
         wait_for(lambda: events(raw, ns, "closing", "WindowStarted"), 10, what="WindowStarted")
         assert stop_all(first) == [0, 0]
@@ -333,6 +340,7 @@ def test_a_close_missed_while_every_replica_was_down_is_caught_up_on_start(
             f"the replicas were down only {down - closes:.1f}s before the close: "
             "raise CLOSE_LEAD_S, the scenario did not happen"
         )
+        # Only the clock: the close is at most CLOSE_LEAD_S (15 s) away, plus 1 s.
         wait_for(lambda: time.time() > closes + 1.0, 30, interval=0.1, what="the close")
         assert changes_since(watcher, down) == [], "something wrote while no replica ran"
         assert all(um(raw, n) == "True" for n in covered)  # nobody closed it
@@ -342,6 +350,7 @@ def test_a_close_missed_while_every_replica_was_down_is_caught_up_on_start(
         right = watcher.wait_all(UM, "False", covered, since=started, timeout=CATCH_UP_BOUND_S)
         assert right is not None, f"the close not caught up within {CATCH_UP_BOUND_S}s"
         took = right - started
+        # Posted by the pass that just wrote the conditions: 10 s for a loaded machine.
         wait_for(lambda: events(raw, ns, "closing", "WindowEnded"), 10, what="WindowEnded")
         (ev,) = events(raw, ns, "closing", "WindowEnded")
         opened = dt.datetime.fromtimestamp(created, dt.UTC).replace(second=0, microsecond=0)
@@ -396,18 +405,20 @@ def test_a_rolling_upgrade_hands_over_once_and_the_holder_keeps_its_place(
     holder = names[0]
     with NodeWatcher(raw, run) as watcher:
         (old,) = replicas(run, flags, 1, pod="old", tree=previous_release)
+        # Start-up and a fresh Lease (1-4 s to the conditions measured, CATCH_UP_BOUND_S).
         old_id = wait_leader(raw, ns, run, 30)
         assert old_id.startswith(f"{run}-old0_"), old_id
         wait_for(
             lambda: condition_status(raw.conditions(holder), MIP) == "True",
-            30,
+            30,  # its first pass after leading: 1-4 s measured from a start (CATCH_UP_BOUND_S)
             what="the previous release to admit the oldest request",
         )
         wait_for(
             lambda: all(condition_status(raw.conditions(n), MIP) == "False" for n in names[1:]),
-            10,
+            10,  # the same first pass wrote them: 10 s for a loaded machine
             what="the others waiting",
         )
+        # Posted by the same first pass: 10 s for a loaded machine.
         wait_for(lambda: events(raw, ns, "open", "WindowStarted"), 10, what="WindowStarted")
         before = raw.conditions(holder)[MIP]
         # It is the previous release: no boot marker, no kumaco_releases_total.
@@ -416,22 +427,24 @@ def test_a_rolling_upgrade_hands_over_once_and_the_holder_keeps_its_place(
         assert old.metric("kumaco_releases_total") is None
 
         (new,) = replicas(run, flags, 1, pod="new")
+        # Start-up to synced caches (1-4 s to the conditions measured, CATCH_UP_BOUND_S).
         wait_for(new.ready, 30, what="the new release ready (a follower)")
         assert new.metric("kumaco_leader") == 0.0
         assert leader_of(raw, ns, run) == old_id
         term = time.time()
         old.send(signal.SIGTERM)  # the rolling update ends the old pod
+        # The asserted bound is HANDOVER_BOUND_S (below); this wait only has to outlast it.
         new_id = wait_leader(raw, ns, run, 15, not_=old_id)
         handover = time.time() - term
         assert new_id.startswith(f"{run}-new0_"), new_id
         marked = f"{before['message']}; admitted on boot {boots[holder]}"
         wait_for(
             lambda: raw.conditions(holder)[MIP]["message"] == marked,
-            10,
+            10,  # the new leader's first pass on warm caches: 10 s for a loaded machine
             what="the new release's boot marker on the holder",
         )
         acted = time.time() - term
-        assert old.wait(20) == 0
+        assert old.wait(20) == 0  # it released the Lease already: only its teardown is left
         time.sleep(2.0)  # a fight would show within a couple of retry periods
         after = raw.conditions(holder)[MIP]
         assert (after["status"], after["reason"], after["lastTransitionTime"]) == (
@@ -445,6 +458,7 @@ def test_a_rolling_upgrade_hands_over_once_and_the_holder_keeps_its_place(
         assert not (fought := message_flips(watcher)), fought
         assert new.metric("kumaco_condition_conflicts") == 0.0
         assert not any("owned by another kumaco instance" in m for m in new.log_messages())
+        # Two Event POSTs of its first pass (done: the marker is written): 10 s for load.
         wait_for(lambda: event_posts(new) >= 2, 10, what="the new release's announcements")
         assert len(events(raw, ns, "open", "WindowStarted")) == 1
         assert messages(watcher, holder, MIP) == [before["message"], marked]

@@ -136,6 +136,7 @@ def test_watch_from_too_old_resource_version_is_gone_and_relist_recovers(
     control_plane.compact_etcd()
     control_plane.restart_apiserver()
 
+    # The 410 is the watch's first and only event, sent at once: 5 s only catches a hang.
     resp = core.list_namespaced_config_map(
         ns, watch=True, resource_version=old_rv, timeout_seconds=5, _preload_content=False
     )
@@ -152,6 +153,7 @@ def test_watch_from_too_old_resource_version_is_gone_and_relist_recovers(
         ns, client.V1ConfigMap(metadata=client.V1ObjectMeta(name=name))
     )
     seen = []
+    # The ConfigMap was created before the watch: its ADDED comes at once; 10 s catches a hang.
     for ev in watch.Watch().stream(
         core.list_namespaced_config_map, ns, resource_version=rv, timeout_seconds=10
     ):
@@ -203,6 +205,7 @@ def test_service_account_token_is_denied_until_bound(
             subjects=[client.RbacV1Subject(kind="ServiceAccount", name=sa, namespace=ns)],
         )
     )
+    # 10 s: the authorizer's informer has one new binding to see (not timed); room for load.
     deadline = time.monotonic() + 10
     while True:  # the authorizer's cache follows the binding within moments
         try:
@@ -224,6 +227,7 @@ def test_a_failed_start_leaves_nothing_running(control_plane: ControlPlane, tmp_
     broken.chmod(0o755)
     cp = ControlPlane(assets)
     with pytest.raises(RuntimeError, match="refusing to start"):
+        # The stub exits at once; 20 s is far above a full start (2.54-3.36 s, controlplane).
         cp.start(timeout=20)
     assert cp.etcd is None
     assert cp.apiserver is None

@@ -371,7 +371,7 @@ class KumacoProcess:
     def stop(self) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
-            try:
+            try:  # a release (0.14-0.64 s to a takeover measured, chaos_short), then the exit
                 self.proc.wait(20)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
@@ -575,7 +575,7 @@ def test_base_rbac_is_sufficient_for_kumaco_to_do_its_whole_job(
     since = time.time()
     with kumaco(base_install["kubeconfig"], ns, args, {}, tmp_path / "kumaco.log") as k:
         for node in in_window:
-            wait_for(
+            wait_for(  # start-up and the first pass: 1-4 s measured (test_catch_up.py)
                 lambda n=node: cluster.conditions(n).get(UM) == "True", 20, f"{UM}=True on {node}"
             )
         wait_for(
@@ -583,7 +583,7 @@ def test_base_rbac_is_sufficient_for_kumaco_to_do_its_whole_job(
                 cluster.event_reasons(ns).get("open", set()) >= {"WindowLoaded", "WindowStarted"}
                 and "WindowInvalid" in cluster.event_reasons(ns).get("broken", set())
             ),
-            20,
+            20,  # posted by the same first pass: room for a loaded machine
             "WindowLoaded, WindowStarted and WindowInvalid Events",
         )
         k.assert_alive()
@@ -616,7 +616,7 @@ def test_base_rbac_is_sufficient_for_kumaco_to_do_its_whole_job(
                 }
                 == {"open", "broken"}
             ),
-            20,
+            20,  # a restart's start-up and first pass: 1-4 s measured (test_catch_up.py)
             "the repeated Events to be aggregated (series.count 2)",
         )
         lease = client.CoordinationV1Api(cluster.api).read_namespaced_lease("kumaco", ns)
@@ -780,6 +780,7 @@ def test_delegated_overlay_manager_declares_windows_only_and_kumaco_acts_on_them
     with kumaco(
         kc, sys_ns, ["--node-selector", f"{RUN_LABEL}={run}"], env, tmp_path / "k.log"
     ) as k:
+        # Start-up and the first pass (1-4 s measured, test_catch_up.py), then its Events.
         for node in nodes:
             wait_for(lambda n=node: cluster.conditions(n).get(UM) == "True", 20, f"{UM} on {node}")
         wait_for(
@@ -827,6 +828,7 @@ def test_kured_overlay_grants_maintenance_in_progress_to_one_eligible_node(
         def in_progress() -> list[str]:
             return [n for n in every if cluster.conditions(n).get(mip) == "True"]
 
+        # Start-up and the first pass (1-4 s measured, test_catch_up.py); the grant is in it.
         for node in every:
             wait_for(lambda n=node: cluster.conditions(n).get(um) == "True", 20, f"{um} on {node}")
         wait_for(in_progress, 20, f"{mip} on one node")
@@ -889,6 +891,7 @@ def policy(
         c.apply_for_real(docs)
         p = Policy(ns, c.core)
         # Policies take effect asynchronously: wait until a known-bad window is rejected.
+        # 20 s: the API server's policy informer (not timed), with room for a loaded machine.
         wait_for(lambda: not p.verdict({})[0], 20, "the admission policy to take effect", 0.2)
         yield p
     finally:

@@ -122,13 +122,14 @@ def test_the_run_loop_reports_a_lost_lease_once(kube: Kube, raw: Api) -> None:
     thread = threading.Thread(target=a.run, daemon=True)
     thread.start()
     try:
-        wait_for(lambda: a.is_leader, 10, what="leading")
+        wait_for(lambda: a.is_leader, 10, what="leading")  # a fresh Lease: the first round wins
         # An intruder holds the Lease with a long duration: every renewal now fails.
         path = f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/{name}"
         lease = raw.lease(ns, name)
         assert lease is not None
         lease["spec"].update(holderIdentity="intruder", leaseDurationSeconds=3600)
         raw.request("PUT", path, lease)
+        # Lost after the renew deadline (2 s) of failed 0.2 s rounds: 10 s leaves 5x that.
         wait_for(lambda: not a.is_leader, 10, what="leadership lost")
         time.sleep(1.0)  # several more rounds: still reported once
         assert events == ["started", "stopped"]
@@ -182,7 +183,7 @@ def test_release_during_an_acquiring_put_still_releases(kube: Kube, raw: Api) ->
     a = LeaseElection(seam, ns, name, "replica-0", retry_period=0.2)  # type: ignore[arg-type]
     thread = threading.Thread(target=a.run, daemon=True)
     thread.start()
-    assert seam.committed.wait(10)
+    assert seam.committed.wait(10)  # the first round's PUT, at once: 10 s only catches a hang
     lease = raw.lease(ns, name)
     assert lease is not None
     assert lease["spec"]["holderIdentity"] == "replica-0"  # what a watcher sees: a new leader
@@ -192,9 +193,11 @@ def test_release_during_an_acquiring_put_still_releases(kube: Kube, raw: Api) ->
     stopper.start()  # the SIGTERM
     # release() found the round in flight and waits for it (before the fix it judged
     # "not leading" at once and never waited: this event was never set).
+    # Set as soon as release() starts waiting: 10 s only catches a hang.
     assert a.release_waits.wait(10), "release() did not wait for the round in flight"
     assert stopper.is_alive() and not released
     seam.go.set()  # the PUT's response arrives
+    # The round ends and release() sends one more request: 10 s only catches a hang.
     stopper.join(10)
     thread.join(10)
     assert released == [True]

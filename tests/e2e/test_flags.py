@@ -54,6 +54,7 @@ FAST = Timings(lease=4.0, renew=3.0, retry=1.0)
 #: Slack on every time bound: a loop turn, a write and its watch event on a loaded machine.
 MARGIN = 2.0
 #: How long a process may take to start, lead and write its first conditions.
+#: 1-4 s measured (test_catch_up.py); 40 s for two or three processes starting side by side.
 STARTUP = 40.0
 
 
@@ -133,6 +134,7 @@ def cordon(raw: Api, node: str, on: bool) -> None:
 
 def samples(k: Kumaco, name: str) -> dict[str, float]:
     """Every sample of metric ``name`` on ``k``'s /metrics, by its label text ("" for none)."""
+    # One loopback GET of a small page (not timed): 2 s, as Kumaco.metric in the harness.
     conn = http.client.HTTPConnection("127.0.0.1", k.metrics_port, timeout=2)
     try:
         conn.request("GET", "/metrics")
@@ -196,6 +198,8 @@ def test_custom_condition_names_are_written_and_read_back_and_the_defaults_never
         # and the ceiling of 1 holds on the custom type throughout.
         cleared = time.time()
         raw.set_condition(n["a"], REQUIRED, "False")
+        # A watch event, a pass and a write each (a handover: 0.12 s measured, faults
+        # conflicts-409); 10 s is room for a loaded machine.
         wait_cond(raw, n["a"], CUSTOM_MIP, ("False", "MaintenanceFinished"), 10)
         wait_cond(raw, n["b"], CUSTOM_MIP, ("True", "MaintenanceAllowed"), 10)
         handover = watcher.wait_first(n["b"], has(CUSTOM_MIP, "True"), after=cleared)
@@ -216,6 +220,7 @@ def test_the_admission_cutoff_admits_before_it_and_never_after(
     raw: Api, spawn: Callable[..., Kumaco]
 ) -> None:
     cutoff = 20.0
+    # The start and first pass take 1-4 s (test_catch_up.py): 14 s leaves 3x for a loaded machine.
     lead = 14.0  # seconds before the cutoff passes: the process starts and admits a
     run, ns, n = make_nodes(
         raw,
@@ -250,6 +255,7 @@ def test_the_admission_cutoff_admits_before_it_and_never_after(
         wait_cond(raw, en["short"], MIP, ("False", "AdmissionCutoff"))
         assert condition_status(raw.conditions(en["short"]), UM) == "True"
         # b waits on the ceiling; when the cutoff passes its reason turns AdmissionCutoff.
+        # A planned transition like a window boundary (9 ms late measured, ``boundary``): 10 s.
         wait_cond(raw, n["b"], MIP, ("False", "AdmissionCutoff"), passes - time.time() + 10)
         flipped = watcher.wait_first(n["b"], has(MIP, "False", "AdmissionCutoff"))
         assert flipped is not None
@@ -259,6 +265,7 @@ def test_the_admission_cutoff_admits_before_it_and_never_after(
         # The place frees before the window closes: b is still not admitted.
         released = time.time()
         raw.set_condition(n["a"], REQUIRED, "False")
+        # A watch event, a pass and a write: 10 s is room for a loaded machine.
         wait_cond(raw, n["a"], MIP, ("False", "MaintenanceFinished"), 10)
         time.sleep(1.5)
         assert cond(raw, n["b"], MIP) == ("False", "AdmissionCutoff")
@@ -306,11 +313,12 @@ def test_unavailable_nodes_count_toward_the_ceiling(raw: Api, spawn: Callable[..
         # One place freed: the cordoned node is uncordoned; the NotReady one still counts.
         freed = time.time()
         cordon(raw, n["cordoned"], False)
+        # A watch event, a pass and a write (asserted below within MARGIN): 10 s to see it.
         wait_cond(raw, n["b"], MIP, ("True", "MaintenanceAllowed"), 10)
         admitted = watcher.wait_first(n["b"], has(MIP, "True"), after=freed)
         assert admitted is not None and admitted - freed <= MARGIN, (admitted - freed, MARGIN)
         raw.set_condition(en["x"], "Ready", "True", reason="KubeletReady")
-        wait_cond(raw, en["y"], MIP, ("True", "MaintenanceAllowed"), 10)
+        wait_cond(raw, en["y"], MIP, ("True", "MaintenanceAllowed"), 10)  # as above
     print(f"FLAGS count-unavailable: b admitted {admitted - freed:.3f}s after the uncordon")
 
 
@@ -339,6 +347,8 @@ def test_the_in_progress_timeout_revokes_a_holder_logs_and_counts_it(
         c_since = ltt(raw, en["c"], MIP)
         wait_cond(raw, n["a"], MIP, ("True", "MaintenanceAllowed"))
         a_since = ltt(raw, n["a"], MIP)  # what the timeout counts from (whole seconds)
+        # Each revocation is due 1 + timeout s after the (truncated) grant, then a write
+        # (asserted below within MARGIN); the next grant is one more pass: 10 s of room each.
         wait_cond(raw, n["a"], MIP, ("False", "MaintenanceTimedOut"), timeout + 10)
         wait_cond(raw, n["b"], MIP, ("True", "MaintenanceAllowed"), 10)  # the place freed
         b_since = ltt(raw, n["b"], MIP)

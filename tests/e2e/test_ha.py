@@ -56,6 +56,8 @@ def test_failover_after_sigkill_and_sigterm_within_the_bounds(
     run, ns, names = _setup(raw)
     sup = replicas(run, scope_flags(run, ns))
     t = Timings()  # the defaults: 15 s / 10 s / 2 s
+    # Three start-ups side by side, a fresh Lease, the first pass: 1-4 s measured
+    # (test_catch_up.py); 30 s each for a loaded machine.
     leader = wait_for(lambda: leader_of(raw, ns, run), 30, what="a leader")
     wait_for(
         lambda: all(condition_status(raw.conditions(n), UM) == "True" for n in names),
@@ -63,6 +65,7 @@ def test_failover_after_sigkill_and_sigterm_within_the_bounds(
         what="conditions",
     )
     # Followers are ready too, and exactly one replica reports leading.
+    # 20 s: they started with the leader, which has written its conditions by now.
     wait_for(lambda: all(k.ready() for k in sup.replicas.values()), 20, what="all replicas ready")
     assert sorted(k.metric("kumaco_leader") or 0.0 for k in sup.replicas.values()) == [
         0.0,
@@ -78,7 +81,7 @@ def test_failover_after_sigkill_and_sigterm_within_the_bounds(
         victim.send(sig)
         new = wait_for(
             lambda old=leader: (h := leader_of(raw, ns, run)) and h != old and h,
-            40,
+            40,  # outlasts the asserted bounds below (SIGKILL: 15.12 s measured, ha_failover)
             interval=0.02,
             what="a new leader",
         )
@@ -95,6 +98,7 @@ def test_failover_after_sigkill_and_sigterm_within_the_bounds(
     )
     assert times["SIGKILL"] <= t.lease + t.retry * 1.2 + 1.0
     assert t.lease - t.renew < times["SIGKILL"]  # not earlier than the lease allows
+    # SIGTERM: a retry period (up to 1.2x with jitter), plus 1 s for load; 1.02 s measured.
     assert times["SIGTERM"] <= t.retry * 1.2 + 1.0  # released: about one retry period
 
 
@@ -117,6 +121,7 @@ def test_a_config_edit_hands_over_to_another_replica_with_the_new_windows_within
             "0.5s",
         ],
     )
+    # Start-ups, a fresh Lease, the first pass: 1-4 s measured (test_catch_up.py); 30 s each.
     leader = wait_for(lambda: leader_of(raw, ns, run), 30, what="a leader")
     wait_for(
         lambda: condition_status(raw.conditions(names[1]), UM) == "True", 30, what="first state"
@@ -129,7 +134,7 @@ def test_a_config_edit_hands_over_to_another_replica_with_the_new_windows_within
             condition_status(raw.conditions(names[0]), UM) == "True"
             and condition_status(raw.conditions(names[1]), UM) == "False"
         ),
-        10,
+        10,  # outlasts the asserted 3 s below (1.1 s measured, ha_config_edit)
         interval=0.02,
         what="the new windows applied",
     )
@@ -145,7 +150,9 @@ def test_a_config_edit_hands_over_to_another_replica_with_the_new_windows_within
     # The old leader released the Lease before its teardown (probe servers, interpreter
     # exit), so the new leader may finish first: wait for the controlled exit.
     assert old is not None and old.proc is not None
+    # The exit follows the release: 2.94 s from the edit with a 2 s settle (config_edit_single).
     assert old.proc.wait(10) == 3
+    # 3 s: the 0.5 s settle, a follower's retry period (1 s, 1.2 s with jitter), its pass.
     assert took <= 3.0
 
 
@@ -153,6 +160,8 @@ def test_chaos_short_form_never_exceeds_the_ceiling_nor_overlaps_writers(
     control_plane: ControlPlane, kubeconfig_path: Path, tmp_path: Path, figures: Figures
 ) -> None:
     timings = Timings(lease=4, renew=3, retry=1)
+    # The run took 54.5 s (chaos_short.seconds); one that has not done what it claims by
+    # 150 s ends and fails (tests/support/chaos.py).
     settings = Settings(kills=8, nodes=20, ceiling=2, max_seconds=150)
     result = run_chaos(
         control_plane, kubeconfig_path, tmp_path, control_plane.audit_log, settings, timings
@@ -184,7 +193,7 @@ def test_leader_elect_false_acts_alone_without_a_lease(
     try:
         wait_for(
             lambda: all(condition_status(raw.conditions(n), UM) == "True" for n in names),
-            30,
+            30,  # start-up and the first pass: 1-4 s measured (test_catch_up.py)
             what="conditions",
         )
         assert raw.lease(ns, run) is None

@@ -56,6 +56,8 @@ UM = deploy.UM
 RUN_LABEL = deploy.RUN_LABEL
 
 
+# 120 s by default: a podman command on a local image takes seconds (not timed); room for a
+# loaded machine, so that only a hung podman fails the test.
 def podman(
     *args: str, check: bool = True, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
@@ -189,6 +191,8 @@ class Container:
 
     def stop(self, timeout: int = 20) -> int:
         """``podman stop``: SIGTERM (the image's stop signal), SIGKILL after ``timeout`` s."""
+        # On SIGTERM kumaco releases its Lease (0.14-0.64 s to a takeover measured, chaos_short)
+        # and exits; a SIGKILL after 20 s is exit 137, a failure; podman itself gets 30 s more.
         podman("stop", "-t", str(timeout), self.name, timeout=timeout + 30)
         return int(self.state()["ExitCode"])
 
@@ -237,6 +241,7 @@ def containers(image: str, control_plane: ControlPlane) -> Iterator[Callable[...
             cmd += ["-e", f"{key}={value}"]
         c = Container(name, health_port or 0)
         started.append(c)
+        # Detached: podman returns once the container is created (seconds); 120 s for a hang.
         podman(*cmd, *(["-d"] if detach else []), image, *args, timeout=120, check=False)
         return c
 
@@ -301,6 +306,7 @@ def test_image_runs_in_cluster_with_the_base_rbac_and_does_its_whole_job(
     bare = containers(
         "kumaco-nosa", kumaco_flags(run, health, metrics, "--namespaces", ns), sa_dir=None
     )
+    # The container's start and kumaco's first check (not timed): 60 s for a loaded machine.
     wait_for(lambda: not bare.running(), 60, what="the container without credentials to exit")
     assert bare.state()["ExitCode"] == 1, bare.logs()
     assert "cannot load Kubernetes credentials" in bare.logs()
@@ -313,7 +319,7 @@ def test_image_runs_in_cluster_with_the_base_rbac_and_does_its_whole_job(
     for node in in_window:
         wait_for(
             lambda n=node: cluster.conditions(n).get(UM) == "True",
-            60,
+            60,  # the container's start (printed, not recorded), then kumaco's 1-4 s start-up
             what=f"{UM}=True on {node}",
         )
     print(f"container: window applied {time.monotonic() - t0:.1f}s after podman run")
@@ -322,14 +328,15 @@ def test_image_runs_in_cluster_with_the_base_rbac_and_does_its_whole_job(
             cluster.event_reasons(ns).get("open", set()) >= {"WindowLoaded", "WindowStarted"}
             and "WindowInvalid" in cluster.event_reasons(ns).get("broken", set())
         ),
-        30,
+        30,  # posted by the same first pass: room for a loaded machine
         what="WindowLoaded, WindowStarted and WindowInvalid Events",
     )
+    # Written by that same first pass: 20 s for a loaded machine.
     wait_for(lambda: cluster.conditions(outside).get(UM) == "False", 20, what=f"{UM}=False outside")
     assert c.running(), c.logs()
     holder = lease_holder(cluster, ns)
     assert holder and holder.startswith(c.name), holder
-    wait_for(lambda: c.get("/readyz") == 200, 20, what="/readyz")
+    wait_for(lambda: c.get("/readyz") == 200, 20, what="/readyz")  # synced: it already wrote
     assert c.get("/healthz") == 200
     # It runs as the image's user and wrote nothing to its (read-only) root filesystem.
     top = podman("top", c.name, "user", "huser", "args").stdout
@@ -377,18 +384,21 @@ def test_two_containers_hand_over_when_the_leaders_container_is_killed(
                 health_port=health,
             )
         )
+    # Two containers starting side by side (not timed), a fresh Lease: 60 s for a loaded machine.
     leader_id = wait_for(lambda: lease_holder(cluster, ns), 60, what="a leader")
     (leader,) = [r for r in replicas if leader_id.startswith(r.name)]
     (follower,) = [r for r in replicas if r is not leader]
+    # The leader's first pass (1-4 s after a process start, test_catch_up.py): 60 s for load.
     for node in nodes:
         wait_for(lambda n=node: cluster.conditions(n).get(UM) == "True", 60, what=f"{UM} on {node}")
+    # Started with the leader, which has written its conditions by now: 30 s for load.
     wait_for(lambda: follower.get("/readyz") == 200, 30, what="the follower ready (warm caches)")
 
     t0 = time.monotonic()
     podman("kill", "--signal", "KILL", leader.name)
     new = wait_for(
         lambda: (h := lease_holder(cluster, ns)) and h != leader_id and h,
-        lease + retry * 1.2 + 30,
+        lease + retry * 1.2 + 30,  # outlasts the bound asserted below, to report the time
         interval=0.05,
         what="the follower to take over",
     )
@@ -456,8 +466,10 @@ def test_the_base_deployment_and_the_image_agree(
         http_get = spec[name]["httpGet"]
         return c.get(http_get["path"], ports[http_get["port"]])
 
+    # The container's start and kumaco's caches (not timed): 60 s for a loaded machine.
     wait_for(lambda: probe("readinessProbe") == 200, 60, what="the readiness probe")
     assert probe("livenessProbe") == 200
+    # Ready, then a fresh Lease and the first pass: 30 s for a loaded machine.
     wait_for(lambda: cluster.conditions(node).get(UM) == "False", 30, what=f"{UM} written")
     inspected = json.loads(podman("container", "inspect", c.name).stdout)[0]
     assert inspected["HostConfig"]["ReadonlyRootfs"] is True
@@ -526,6 +538,7 @@ def test_the_image_is_minimal_labelled_and_has_its_sbom(image: str) -> None:
 def venv(image: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The image's /opt/kumaco, copied out (``hack/image.sh export-venv``; no container runs)."""
     out = tmp_path_factory.mktemp("image-venv") / "kumaco"
+    # Copies ~96 MB out of the local image (docs/image.json: venv_bytes): 300 s for a hang.
     run_hack("image.sh", "export-venv", image, str(out), timeout=300)
     return out
 

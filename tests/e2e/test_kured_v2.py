@@ -218,6 +218,8 @@ def test_a_fleet_through_a_window_reboots_each_node_that_needs_it_exactly_once(
     raw_plane.window(ns, "w", window_open_for(180))
     k = kumacos(*kumaco_flags(f.run, ns, CEILING, *FAST.flags()))
     expected = dict.fromkeys(names[:5], 1) | {names[5]: 0}
+    # This fleet took 18.74 s in docs/kured-v2.md's record (hack/kured_before.py), then the
+    # quiet 6 s: 90 s for a loaded machine.
     outcome = observe(f, expected, timeout=90, quiet=f.timings.detector_period * 2)
     s = judge(f, plane, f.run, outcome, t0, expected)
     assert s["max_down"] == CEILING  # two at a time really happened: the ceiling was used
@@ -253,7 +255,7 @@ def test_b_a_blocker_pod_holds_its_node_until_it_goes(
     f.wait_booted()
     wait_for(
         lambda: (f.conditions(names[0]).get(INHIBITED) or {}).get("status") == "True",
-        20,
+        20,  # the inhibitors report every 1 s once started: room for a loaded machine
         what="the inhibitors to report the blocker",
     )
     raw_plane.window(ns, "w", window_open_for(180))
@@ -261,7 +263,7 @@ def test_b_a_blocker_pod_holds_its_node_until_it_goes(
     first = observe(
         f,
         {names[0]: 0, names[1]: 1, names[2]: 1},
-        timeout=60,
+        timeout=60,  # one round of two (test (a): three rounds in 18.74 s), the quiet 6 s
         quiet=f.timings.detector_period * 2,
     )
     assert first.reboots == {names[0]: 0, names[1]: 1, names[2]: 1}, first
@@ -269,6 +271,7 @@ def test_b_a_blocker_pod_holds_its_node_until_it_goes(
     gone = time.time()
     f.delete_pod(ns, "blocker")
     expected = dict.fromkeys(names, 1)
+    # The inhibitors' next report (1 s period), one more round, the quiet 6 s (not recorded).
     outcome = observe(f, expected, timeout=60, quiet=f.timings.detector_period * 2, start=t0)
     s = judge(f, plane, run, outcome, t0, expected)
     blocked_reboot = f.log().of("reboot", names[0])[0]["time"]
@@ -289,12 +292,13 @@ def test_c_the_window_closing_mid_reboot_lets_it_finish_and_admits_nobody_after(
     f, ns, names = start_fleet(
         raw_plane, fleets, "kv2c", [True] * 4, **{"0": slow, "1": slow, "2": slow, "3": slow}
     )
-    reported(f, names, 20)
+    reported(f, names, 20)  # the detector reports every 3 s, the inhibitors every 1 s
     raw_plane.window(ns, "w", window_open_for(4))  # closes while the first two are down
     closes = time.time() + 4
     kumacos(*kumaco_flags(f.run, ns, CEILING, *FAST.flags()))
+    # kumaco's start-up (1-4 s, test_catch_up.py), a grant, the daemon's 3 s period.
     wait_for(lambda: len(f.log().of("reboot")) >= 1, 20, what="a first reboot")
-    wait_for(lambda: time.time() > closes + 0.5, 10, what="the window to close")
+    wait_for(lambda: time.time() > closes + 0.5, 10, what="the window to close")  # the clock
     rl = f.log()
     down = {e["node"] for e in rl.of("reboot") if e["time"] < closes} - {
         e["node"] for e in rl.of("up") if e["time"] < closes
@@ -302,6 +306,7 @@ def test_c_the_window_closing_mid_reboot_lets_it_finish_and_admits_nobody_after(
     assert down, "nothing was rebooting when the window closed"
     admitted = {n for t, n in admissions(plane.audit_log, f"{f.run}-", t0) if t < closes}
     expected = {n: (1 if n in admitted else 0) for n in names}
+    # The 8 s reboots begun before the close, their agents back, the quiet 6 s (not recorded).
     outcome = observe(f, expected, timeout=60, quiet=f.timings.detector_period * 2, start=t0)
     s = judge(f, plane, f.run, outcome, t0, expected)
     late = [(t, n) for t, n in admissions(plane.audit_log, f"{f.run}-", t0) if t > closes]
@@ -324,16 +329,20 @@ def test_d_the_leader_killed_mid_reboot_still_reboots_each_node_once(
     )
     raw_plane.window(ns, "w", window_open_for(180))
     sup = supervisors(f.run, kumaco_flags(f.run, ns, CEILING, *FAST.flags()))
+    # Two start-ups and a fresh Lease (1-4 s, test_catch_up.py), then a grant and the
+    # daemon's 3 s period: 30 s each for a loaded machine.
     leader = wait_leader(raw_plane, ns, f.run, 30)
     wait_for(lambda: f.log().of("reboot", names[0]), 30, what=f"{names[0]} rebooting")
     victim = sup.by_identity(leader_of(raw_plane, ns, f.run))
     assert victim is not None
     killed = time.time()
     victim.send(signal.SIGKILL)
+    # SIGKILL: the 4 s lease runs out, then a retry: 4.08-4.66 s measured (chaos_short).
     new = wait_leader(raw_plane, ns, f.run, 20, not_=leader)
     took = time.time() - killed
     assert not f.log().of("up", names[0]), "the node came back before the new leader took over"
     expected = dict.fromkeys(names, 1)
+    # Two rounds (test (a): three in 18.74 s), node 0's 9 s down, the quiet 6 s (not recorded).
     outcome = observe(f, expected, timeout=90, quiet=f.timings.detector_period * 2, start=t0)
     s = judge(f, plane, f.run, outcome, t0, expected)
     assert new != leader
@@ -356,6 +365,7 @@ def test_e_a_reboot_that_does_not_clear_the_sentinel_gets_one_more_in_its_turn(
     raw_plane.window(ns, "w", window_open_for(180))
     kumacos(*kumaco_flags(f.run, ns, CEILING, *FAST.flags()))
     expected = {names[0]: 2, names[1]: 1, names[2]: 1}
+    # Four reboots at a ceiling of 2, about test (a)'s three rounds (18.74 s), the quiet 6 s.
     outcome = observe(f, expected, timeout=90, quiet=f.timings.detector_period * 2)
     s = judge(f, plane, f.run, outcome, t0, expected)
     # In its turn: admitted again only after the detector reported afresh after that boot.
@@ -381,14 +391,14 @@ def test_f_a_node_that_never_comes_back_is_released_by_the_timeout(
     f, ns, names = start_fleet(
         raw_plane, fleets, "kv2f", [True] * 4, **{"0": {"stay_down_after": 1}}
     )
-    reported(f, names, 20)
+    reported(f, names, 20)  # the detector reports every 3 s, the inhibitors every 1 s
     raw_plane.window(ns, "w", window_open_for(180))
     kumacos(*kumaco_flags(f.run, ns, CEILING, *FAST.flags(), "--in-progress-timeout", "10s"))
     expected = dict.fromkeys(names, 1)
     outcome = observe(
         f,
         expected,
-        timeout=120,
+        timeout=120,  # the dead node's 10 s timeout beside the others' rounds (not recorded)
         quiet=f.timings.detector_period * 2,
         settle=names[1:],
         start=t0,
@@ -431,6 +441,7 @@ def test_g_every_timing_scaled_from_kureds_defaults(
     raw_plane.window(ns, "w", window_open_for(300))
     kumacos(*kumaco_flags(f.run, ns, CEILING, *FAST.flags()))
     expected = dict.fromkeys(names[:3], 1) | {names[3]: 0}
+    # Periods and reboot of 6 s (x0.1): two rounds of several such steps (not recorded).
     outcome = observe(f, expected, timeout=120, quiet=timings.detector_period * 1.5)
     s = judge(f, plane, f.run, outcome, t0, expected)
     s["scale"] = SCALE

@@ -61,9 +61,10 @@ def test_kwok_stages_heartbeat_reboot_and_stop(
                 if not _heartbeat(raw, beat).startswith("2026-01-01")
                 else None
             ),
-            30,
+            30,  # due at once: kwok's start (not timed) with room for a loaded machine
             what="the first heartbeat",
         )
+        # One 2-2.2 s period (timestamps in whole seconds): 15 s is about 7 periods.
         wait_for(lambda: _heartbeat(raw, beat) > first, 15, what="the next heartbeat")
         node = _node(raw, beat)
         conds = _conds(node)
@@ -81,10 +82,11 @@ def test_kwok_stages_heartbeat_reboot_and_stop(
             {"metadata": {"annotations": {REBOOT: "3s"}}},
             "application/merge-patch+json",
         )
-        down = _when_ready(raw, rebooting, "False", 15)
+        down = _when_ready(raw, rebooting, "False", 15)  # kwok's watch sees the annotation
         assert REBOOT_UNTIL in down["metadata"]["annotations"]
         t_down = dt.datetime.now(dt.UTC)
-        up = _when_ready(raw, rebooting, "True", 20)
+        up = _when_ready(raw, rebooting, "True", 20)  # the 3 s reboot, then the Stage's write
+        # At least 2 s: the 3 s reboot, less 1 s for this poll seeing NotReady late.
         assert (dt.datetime.now(dt.UTC) - t_down).total_seconds() >= 2
         assert up["status"]["nodeInfo"]["bootID"] not in ("", boot_id)
         assert REBOOT not in up["metadata"].get("annotations", {})
@@ -97,6 +99,7 @@ def test_kwok_stages_heartbeat_reboot_and_stop(
         def beats(n: int) -> None:  # n heartbeats of the running node: n periods or more
             for _ in range(n):
                 seen = _heartbeat(raw, beat)
+                # One 2-2.2 s period: 15 s is about 7 periods.
                 wait_for(lambda seen=seen: _heartbeat(raw, beat) > seen, 15, what="a heartbeat")
 
         # On a loaded machine kwok may see the label late: a beat of the running node

@@ -99,18 +99,19 @@ def test_a_holder_keeps_it_through_a_blocker_and_the_window_closing_until_it_is_
     raw.window(ns, "soon-closed", window_closing_in(14))
     with NodeWatcher(raw, run) as watcher:
         spawn(*policy_flags(run, ns), *FAST.flags(), name="life")
+        # Start-up and the first pass: 1-4 s measured (test_catch_up.py); 30 s for load.
         wait_for(lambda: mip(raw, a)[0] == "True", 30, what="the first node admitted")
         assert mip(raw, b) == ("False", "ConcurrencyCeilingReached")
         raw.set_condition(a, BLOCK, "True")  # an alert fires during the reboot
         wait_for(
             lambda: mip(raw, a) == ("True", "MaintenanceNotFinished"),
-            10,
+            10,  # a watch event, a pass and a write: room for a loaded machine
             what="the holder's reason",
         )
         assert mip(raw, b)[0] == "False"
         wait_for(
             lambda: condition_status(raw.conditions(a), UM) == "False",
-            30,
+            30,  # it closes 14 s after it was made; 30 s from here is room for a loaded machine
             what="the window to close",
         )
         time.sleep(1.0)
@@ -121,10 +122,13 @@ def test_a_holder_keeps_it_through_a_blocker_and_the_window_closing_until_it_is_
         assert mip(raw, b)[0] == "False"
         cleared = time.time()
         raw.set_condition(a, REQUIRED, "False")  # kured: rebooted
+        # Asserted below within 1 s of the watcher's clock; 5 s only to see it by polling.
         wait_for(lambda: mip(raw, a) == ("False", "MaintenanceFinished"), 5, what="the release")
         released = watcher.wait_first(
             a, lambda c: condition_status(c, MIP) == "False", after=cleared
         )
+        # 1 s: a watch event, a pass and a write (a release and the next grant together took
+        # 0.12 s, faults conflicts-409: handover_s_median).
         assert released is not None and released - cleared < 1.0, released and released - cleared
         time.sleep(1.0)
         assert mip(raw, b)[0] == "False"  # the window is closed: nobody new
@@ -148,16 +152,18 @@ def test_a_new_leader_holds_the_same_node(
     sup = Supervisor(factory, 2)
     try:
         with NodeWatcher(raw, run) as watcher:
+            # Two start-ups and the first pass: 1-4 s measured (test_catch_up.py); 30 s for load.
             wait_for(lambda: mip(raw, a)[0] == "True", 30, what="the first node admitted")
             raw.set_condition(a, BLOCK, "True")
-            leader = wait_leader(raw, ns, run, 15)
+            leader = wait_leader(raw, ns, run, 15)  # it has just admitted: leading already
             victim = sup.by_identity(leader)
             assert victim is not None
             victim.send(signal.SIGKILL)
+            # SIGKILL: the 4 s lease runs out, then a retry: 4.08-4.66 s measured (chaos_short).
             new = wait_leader(raw, ns, run, 30, not_=leader)
             wait_for(
                 lambda: condition_status(raw.conditions(a), UM) == "False",
-                40,
+                40,  # it closes 25 s after it was made, well before this wait's end
                 what="the window to close",
             )
             time.sleep(FAST.lease)
@@ -167,6 +173,7 @@ def test_a_new_leader_holds_the_same_node(
                 mip(raw, b),
             )
             raw.set_condition(a, REQUIRED, "False")
+            # A watch event, a pass and a write (0.12 s for a handover, faults conflicts-409).
             wait_for(lambda: mip(raw, a)[0] == "False", 5, what="the release by the new leader")
             assert watcher.max_count(holding) == 1
         final = holding_now(raw, run, MIP)
@@ -214,7 +221,7 @@ def test_two_instances_with_overlapping_scopes_do_not_fight(
     )
     wait_for(
         lambda: all(condition_status(raw.conditions(n), UM) == "True" for n in names),
-        30,
+        30,  # start-up and the first pass: 1-4 s measured (test_catch_up.py)
         what="east's windows applied",
     )
     started = time.time()
@@ -230,7 +237,7 @@ def test_two_instances_with_overlapping_scopes_do_not_fight(
     )
     wait_for(
         lambda: west.metric("kumaco_condition_conflicts") == len(names),
-        30,
+        30,  # west's start-up and first pass: 1-4 s measured (test_catch_up.py)
         what="west to report the conflicts",
     )
     time.sleep(2.0)
@@ -256,6 +263,7 @@ def test_two_instances_with_overlapping_scopes_do_not_fight(
     ]  # fmt: skip
 
     def status(*extra: str) -> str:
+        # One read of the cluster (not timed): 60 s only catches a hang.
         done = subprocess.run(
             [*west_status, *extra], capture_output=True, text=True, check=False, timeout=60
         )
@@ -283,7 +291,7 @@ def test_a_node_relabelled_out_of_scope_leaves_maintenance(
     spawn(*scope_flags(run, ns)[:-2], "--node-selector", f"{RUN_LABEL}={run},pool=in", name="scope")
     wait_for(
         lambda: all(condition_status(raw.conditions(n), UM) == "True" for n in names),
-        30,
+        30,  # start-up and the first pass: 1-4 s measured (test_catch_up.py)
         what="the window applied",
     )
     with NodeWatcher(raw, run) as watcher:
@@ -291,12 +299,13 @@ def test_a_node_relabelled_out_of_scope_leaves_maintenance(
         raw.label(names[0], "pool", "out")
         wait_for(
             lambda: (raw.conditions(names[0]).get(UM) or {}).get("reason") == "OutOfScope",
-            5,
+            5,  # asserted below within 1 s of the watcher's clock; 5 s to see it by polling
             what="OutOfScope",
         )
         at = watcher.wait_first(
             names[0], lambda c: (c.get(UM) or {}).get("reason") == "OutOfScope", after=moved
         )
+        # 1 s: a watch event, a pass and a write (0.12 s for a handover, faults conflicts-409).
         assert at is not None and at - moved < 1.0, at and at - moved
         assert condition_status(raw.conditions(names[0]), UM) == "False"
         assert condition_status(raw.conditions(names[1]), UM) == "True"
@@ -314,22 +323,23 @@ def test_a_deleted_open_window_ends_early_and_a_burst_of_changes_is_one_exit(
     try:
         wait_for(
             lambda: condition_status(raw.conditions(f"{run}-0"), UM) == "True",
-            30,
+            30,  # two start-ups and the first pass: 1-4 s measured (test_catch_up.py)
             what="the window applied",
         )
         wait_for(
             lambda: any(e.get("reason") == "WindowStarted" for e in raw.events(ns)),
-            10,
+            10,  # posted by the same first pass: room for a loaded machine
             what="WindowStarted",
         )
         raw.request("DELETE", f"/api/v1/namespaces/{ns}/configmaps/doomed")
         wait_for(
             lambda: any(e.get("reason") == "WindowEnded" for e in raw.events(ns)),
-            15,
+            15,  # a watch event and a pass; the exit's settle (2 s) comes after it
             what="WindowEnded",
         )
         ended = next(e for e in raw.events(ns) if e.get("reason") == "WindowEnded")
         assert "ended early" in ended["note"] and "the ConfigMap was deleted" in ended["note"]
+        # The 2 s settle and the exit: 2.94 s measured (config_edit_single.exit_s).
         wait_for(lambda: sup.restarts == 1, 20, what="the leader's one exit")
         time.sleep(3.0)  # the new leader settles
         before = sup.restarts

@@ -73,6 +73,7 @@ def observed(
     for i in range(3):
         conds = [{"type": REQUIRED, "status": "True", "lastTransitionTime": "2026-11-01T00:00:00Z"}]
         raw.node(f"{run}-{i}", {RUN_LABEL: run, "pool": "a" if i < 2 else "b"}, conds)
+    # 20 s: kumaco's start-up (1-4 s, test_catch_up.py) and Prometheus's first scrape before it.
     shift = shift_before(lead=20)  # kumaco's clock reaches the window's minute in 20 s
     opens = shift.opens
     raw.window(
@@ -97,18 +98,19 @@ def observed(
     k.start()
     try:
         with prometheus:
-            wait_for(k.ready, 30, what="kumaco ready")
+            wait_for(k.ready, 30, what="kumaco ready")  # start-up: 1-4 s (test_catch_up.py)
             query = 'kumaco_nodes_under_maintenance{job="kumaco"}'
+            # Scrapes every 1 s (tests/support/prometheus.py): 30 s for a loaded machine.
             before = wait_for(lambda: prometheus.query(query), 30, 0.5, "the first scrape")
             wait_for(
                 lambda: condition_status(raw.conditions(f"{run}-0"), UM) == "True",
-                shift.real - time.time() + 20,
+                shift.real - time.time() + 20,  # the opening + 20 s (9 ms late, ``boundary``)
                 0.2,
                 "the window to open",
             )
             after = wait_for(
                 lambda: [r for r in prometheus.query(query) if r["value"][1] == "2"],
-                20,
+                20,  # the next 1 s scrape: room for a loaded machine
                 0.5,
                 "Prometheus to see 2 nodes under maintenance",
             )
@@ -116,7 +118,7 @@ def observed(
         raw.edit_window(
             ns, "opening", {"startTime": "0 4 * * *", "duration": "1h", "nodeSelector": ""}
         )
-        code = k.wait(30)
+        code = k.wait(30)  # the 2 s settle and the exit: 2.94 s measured (config_edit_single)
     finally:
         k.stop()
         prometheus.stop()
@@ -150,6 +152,8 @@ def test_every_log_line_is_one_json_object_with_the_documented_schema(observed: 
         assert list(r)[: len(HEAD)] == HEAD, line
         assert RFC3339_MS_UTC.fullmatch(r["time"]), line
         stamp = dt.datetime.strptime(r["time"], "%Y-%m-%dT%H:%M:%S.%f%z")
+        # 600 s: this module's run takes about 90 s (LONGEST, conftest.py); local time written
+        # as UTC is off by 30 min or more.
         assert abs(time.time() - stamp.timestamp()) < 600, line  # UTC, not local time
         assert r["level"] in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"), line
         assert r["logger"].startswith("kumaco"), line

@@ -84,6 +84,8 @@ def _kumaco_does_its_job(
         name=run,
     ).start()
     try:
+        # Start-up and the first pass through the proxy: 1-4 s measured without it
+        # (test_catch_up.py); 30 s each for a loaded machine.
         wait_for(k.ready, 30, what="kumaco ready")
         wait_for(
             lambda: all(
@@ -92,7 +94,7 @@ def _kumaco_does_its_job(
             30,
             what="both nodes under maintenance",
         )
-        wait_for(lambda: raw.events(ns), 20, what="kumaco's Events")
+        wait_for(lambda: raw.events(ns), 20, what="kumaco's Events")  # from the same pass
         assert k.stop() == 0
     finally:
         k.stop()
@@ -110,7 +112,7 @@ def _status(kubeconfig: Path, ns: str, env: dict[str, str]) -> subprocess.Comple
         capture_output=True,
         text=True,
         env={**clean, **env},
-        timeout=120,
+        timeout=120,  # one read of the cluster (not timed): 120 s only catches a hang
         check=False,
     )
 
@@ -160,6 +162,7 @@ def test_the_proxy_is_reachable_and_refuses_what_it_must(
     """The proxy itself: loopback only, CONNECT only to the API server's port."""
     import socket
 
+    # tinyproxy answers a CONNECT on loopback at once: 5 s only catches a hang.
     with socket.create_connection(("127.0.0.1", proxy.port), timeout=5) as s:
         s.sendall(b"CONNECT 127.0.0.1:1 HTTP/1.0\r\n\r\n")
         assert s.recv(100).split(b" ")[1] == b"403"

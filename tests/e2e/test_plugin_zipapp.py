@@ -78,7 +78,7 @@ def bare_run(
         cmd,
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=180,  # a first run extracts and compiles the zipapp (not recorded); for a hang
         check=False,
         cwd=work,
         env=env,

@@ -74,6 +74,8 @@ def test_zone_ceilings_and_a_release_delay_pace_the_maintenance(
     ]
     with NodeWatcher(raw, run) as watcher, Consumer(raw, run, lambda _node: 2.0) as consumer:
         spawn(*flags, name="zones")
+        # Per zone, four 2 s maintenances one after another with 5 s delays between: about
+        # 25 s after the start-up (not recorded); 150 s for a loaded machine.
         wait_for(
             lambda: len(consumer.finished()) == len(zone_of), 150, what="every node maintained"
         )
@@ -117,6 +119,7 @@ def test_a_freeze_over_an_open_window_takes_nodes_out_and_gives_them_back(
     for n in names:
         raw.node(n, {RUN_LABEL: run})
     raw.window(ns, "maintenance", always())
+    # 12 s: start-up and the first pass (1-4 s, test_catch_up.py) come before the freeze.
     shift = shift_before(lead=12)  # kumaco's clock reaches the freeze's minute in 12 s
     opens = shift.opens
     raw.window(
@@ -127,21 +130,23 @@ def test_a_freeze_over_an_open_window_takes_nodes_out_and_gives_them_back(
     spawn(*scope_flags(run, ns), name="freeze", shift=shift)
     wait_for(
         lambda: all(condition_status(raw.conditions(n), UM) == "True" for n in names),
-        30,
+        30,  # start-up and the first pass: 1-4 s measured (test_catch_up.py)
         what="under maintenance",
     )
     with NodeWatcher(raw, run) as watcher:
         boundary = shift.real  # the machine's instant of the freeze's opening
+        # The freeze's opening + 30 s, to report a late one (asserted within 1 s below).
         done = watcher.wait_all(
             UM, "False", set(names), boundary - 0.5, boundary - time.time() + 30
         )
         assert done is not None, "the freeze did not take the nodes out"
-        assert done - boundary < 1.0, done - boundary
+        assert done - boundary < 1.0, done - boundary  # a boundary: 9 ms late (``boundary``)
         c = raw.conditions(names[0])[UM]
         assert c["reason"] == "MaintenanceFrozen" and f"{ns}/black-friday" in c["message"]
+        # The freeze's end (20 s after it opened) + 40 s, to report a late one.
         back = watcher.wait_all(UM, "True", set(names), boundary + 19, boundary - time.time() + 60)
         assert back is not None, "the nodes did not come back when the freeze ended"
-        assert back - (boundary + 20) < 1.0, back - (boundary + 20)
+        assert back - (boundary + 20) < 1.0, back - (boundary + 20)  # a boundary, as above
         print(
             f"freeze: out {done - boundary:.3f}s after it opened, back {back - boundary - 20:.3f}s after it ended"
         )
@@ -169,6 +174,7 @@ def test_the_forecast_agrees_with_reality(
         )
     # kumaco (the forecast and the controller alike) on a clock that reaches the window's
     # minute in 20 s; the forecast's instants are in that clock, the consumer's the machine's.
+    # 20 s: the forecast's run and kumaco's start-up (1-4 s, test_catch_up.py) before it.
     shift = shift_before(lead=20)
     opens = shift.opens
     raw.window(ns, "tonight", {"startTime": cron_at(opens), "duration": "1h", "nodeSelector": ""})
@@ -203,13 +209,15 @@ def test_the_forecast_agrees_with_reality(
         capture_output=True,
         text=True,
         check=False,
-        timeout=60,
+        timeout=60,  # one read of the cluster and a plan (not timed): 60 s catches a hang
     )
     assert forecast.returncode == 0, forecast.stderr
     predicted = {n["name"]: n for n in json.loads(forecast.stdout)["nodes"]}
     assert set(predicted) == set(names)
     spawn(*scope_flags(run, ns)[:-2], *policy, name="fcast", shift=shift)
     with Consumer(raw, run, lambda _node: 4.0) as consumer:
+        # The opening (20 s from the shift) and three rounds of 4 s at a ceiling of 2: about
+        # 35 s (not recorded); 120 s for a loaded machine.
         wait_for(lambda: len(consumer.finished()) == len(names), 120, what="every node maintained")
         finished = consumer.finished()
     worst = 0.0
@@ -220,4 +228,6 @@ def test_the_forecast_agrees_with_reality(
         )
         worst = max(worst, abs(finished[name] - expected))
     print(f"forecast: every node finished within {worst:.2f}s of the forecast")
+    # 1 s over three rounds, each a watch event, a pass and a write late (a handover took
+    # 0.12 s, faults conflicts-409) plus the consumer's reaction.
     assert worst < 1.0, {n: (predicted[n]["finished"], finished[n]) for n in names}

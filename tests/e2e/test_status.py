@@ -359,6 +359,7 @@ def scene(
             )
             return seen if seen == expected and n5 == "False" else None
 
+        # Start-up and the first pass: 1-4 s measured (test_catch_up.py); _wait gives 60 s.
         _wait("kumaco to write the conditions", converged)
         yield s
     finally:
@@ -403,7 +404,7 @@ def kubectl(
         capture_output=True,
         text=True,
         env=env,
-        timeout=120,
+        timeout=120,  # a plugin run reads the cluster once (not timed): 120 s catches a hang
         check=False,
     )
     if check:
@@ -414,6 +415,7 @@ def kubectl(
 
 
 def kumaco_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    # Offline commands on files (not timed): 120 s catches a hang.
     return subprocess.run(
         [str(VENV_BIN / "kumaco"), *args], capture_output=True, text=True, timeout=120, check=False
     )
@@ -600,6 +602,7 @@ def test_status_colour_only_on_a_terminal_and_never_with_no_color(scene: Scene) 
         os.close(slave)
         chunks = []
         while True:
+            # The plugin's start and one read of the cluster (not timed): 60 s catches a hang.
             ready, _, _ = select.select([master], [], [], 60)
             if not ready:
                 proc.kill()
@@ -612,6 +615,7 @@ def test_status_colour_only_on_a_terminal_and_never_with_no_color(scene: Scene) 
                 break
             chunks.append(data)
         os.close(master)
+        # Its output is closed: only the exit is left; 60 s catches a hang.
         assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""
         return b"".join(chunks).decode()
 
@@ -832,6 +836,8 @@ def test_unreachable_server_exits_1_quickly(tmp_path: Path, kubeconfig_path: Pat
     proc = kubectl("status", "--kubeconfig", str(dead), check=False)
     assert proc.returncode == 1
     assert "cannot reach the API server" in proc.stderr
+    # 3 attempts with 0.2-2 s backoffs under a 15 s deadline (kumaco/cmd/cluster.py), plus
+    # the start: 30 s is twice the deadline.
     assert time.monotonic() - t0 < 30
 
 
@@ -868,4 +874,5 @@ def test_kubectl_like_flags_impersonate_and_bound_each_request(scene: Scene) -> 
     assert grouped.returncode == 0, grouped.stderr
     bad = kubectl(*args, "--request-timeout", "soon", check=False)
     assert bad.returncode == 2 and "--request-timeout: " in bad.stderr
+    # 30 s per answer: a status read of this small scene (not timed) with room for load.
     assert kubectl(*args, "--request-timeout", "30s", check=False).returncode == 0

@@ -138,7 +138,7 @@ def kubectl_kumaco(*args: str) -> str:
         capture_output=True,
         text=True,
         env=env,
-        timeout=120,
+        timeout=120,  # one read of the cluster and a page (not timed): 120 s catches a hang
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
@@ -313,7 +313,7 @@ def screenshot(page: Path, png: Path, dark: bool) -> None:
             ],
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=120,  # a headless Chromium start and one screenshot (not timed): for a hang
             check=False,
         )
     assert proc.returncode == 0 and png.exists(), (
