@@ -288,17 +288,26 @@ def test_c_the_window_closing_mid_reboot_lets_it_finish_and_admits_nobody_after(
     figures: Figures,
 ) -> None:
     t0 = time.time()
-    slow = {"reboot_seconds": 8.0}
+    # The window must close while the first two are down, whatever kumaco's start-up
+    # takes: open for OPEN s from its creation, each reboot lasting longer than that. A
+    # first reboot comes after kumaco's start-up (1-4 s, test_catch_up.py; 12 s seen on a
+    # loaded machine), a grant and the daemon's 3 s period; it is back REBOOT s later.
+    # A 4 s window with 8 s reboots failed in a clean-clone run: start-up outlasted it.
+    open_s, reboot_s = 20.0, 24.0
+    slow = {"reboot_seconds": reboot_s}
     f, ns, names = start_fleet(
         raw_plane, fleets, "kv2c", [True] * 4, **{"0": slow, "1": slow, "2": slow, "3": slow}
     )
     reported(f, names, 20)  # the detector reports every 3 s, the inhibitors every 1 s
-    raw_plane.window(ns, "w", window_open_for(4))  # closes while the first two are down
-    closes = time.time() + 4
+    raw_plane.window(ns, "w", window_open_for(open_s))  # closes while the first two are down
+    closes = time.time() + open_s
     kumacos(*kumaco_flags(f.run, ns, CEILING, *FAST.flags()))
-    # kumaco's start-up (1-4 s, test_catch_up.py), a grant, the daemon's 3 s period.
-    wait_for(lambda: len(f.log().of("reboot")) >= 1, 20, what="a first reboot")
-    wait_for(lambda: time.time() > closes + 0.5, 10, what="the window to close")  # the clock
+    wait_for(
+        lambda: len(f.log().of("reboot")) >= 1,
+        open_s,
+        what="a first reboot before the window closes (the scenario's premise)",
+    )
+    wait_for(lambda: time.time() > closes + 0.5, open_s + 1, what="the window to close")
     rl = f.log()
     down = {e["node"] for e in rl.of("reboot") if e["time"] < closes} - {
         e["node"] for e in rl.of("up") if e["time"] < closes
@@ -306,8 +315,10 @@ def test_c_the_window_closing_mid_reboot_lets_it_finish_and_admits_nobody_after(
     assert down, "nothing was rebooting when the window closed"
     admitted = {n for t, n in admissions(plane.audit_log, f"{f.run}-", t0) if t < closes}
     expected = {n: (1 if n in admitted else 0) for n in names}
-    # The 8 s reboots begun before the close, their agents back, the quiet 6 s (not recorded).
-    outcome = observe(f, expected, timeout=60, quiet=f.timings.detector_period * 2, start=t0)
+    # The reboots begun before the close, their agents back, the quiet 6 s (not recorded).
+    outcome = observe(
+        f, expected, timeout=reboot_s + 60, quiet=f.timings.detector_period * 2, start=t0
+    )
     s = judge(f, plane, f.run, outcome, t0, expected)
     late = [(t, n) for t, n in admissions(plane.audit_log, f"{f.run}-", t0) if t > closes]
     assert late == [], f"admitted after the window closed: {late}"
