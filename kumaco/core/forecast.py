@@ -6,8 +6,9 @@ through every instant at which something can change -- a window opening or
 closing, a maintenance finishing, a release delay or an admission cutoff
 passing (the planner's :attr:`~kumaco.core.planner.Plan.next_change`) -- and
 at each one calls :func:`kumaco.core.planner.plan`, exactly as the controller
-does, then writes the answer back as the controller would
-(``lastTransitionTime`` moving with the status).
+does, then applies the writes :func:`kumaco.core.planner.changes` computes from it
+(the controller's own diff: ``lastTransitionTime`` moving with the status, conditions
+another kumaco instance owns left alone).
 
 * The nodes that need maintenance are those in scope whose required
   conditions are all True at ``start``. A node admitted at ``t`` finishes at
@@ -30,7 +31,7 @@ from types import MappingProxyType
 from kumaco.core.durations import parse_go_duration
 from kumaco.core.errors import InvalidInput, excerpt
 from kumaco.core.nodes import FALSE, TRUE, Condition, NodeSet, NodeView
-from kumaco.core.planner import Policy, plan
+from kumaco.core.planner import Plan, Policy, changes, plan
 from kumaco.core.times import format_instant, parse_timestamp
 from kumaco.core.windows import Window
 
@@ -105,6 +106,35 @@ def _with(node: NodeView, updates: Iterable[Condition]) -> NodeView:
     return dataclasses.replace(node, conditions=MappingProxyType(conditions))
 
 
+#: Plans at one instant until the writes stop (the controller's echoes; two suffice).
+SETTLE_ROUNDS = 4
+
+
+def _settle(windows: Sequence[Window], state: dict[str, NodeView], t: int, policy: Policy) -> Plan:
+    """Plan at ``t``, apply the controller's writes, and plan again until none are left.
+
+    The writes are :func:`~kumaco.core.planner.changes`'s, the controller's own diff
+    (``lastTransitionTime`` rule, conditions another instance owns left alone), applied as
+    its node store would see their echoes; the controller plans again on each echo.
+    Returns the last plan; ``state`` is updated in place.
+    """
+    result = plan(windows, NodeSet(state.values()), t, policy)
+    for _ in range(SETTLE_ROUNDS):
+        writes = changes(result, NodeSet(state.values()), {}, t, policy)
+        if not writes.revocations and not writes.grants:
+            break
+        for change in (*writes.revocations, *writes.grants):
+            state[change.name] = _with(
+                state[change.name],
+                (
+                    Condition(w.type, w.status, w.reason, w.message, w.last_transition_time)
+                    for w in change.conditions
+                ),
+            )
+        result = plan(windows, NodeSet(state.values()), t, policy)
+    return result
+
+
 def forecast(
     windows: Sequence[Window],
     nodes: NodeSet,
@@ -151,27 +181,8 @@ def forecast(
                         for r in policy.require
                     ),
                 )
-        result = plan(windows, NodeSet(state.values()), t, policy)
-        stamp = format_instant(t)
+        result = _settle(windows, state, t, policy)
         for np in result.nodes:
-            node = state[np.name]
-            updates = []
-            for d in np.desired:
-                cur = node.condition(d.type)
-                if cur is not None and (cur.status, cur.reason, cur.message) == (
-                    d.status,
-                    d.reason,
-                    d.message,
-                ):
-                    continue
-                ltt = (
-                    cur.last_transition_time
-                    if cur is not None and cur.status == d.status
-                    else stamp
-                )
-                updates.append(Condition(d.type, d.status, d.reason, d.message, ltt))
-            if updates:
-                state[np.name] = _with(node, updates)
             if np.is_in_progress and np.name in durations and np.name not in admitted:
                 admitted[np.name] = t
                 finish[np.name] = t + durations[np.name]

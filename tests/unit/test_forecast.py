@@ -184,3 +184,43 @@ def test_with_an_endless_window_n_nodes_finish_in_ceil_n_over_c_turns(
         assert t.admitted is not None and t.finished is not None
         running = sum(1 for u in f.turns if u.admitted <= t.admitted < u.finished)  # type: ignore[operator]
         assert running <= ceiling
+
+
+def test_a_holder_without_a_transition_time_times_out_as_the_controller_would_time_it() -> None:
+    """Regression (issue 27): the forecast re-implemented changes()'s diff and diverged.
+
+    A holder whose MaintenanceInProgress has no lastTransitionTime and another reason is
+    rewritten by the controller with lastTransitionTime = now (changes()), so its
+    in-progress timeout runs from then; the old forecast kept the empty value, so the
+    holder never timed out and the next node waited for it to finish (at 05:00).
+    """
+    holder = node_view(
+        {
+            "metadata": {"name": "h"},
+            "status": {
+                "conditions": [
+                    {"type": REQ, "status": "True", "lastTransitionTime": "2027-01-01T00:00:00Z"},
+                    {"type": "MaintenanceInProgress", "status": "True", "reason": "ByHand"},
+                ]
+            },
+        }
+    )
+    waiting = node_view(
+        {
+            "metadata": {"name": "w"},
+            "status": {
+                "conditions": [
+                    {"type": REQ, "status": "True", "lastTransitionTime": "2027-01-02T00:00:00Z"}
+                ]
+            },
+        }
+    )
+    assert holder is not None and waiting is not None
+    timed = Policy(ceiling=Ceiling(1), require=(REQ,), in_progress_timeout=60 * MINUTE)
+    start = at("2027-01-13T02:00:00+00:00")
+    f = forecast(
+        [window(duration="5h")], NodeSet([holder, waiting]), start, UNTIL, timed, 3 * 60 * MINUTE
+    )
+    turns = {t.name: t for t in f.turns}
+    # Rewritten at 02:00:00 (the second it reads), timed out one hour after that second.
+    assert turns["w"].admitted == at("2027-01-13T03:00:01+00:00")
