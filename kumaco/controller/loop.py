@@ -64,7 +64,7 @@ from kumaco.core.configmaps import (
     window_of,
 )
 from kumaco.core.errors import error_text
-from kumaco.core.nodes import node_view
+from kumaco.core.nodes import TRUE, node_view
 from kumaco.core.planner import TIMED_OUT, Changes, Plan, Policy, changes, out_of_scope, plan
 from kumaco.core.times import parse_timestamp
 from kumaco.core.windows import InvalidWindow, Window
@@ -470,7 +470,7 @@ class Controller:
             node = nodeset.get(n.name)
             cur = None if node is None else node.condition(self.policy.in_progress)
             at = None
-            if cur is not None and cur.status == "True":
+            if cur is not None and cur.status == TRUE:
                 at = parse_timestamp(cur.last_transition_time)
             since[n.name] = (at if at is not None else now) / 1e9
         self.metrics.set_holders(since)
@@ -508,7 +508,7 @@ class Controller:
                 cause = decided.verdict.cause if decided and decided.verdict else None
                 if (
                     w.type == self.policy.in_progress
-                    and w.status != "True"
+                    and w.status != TRUE
                     and cause is not None
                     and node is not None
                     and node.is_true(w.type)

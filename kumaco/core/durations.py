@@ -20,6 +20,7 @@ nanoseconds (about 292 years). This is differential-tested against Go's own
 from __future__ import annotations
 
 from kumaco.core.errors import InvalidInput
+from kumaco.core.gotime import INT64_MAX, time_quote
 
 NANOSECOND = 1
 MICROSECOND = 1_000
@@ -38,29 +39,14 @@ _UNITS: dict[bytes, int] = {
     b"m": MINUTE,
     b"h": HOUR,
 }
-_U63 = 1 << 63
-_MAX_INT64 = _U63 - 1
+_U63 = INT64_MAX + 1
 _MAX_SHOWN = 200
-
-
-def _go_quote(raw: bytes) -> str:
-    """Quote like Go's time.quote: escape quotes and backslashes, hex-escape other bytes."""
-    out = ['"']
-    for b in raw:
-        if b >= 0x80 or b < 0x20:
-            out.append(f"\\x{b:02x}")
-        elif b in (0x22, 0x5C):
-            out.append("\\" + chr(b))
-        else:
-            out.append(chr(b))
-    out.append('"')
-    return "".join(out)
 
 
 def _error(kind: str, raw: bytes) -> InvalidInput:
     shown = raw if len(raw) <= _MAX_SHOWN else raw[:_MAX_SHOWN]
     suffix = "" if len(raw) <= _MAX_SHOWN else f" (first {_MAX_SHOWN} of {len(raw)} bytes shown)"
-    return InvalidInput(f"{kind} {_go_quote(shown)}{suffix}")
+    return InvalidInput(f"{kind} {time_quote(shown)}{suffix}")
 
 
 def _is_digit(c: int) -> bool:
@@ -85,7 +71,7 @@ def _leading_fraction(s: bytes) -> tuple[int, float, bytes, bool]:
     i, f, scale, overflow = 0, 0, 1.0, False
     while i < len(s) and _is_digit(s[i]):
         if not overflow:
-            if f > _MAX_INT64 // 10:
+            if f > INT64_MAX // 10:
                 overflow = True
             else:
                 y = f * 10 + s[i] - 0x30
@@ -107,7 +93,7 @@ def _unit(s: bytes, orig: bytes) -> tuple[int, bytes]:
         raise _error("missing unit in duration", orig)
     unit = _UNITS.get(s[:i])
     if unit is None:
-        raise _error(f"unknown unit {_go_quote(s[:i])} in duration", orig)
+        raise _error(f"unknown unit {time_quote(s[:i])} in duration", orig)
     return unit, s[i:]
 
 
@@ -146,7 +132,7 @@ def parse_go_duration(text: str) -> int:
             raise _error("invalid duration", orig)
     if neg:
         return -total
-    if total > _MAX_INT64:
+    if total > INT64_MAX:
         raise _error("invalid duration", orig)
     return total
 
@@ -156,7 +142,7 @@ def parse_window_duration(text: str) -> int:
     ns = parse_go_duration(text)
     if ns <= 0:
         raise InvalidInput(
-            f"must be greater than 0, got {_go_quote(text.encode('utf-8', 'surrogatepass'))}"
+            f"must be greater than 0, got {time_quote(text.encode('utf-8', 'surrogatepass'))}"
         )
     return ns
 

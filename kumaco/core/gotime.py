@@ -33,6 +33,8 @@ Contract
 * :func:`truncate` is ``Time.Truncate``, which works on absolute time since
   Go's zero time (0001-01-01 UTC), never on the local wall clock.
 * Calendar arithmetic is proleptic Gregorian on unbounded Python ints.
+* :func:`time_quote` is the ``time`` package's own ``quote`` (its errors, e.g.
+  ``ParseDuration``'s): bytes, every one outside printable ASCII hex-escaped.
 
 Nothing here reads a clock or the file system; TZif bytes are handed in by
 the caller (see :mod:`kumaco.core.schedule`).
@@ -47,6 +49,8 @@ from typing import NamedTuple
 
 __all__ = [
     "ALPHA",
+    "INT64_MAX",
+    "INT64_MIN",
     "OMEGA",
     "UTC",
     "Location",
@@ -54,15 +58,33 @@ __all__ = [
     "civil_from_days",
     "days_from_civil",
     "location_from_tzif",
+    "time_quote",
     "truncate",
 ]
 
 SECONDS_PER_DAY = 86400
+#: Go's int64 range (the one definition in kumaco).
+INT64_MIN = -(1 << 63)
+INT64_MAX = (1 << 63) - 1
 #: Go's smallest and largest Unix second used as interval bounds.
-ALPHA = -(1 << 63)
-OMEGA = (1 << 63) - 1
+ALPHA = INT64_MIN
+OMEGA = INT64_MAX
 #: Seconds from Go's zero time (0001-01-01 00:00:00 UTC) to the Unix epoch.
 _ZERO_TO_UNIX = 62135596800
+
+
+def time_quote(raw: bytes) -> str:
+    """Quote like Go's time.quote: escape quotes and backslashes, hex-escape other bytes."""
+    out = ['"']
+    for b in raw:
+        if b >= 0x80 or b < 0x20:
+            out.append(f"\\x{b:02x}")
+        elif b in (0x22, 0x5C):
+            out.append("\\" + chr(b))
+        else:
+            out.append(chr(b))
+    out.append('"')
+    return "".join(out)
 
 
 class TZifError(ValueError):

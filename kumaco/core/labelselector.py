@@ -75,11 +75,11 @@ from typing import Final, Literal
 import yaml
 
 from kumaco.core.errors import InvalidInput, excerpt
+from kumaco.core.gostrconv import quote
 from kumaco.core.selectors import (
     Operator,
     Requirement,
     Selector,
-    _go_quote,
     _key_problems,
     _quoted,
     value_errors,
@@ -444,7 +444,7 @@ def _selector(
     for where, key, operator_text, values in expressions:
         operator = _OPERATORS.get(operator_text)
         if operator is None:
-            shown = _go_quote(operator_text) if len(operator_text) <= _MAX_LITERAL else None
+            shown = quote(operator_text) if len(operator_text) <= _MAX_LITERAL else None
             raise LabelSelectorError(
                 f"{shown or excerpt(operator_text)} is not a valid label selector operator",
                 "selector",

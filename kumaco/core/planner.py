@@ -65,10 +65,10 @@ from dataclasses import dataclass, field, replace
 
 from kumaco.core.boots import admitted_on, boot_token, reboot_of, rebooted_message, with_boot
 from kumaco.core.ceilings import Ceiling, parse_ceiling
-from kumaco.core.durations import format_go_duration
-from kumaco.core.nodes import FALSE, TRUE, Condition, NodeSet, NodeView
+from kumaco.core.durations import SECOND, format_go_duration
+from kumaco.core.nodes import FALSE, READY, TRUE, Condition, NodeSet, NodeView
 from kumaco.core.selectors import Selector, parse_selector
-from kumaco.core.times import SECOND, format_instant, parse_timestamp
+from kumaco.core.times import format_instant, parse_timestamp
 from kumaco.core.windows import Window, WindowState
 
 __all__ = [
@@ -545,7 +545,7 @@ class _Lifecycle:
         return tuple(b for b in self.policy.block if node.is_true(b))
 
     def _unavailable(self, node: NodeView) -> bool:
-        return node.unschedulable or not node.is_true("Ready")
+        return node.unschedulable or not node.is_true(READY)
 
     def _cutoff(self, name: str) -> int | None:
         """When the admission cutoff passes for this node (None: it never stops it)."""

@@ -92,6 +92,7 @@ from typing import NamedTuple
 
 from kumaco.core import gotime
 from kumaco.core.errors import InvalidInput, excerpt
+from kumaco.core.gostrconv import parse_int64
 
 __all__ = ["Schedule", "load_zone", "parse_schedule"]
 
@@ -104,13 +105,11 @@ GO_SPACE = (
     "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 )
 _FIELD_RE = re.compile(f"[^{re.escape(GO_SPACE)}]+")
-_INT_RE = re.compile(r"([+-]?)([0-9]+)")
 _ZONE_NAME_RE = re.compile(r"[A-Za-z0-9_+-]+(?:/[A-Za-z0-9_+-]+)*")
 # Go's strings.ToLower maps these to ASCII letters too (simple case mapping).
 _GO_LOWER = str.maketrans(
     {**{chr(c): chr(c + 32) for c in range(ord("A"), ord("Z") + 1)}, "\u0130": "i", "\u212a": "k"}
 )
-_INT64_MAX = (1 << 63) - 1
 _MAX_ZONE_NAME = 128
 _DAYS_IN_MONTH = (0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)  # Feb: 29 in leap years
 
@@ -244,23 +243,8 @@ def _location(name: str) -> tuple[str, gotime.Location]:
 # Parsing
 
 
-def _go_atoi(text: str) -> int | None:
-    """Go's ``strconv.Atoi`` on a 64-bit platform; ``None`` if it fails."""
-    m = _INT_RE.fullmatch(text)
-    if m is None:
-        return None
-    digits = m.group(2).lstrip("0") or "0"
-    if len(digits) > 19:
-        return None
-    value = int(digits)
-    if m.group(1) == "-":
-        value = -value
-        return value if value >= -_INT64_MAX - 1 else None
-    return value if value <= _INT64_MAX else None
-
-
 def _number(text: str, b: _Bounds, expr: str, what: str) -> int:
-    value = _go_atoi(text)
+    value = parse_int64(text)
     if value is None:
         raise InvalidInput(f"{b.field}: {what} {excerpt(text)} is not a number in {excerpt(expr)}")
     if value < 0:

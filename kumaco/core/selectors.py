@@ -76,7 +76,6 @@ assembled), plus Go's ``strconv.ParseInt``, ``strconv.Quote`` (``%q``) and
 from __future__ import annotations
 
 import enum
-import functools
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -84,6 +83,7 @@ from types import MappingProxyType
 from typing import Final
 
 from kumaco.core.errors import InvalidInput, excerpt
+from kumaco.core.gostrconv import parse_int64, quote
 
 __all__ = [
     "LabelIndex",
@@ -116,79 +116,15 @@ _NUMERIC_OPS: Final = frozenset({Operator.GREATER_THAN, Operator.LESS_THAN})
 _BINARY_OPERATORS_TEXT: Final = "in, notin, =, ==, !=, gt, lt"
 
 # ---------------------------------------------------------------------------
-# Go integer parsing (strconv.ParseInt(s, 10, 64))
-
-_INT64_MIN: Final = -(2**63)
-_INT64_MAX: Final = 2**63 - 1
-_DECIMAL: Final = re.compile(r"[+-]?[0-9]+")
-
-
-@functools.lru_cache(maxsize=8192)
-def _go_int64(text: str) -> int | None:
-    """Return ``text`` as Go's ``strconv.ParseInt(text, 10, 64)`` reads it, else None.
-
-    Only an optional sign and ASCII digits are accepted (no spaces, underscores or
-    other Unicode digits, unlike :func:`int`); leading zeros are fine; the result
-    must fit in an int64.
-    """
-    if _DECIMAL.fullmatch(text) is None:
-        return None
-    negative = text[0] == "-"
-    digits = text.lstrip("+-").lstrip("0")
-    if len(digits) > 19:  # more digits than 2**63 has: out of range, and int() may refuse
-        return None
-    number = -int(digits or "0") if negative else int(digits or "0")
-    if number < _INT64_MIN or number > _INT64_MAX:
-        return None
-    return number
-
-
-# ---------------------------------------------------------------------------
-# Go's %q (strconv.Quote) and the bounding of quoted input in error messages
+# The bounding of quoted input in error messages (Go's %q: kumaco.core.gostrconv.quote)
 
 _MAX_LITERAL: Final = 400
 _MAX_REPORTED_ERRORS: Final = 8
-_GO_ESCAPES: Final = {
-    "\a": "\\a",
-    "\b": "\\b",
-    "\f": "\\f",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-    "\v": "\\v",
-    '"': '\\"',
-    "\\": "\\\\",
-}
-_PLAIN_QUOTABLE: Final = re.compile(r"[ !#-\[\]-~]*")  # printable ASCII but " and \
-
-
-def _go_quote(text: str) -> str:
-    """Quote ``text`` as Go's ``%q`` does for a string (printable Unicode kept)."""
-    if _PLAIN_QUOTABLE.fullmatch(text):
-        return '"' + text + '"'
-    out = ['"']
-    for char in text:
-        code = ord(char)
-        if char in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[char])
-        elif char.isprintable():
-            out.append(char)
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\x{code:02x}")
-        elif 0xD800 <= code <= 0xDFFF:
-            # A lone surrogate reaches Go as three bytes of invalid UTF-8.
-            out.extend(f"\\x{byte:02x}" for byte in char.encode("utf-8", "surrogatepass"))
-        elif code < 0x10000:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(f"\\U{code:08x}")
-    out.append('"')
-    return "".join(out)
 
 
 def _quoted(text: str) -> str:
     """Render ``text`` as the server's ``%q`` does, or as a bounded excerpt if huge."""
-    return _go_quote(text) if len(text) <= _MAX_LITERAL else excerpt(text)
+    return quote(text) if len(text) <= _MAX_LITERAL else excerpt(text)
 
 
 def _found(text: str) -> str:
@@ -318,7 +254,7 @@ class Requirement:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_value_set", frozenset(self.values))
-        bound = _go_int64(self.values[0]) if len(self.values) == 1 else None
+        bound = parse_int64(self.values[0]) if len(self.values) == 1 else None
         object.__setattr__(self, "_bound", bound)
 
     def matches(self, labels: Mapping[str, str]) -> bool:
@@ -350,7 +286,7 @@ class Requirement:
 
 
 def _compares(value: str, operator: Operator, bound: int | None) -> bool:
-    number = _go_int64(value)
+    number = parse_int64(value)
     if number is None or bound is None:
         return False
     return number > bound if operator is Operator.GREATER_THAN else number < bound
@@ -742,7 +678,7 @@ def value_errors(key_text: str, values: Sequence[str]) -> list[str]:
 def _check_values(key: str, operator: Operator, values: tuple[str, ...]) -> None:
     """Raise the server's aggregated error if any value of a requirement is invalid."""
     errors: list[str] = []
-    if operator in _NUMERIC_OPS and _go_int64(values[0]) is None:
+    if operator in _NUMERIC_OPS and parse_int64(values[0]) is None:
         errors.append(
             f"values[0]: Invalid value: {_quoted(values[0])}: "
             "for 'Gt', 'Lt' operators, the value must be an integer"

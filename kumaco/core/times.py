@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import datetime as dt
 
+from kumaco.core.durations import SECOND
 from kumaco.core.errors import InvalidInput, excerpt
 
-SECOND = 1_000_000_000
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 

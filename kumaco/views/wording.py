@@ -8,7 +8,8 @@ words are the same everywhere.
 
 from __future__ import annotations
 
-from kumaco.core.times import SECOND, format_instant, parse_timestamp
+from kumaco.core.durations import SECOND
+from kumaco.core.times import format_instant, parse_timestamp
 from kumaco.core.windows import WindowState
 
 NEVER_OPENS = "never opens (none within five years)"
