@@ -43,9 +43,9 @@ from typing import TextIO
 
 from kumaco import __version__
 from kumaco.cmd import cluster as clusters
-from kumaco.cmd.cli import add_output_flags, print_windows, valid_windows, write_output
+from kumaco.cmd.cli import add_output_flags, print_windows, valid_windows
 from kumaco.cmd.cluster import Cluster, ClusterError
-from kumaco.cmd.common import EXIT_OK, EXIT_USAGE, now_ns, time_flag
+from kumaco.cmd.common import EXIT_OK, EXIT_USAGE, now_ns, time_flag, write_output
 from kumaco.cmd.flags import UsageError, add_policy_flags, policy_from_args, selector_flag
 from kumaco.cmd.forecast import add_forecast_flags, run_forecast
 from kumaco.cmd.timeline import DAY, add_timeline_flags, draw, time_range
@@ -138,7 +138,7 @@ def _plan(args: argparse.Namespace, cluster: Cluster, out: TextIO, err: TextIO) 
     _fail_on(problems)
     windows = valid_windows(entries, err)
     nodes = clusters.nodes(cluster, args.node_selector)
-    write_output(listing.plan(plan(windows, nodes, at, policy), args.output), args, out)
+    write_output(listing.plan(plan(windows, nodes, at, policy), args.output), args.output_file, out)
     return EXIT_OK
 
 
