@@ -16,7 +16,7 @@ Offline commands (no cluster; a stable contract, tested black-box):
 ``kumaco forecast --windows FILE... --nodes FILE --from T --until T --maintenance-duration D``
     The planner run forward in simulated time (:mod:`kumaco.cmd.forecast`); exit 1 when
     some node that needs maintenance does not finish before ``--until``.
-``kumaco timeline FILE... --from T --until T --output svg|html [-o PATH]``
+``kumaco timeline FILE... --from T --until T [-o svg|html] [--output-file PATH]``
     The picture of when windows are open (:mod:`kumaco.cmd.timeline`).
 
 ``kumaco run`` starts the controller (see :mod:`kumaco.cmd.settings` for its flags).

@@ -15,8 +15,8 @@ image list, addresses and everything else a kubelet reports are never
 retained. Views are compact: every string a view keeps (label keys and values,
 condition types, statuses, reasons, messages and times) is interned, so the
 thousands of nodes that share a zone, a kubelet message or a transition second
-share one string, and equal owner maps are one shared object (measured: 9,300
--> see docs/benchmarks.md "Levers" for the bytes per node this saves).
+share one string, and equal owner maps are one shared object (docs/benchmarks.md,
+"Levers", gives the bytes per node this saves).
 
 :class:`NodeSet` holds the views by name with a label index for bulk
 selector evaluation; the controller updates it in place from watch events,
