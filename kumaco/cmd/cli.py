@@ -16,7 +16,7 @@ Offline commands (no cluster; a stable contract, tested black-box):
 ``kumaco forecast --windows FILE... --nodes FILE --from T --until T --maintenance-duration D``
     The planner run forward in simulated time (:mod:`kumaco.cmd.forecast`); exit 1 when
     some node that needs maintenance does not finish before ``--until``.
-``kumaco timeline FILE... --from T --until T --output svg|html [-o PATH]``
+``kumaco timeline FILE... --from T --until T [-o svg|html] [--output-file PATH]``
     The picture of when windows are open (:mod:`kumaco.cmd.timeline`).
 
 ``kumaco run`` starts the controller (see :mod:`kumaco.cmd.settings` for its flags).
@@ -32,7 +32,6 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TextIO
 
 from kumaco import __version__
@@ -46,6 +45,7 @@ from kumaco.cmd.common import (
     now_ns,
     read_windows,
     time_flag,
+    write_output,
 )
 from kumaco.cmd.flags import UsageError, add_policy_flags, apply_env_defaults, policy_from_args
 from kumaco.cmd.forecast import add_forecast_flags, cmd_forecast
@@ -114,20 +114,10 @@ def print_windows(
         err.write(f"warning: output truncated to {args.limit} occurrences (--limit)\n")
     freezes = frozenset(w.key for w in windows if w.freeze)
     write_output(
-        listing.windows(found, args.output, freezes, {w.key: w for w in windows}), args, out
+        listing.windows(found, args.output, freezes, {w.key: w for w in windows}),
+        args.output_file,
+        out,
     )
-
-
-def write_output(text: str, args: argparse.Namespace, out: TextIO) -> None:
-    """To ``--output-file`` if given (``-``: standard output), else standard output."""
-    path = getattr(args, "output_file", None)
-    if not path or path == "-":
-        out.write(text)
-        return
-    try:
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"--output-file {path}: {exc}") from None
 
 
 def cmd_windows(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
@@ -146,7 +136,7 @@ def cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) 
     at = time_flag(args.at) if args.at else now_ns()
     windows = valid_windows(read_windows(args.windows, args, stdin, err), err)
     nodes = NodeSet(node_views(load_objects([args.nodes], stdin), policy.owned))
-    write_output(listing.plan(plan(windows, nodes, at, policy), args.output), args, out)
+    write_output(listing.plan(plan(windows, nodes, at, policy), args.output), args.output_file, out)
     return EXIT_OK
 
 

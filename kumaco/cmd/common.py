@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 from kumaco.cmd.flags import UsageError, selector_flag
@@ -85,6 +86,21 @@ def read_windows(
     if not found.entries and not found.skipped:
         raise UsageError("no ConfigMap found in the input")
     return found.entries
+
+
+def write_output(text: str, path: str | None, out: TextIO) -> None:
+    """``text`` to ``--output-file``'s ``path`` if given (``-``: standard output), else ``out``.
+
+    The one writer of every command's output; a file that cannot be written is a usage
+    error naming the flag.
+    """
+    if not path or path == "-":
+        out.write(text)
+        return
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--output-file {path}: {exc}") from None
 
 
 def time_flag(text: str) -> int:

@@ -93,8 +93,28 @@ def add_policy_flags(p: argparse.ArgumentParser) -> None:
         metavar="DURATION",
         help="admit a node only if its maintenance window stays open at least DURATION longer",
     )
-    add("--under-maintenance-condition", default=UNDER_MAINTENANCE, metavar="TYPE")
-    add("--in-progress-condition", default=IN_PROGRESS, metavar="TYPE")
+    add_condition_flags(p)
+
+
+def add_condition_flags(p: argparse.ArgumentParser) -> None:
+    """``--under-maintenance-condition`` and ``--in-progress-condition``: an instance's names.
+
+    Declared once, for :func:`add_policy_flags` and ``kubectl kumaco status``; read with
+    :func:`condition_names`.
+    """
+    p.add_argument("--under-maintenance-condition", default=UNDER_MAINTENANCE, metavar="TYPE")
+    p.add_argument("--in-progress-condition", default=IN_PROGRESS, metavar="TYPE")
+
+
+def condition_names(args: argparse.Namespace) -> tuple[str, str]:
+    """The validated types of :func:`add_condition_flags`: (under maintenance, in progress).
+
+    A bad one is a usage error naming its flag.
+    """
+    return (
+        condition_flag("--under-maintenance-condition", args.under_maintenance_condition),
+        condition_flag("--in-progress-condition", args.in_progress_condition),
+    )
 
 
 def selector_flag(flag: str, text: str) -> Selector:
@@ -169,12 +189,11 @@ def policy_from_args(args: argparse.Namespace, manager: str = "") -> Policy:
         else None
     )
     timeout = duration_flag("--in-progress-timeout", args.in_progress_timeout)
+    under_maintenance, in_progress = condition_names(args)
     return Policy(
         scope=scope,
-        under_maintenance=condition_flag(
-            "--under-maintenance-condition", args.under_maintenance_condition
-        ),
-        in_progress=condition_flag("--in-progress-condition", args.in_progress_condition),
+        under_maintenance=under_maintenance,
+        in_progress=in_progress,
         ceiling=ceiling,
         require=tuple(
             condition_flag("--require-condition", c) for c in args.require_condition or ()

@@ -12,10 +12,16 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TextIO
 
-from kumaco.cmd.common import EXIT_INVALID, EXIT_OK, load_objects, read_windows, time_flag
+from kumaco.cmd.common import (
+    EXIT_INVALID,
+    EXIT_OK,
+    load_objects,
+    read_windows,
+    time_flag,
+    write_output,
+)
 from kumaco.cmd.flags import UsageError, duration_flag
 from kumaco.core.errors import InvalidInput
 from kumaco.core.forecast import DurationRule, forecast, parse_duration_rule
@@ -110,13 +116,7 @@ def run_forecast(
         )
     else:
         text = listing.forecast(result, args.output)
-    if args.output_file and args.output_file != "-":
-        try:
-            Path(args.output_file).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"--output-file {args.output_file}: {exc}") from None
-    else:
-        out.write(text)
+    write_output(text, args.output_file, out)
     return EXIT_OK if result.all_finished else EXIT_INVALID
 
 

@@ -7,18 +7,18 @@ Contract
 ``kubectl-<name>`` on ``PATH``). Every command only reads the cluster
 (GET and LIST, through :mod:`kumaco.cmd.cluster`):
 
-``kubectl kumaco status [-o table|json]``
+``kubectl kumaco status [-o text|table|json|yaml]``
     Window ConfigMaps, nodes under maintenance and the leader
     (:mod:`kumaco.views.report`).
-``kubectl kumaco windows [--from T] [--until T] [-o text|json]``
+``kubectl kumaco windows [--from T] [--until T] [-o text|json|yaml|ics]``
     ``kumaco windows`` with the windows read from the ConfigMaps; the same
     output, byte for byte, as the offline command on the same objects.
-``kubectl kumaco plan [--at T] [policy flags] [-o text|json]``
+``kubectl kumaco plan [--at T] [policy flags] [-o text|json|yaml]``
     ``kumaco plan`` with windows from the ConfigMaps and nodes from a LIST;
     the same output as the offline command.
 ``kubectl kumaco forecast --from T --until T --maintenance-duration D [policy flags]``
     ``kumaco forecast`` with windows and nodes read from the cluster.
-``kubectl kumaco timeline --output svg|html [-o PATH] [--from T] [--until T] [--at T]``
+``kubectl kumaco timeline [-o svg|html] [--output-file PATH] [--from T] [--until T] [--at T]``
     The picture of :mod:`kumaco.views.timeline`, fed from the cluster.
 
 Flags shared by all (before or after the command): ``--kubeconfig``,
@@ -43,14 +43,21 @@ from typing import TextIO
 
 from kumaco import __version__
 from kumaco.cmd import cluster as clusters
-from kumaco.cmd.cli import add_output_flags, print_windows, valid_windows, write_output
+from kumaco.cmd.cli import MAX_OCCURRENCES, add_output_flags, print_windows, valid_windows
 from kumaco.cmd.cluster import Cluster, ClusterError
-from kumaco.cmd.common import EXIT_OK, EXIT_USAGE, now_ns, time_flag
-from kumaco.cmd.flags import UsageError, add_policy_flags, policy_from_args, selector_flag
+from kumaco.cmd.common import EXIT_OK, EXIT_USAGE, now_ns, time_flag, write_output
+from kumaco.cmd.flags import (
+    UsageError,
+    add_condition_flags,
+    add_policy_flags,
+    condition_names,
+    policy_from_args,
+    selector_flag,
+)
 from kumaco.cmd.forecast import add_forecast_flags, run_forecast
 from kumaco.cmd.timeline import DAY, add_timeline_flags, draw, time_range
 from kumaco.core.configmaps import DEFAULT_CONFIGMAP_SELECTOR
-from kumaco.core.planner import IN_PROGRESS, UNDER_MAINTENANCE, plan
+from kumaco.core.planner import plan
 from kumaco.views import listing, report
 from kumaco.views.listing import FORMATS
 
@@ -102,12 +109,13 @@ def _fail_on(problems: Sequence[str]) -> None:
 
 def _status(args: argparse.Namespace, cluster: Cluster, out: TextIO, err: TextIO) -> int:
     selector_flag("--node-selector", args.node_selector)
+    under_maintenance, in_progress = condition_names(args)
     scope = report.Scope(
         namespaces=cluster.namespaces,
         configmap_selector=_configmap_selector(args),
         node_selector=args.node_selector,
-        under_maintenance=args.under_maintenance_condition,
-        in_progress=args.in_progress_condition,
+        under_maintenance=under_maintenance,
+        in_progress=in_progress,
         lease_namespace=args.leader_election_namespace or cluster.namespaces[0],
         lease_name=args.leader_election_id,
         field_manager=args.field_manager or "",
@@ -138,7 +146,7 @@ def _plan(args: argparse.Namespace, cluster: Cluster, out: TextIO, err: TextIO) 
     _fail_on(problems)
     windows = valid_windows(entries, err)
     nodes = clusters.nodes(cluster, args.node_selector)
-    write_output(listing.plan(plan(windows, nodes, at, policy), args.output), args, out)
+    write_output(listing.plan(plan(windows, nodes, at, policy), args.output), args.output_file, out)
     return EXIT_OK
 
 
@@ -216,8 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     st = sub.add_parser("status", help="windows, nodes under maintenance and the leader")
     _add_common(st)
     st.add_argument("--node-selector", default="", metavar="SEL", help="nodes in scope")
-    st.add_argument("--under-maintenance-condition", default=UNDER_MAINTENANCE, metavar="TYPE")
-    st.add_argument("--in-progress-condition", default=IN_PROGRESS, metavar="TYPE")
+    add_condition_flags(st)
     st.add_argument("--leader-election-id", default="kumaco", metavar="NAME", help="the Lease")
     st.add_argument(
         "--leader-election-namespace",
@@ -243,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--from", dest="from_", metavar="T", help="RFC 3339 (default: now)")
     w.add_argument("--until", metavar="T", help="RFC 3339 (default: --from + 7 days)")
     add_output_flags(w, (*FORMATS, "ics"), "text")
-    w.add_argument("--limit", type=int, default=100_000, help=argparse.SUPPRESS)
+    w.add_argument("--limit", type=int, default=MAX_OCCURRENCES, help=argparse.SUPPRESS)
     w.set_defaults(func=_cluster_command(_windows))
 
     pl = sub.add_parser("plan", help="what kumaco would set on each node of the cluster")

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TextIO
 
-from kumaco.cmd.common import EXIT_OK, load_objects, now_ns, read_windows, time_flag
+from kumaco.cmd.common import EXIT_OK, load_objects, now_ns, read_windows, time_flag, write_output
 from kumaco.cmd.flags import UsageError, selector_flag
 from kumaco.core.durations import HOUR
 from kumaco.core.manifests import node_views
@@ -96,13 +95,7 @@ def draw(
         source=source,
     )
     text = timeline.render_svg(picture) if args.output == "svg" else timeline.render_html(picture)
-    if not args.path or args.path == "-":
-        out.write(text)
-        return EXIT_OK
-    try:
-        Path(args.path).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"--output-file {args.path}: {exc}") from None
+    write_output(text, args.path, out)
     return EXIT_OK
 
 

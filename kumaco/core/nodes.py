@@ -15,8 +15,8 @@ image list, addresses and everything else a kubelet reports are never
 retained. Views are compact: every string a view keeps (label keys and values,
 condition types, statuses, reasons, messages and times) is interned, so the
 thousands of nodes that share a zone, a kubelet message or a transition second
-share one string, and equal owner maps are one shared object (measured: 9,300
--> see docs/benchmarks.md "Levers" for the bytes per node this saves).
+share one string, and equal owner maps are one shared object (docs/benchmarks.md,
+"Levers", gives the bytes per node this saves).
 
 :class:`NodeSet` holds the views by name with a label index for bulk
 selector evaluation; the controller updates it in place from watch events,
@@ -223,13 +223,11 @@ def _timestamp_text(value: Any) -> str | None:
 
 
 class NodeSet:
-    """Node views by name, plus a label index and a True-condition index kept in step."""
+    """Node views by name, plus a label index kept in step."""
 
     def __init__(self, nodes: Iterable[NodeView] = ()) -> None:
         self._nodes: dict[str, NodeView] = {}
         self.index = LabelIndex()
-        self._true: dict[str, set[str]] = {}
-        self._frozen_true: dict[str, frozenset[str]] = {}
         for n in nodes:
             self.put(n)
 
@@ -238,31 +236,11 @@ class NodeSet:
         self._nodes[node.name] = node
         if old is None or old.labels != node.labels:
             self.index.set(node.name, node.labels)
-        if old is None or old.conditions != node.conditions:
-            self._index_conditions(node.name, old, node)
 
     def remove(self, name: str) -> None:
         old = self._nodes.pop(name, None)
         if old is not None:
             self.index.discard(name)
-            self._index_conditions(name, old, None)
-
-    def _index_conditions(self, name: str, old: NodeView | None, new: NodeView | None) -> None:
-        before = {t for t, c in old.conditions.items() if c.status == TRUE} if old else set()
-        after = {t for t, c in new.conditions.items() if c.status == TRUE} if new else set()
-        for ctype in before - after:
-            self._true[ctype].discard(name)
-            self._frozen_true.pop(ctype, None)
-        for ctype in after - before:
-            self._true.setdefault(ctype, set()).add(name)
-            self._frozen_true.pop(ctype, None)
-
-    def with_true(self, ctype: str) -> frozenset[str]:
-        """Names of the nodes whose condition ``ctype`` is True (cached until it changes)."""
-        found = self._frozen_true.get(ctype)
-        if found is None:
-            found = self._frozen_true[ctype] = frozenset(self._true.get(ctype, ()))
-        return found
 
     def get(self, name: str) -> NodeView | None:
         return self._nodes.get(name)

@@ -42,7 +42,6 @@ preconditions, so two candidates can never both win one round), with:
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import random
 import threading
@@ -52,36 +51,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kumaco.core.errors import error_text
+from kumaco.core.lease import LeaseRecord, lease_object, micro_time, parse_lease, released
 from kumaco.kube.client import Kube
 from kumaco.kube.errors import ApiError, TransportError
 
 log = logging.getLogger("kumaco.kube.election")
-
-
-def _micro_time(epoch_seconds: float) -> str:
-    return dt.datetime.fromtimestamp(epoch_seconds, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-@dataclass(frozen=True)
-class LeaseRecord:
-    """The election-relevant part of a Lease's spec."""
-
-    holder: str
-    duration: int
-    acquire_time: str | None
-    renew_time: str | None
-    transitions: int
-
-    @staticmethod
-    def from_lease(obj: dict[str, Any]) -> LeaseRecord:
-        spec = obj.get("spec") or {}
-        return LeaseRecord(
-            holder=spec.get("holderIdentity") or "",
-            duration=int(spec.get("leaseDurationSeconds") or 0),
-            acquire_time=spec.get("acquireTime"),
-            renew_time=spec.get("renewTime"),
-            transitions=int(spec.get("leaseTransitions") or 0),
-        )
 
 
 @dataclass
@@ -196,7 +170,7 @@ class LeaseElection:
     def try_acquire_or_renew(self) -> bool:
         """One round of client-go's tryAcquireOrRenew; True if we hold the lease now."""
         started = self.clock()
-        now_wall = _micro_time(self.wall())
+        now_wall = micro_time(self.wall())
         timeout = self._request_timeout()
         try:
             current = self.kube.request("GET", self.path, timeout=timeout, retry=False)
@@ -213,7 +187,7 @@ class LeaseElection:
             )
             return False
 
-        record = LeaseRecord.from_lease(current)
+        record = parse_lease(current)
         rv = (current.get("metadata") or {}).get("resourceVersion")
         if record != self._observed:
             self._observed, self._observed_at = record, self.clock()
@@ -223,19 +197,14 @@ class LeaseElection:
         if record.holder and record.holder != self.identity and not expired:
             return False
         mine = record.holder == self.identity
-        spec = {
-            "holderIdentity": self.identity,
-            "leaseDurationSeconds": round(self.lease_duration),
-            "acquireTime": record.acquire_time if mine and record.acquire_time else now_wall,
-            "renewTime": now_wall,
-            "leaseTransitions": record.transitions if mine else record.transitions + 1,
-        }
-        body = {
-            "apiVersion": "coordination.k8s.io/v1",
-            "kind": "Lease",
-            "metadata": {"name": self.name, "namespace": self.namespace, "resourceVersion": rv},
-            "spec": spec,
-        }
+        spec = LeaseRecord(
+            holder=self.identity,
+            duration=round(self.lease_duration),
+            acquire_time=record.acquire_time if mine and record.acquire_time else now_wall,
+            renew_time=now_wall,
+            transitions=record.transitions if mine else record.transitions + 1,
+        )
+        body = lease_object(self.name, self.namespace, spec, rv)
         try:
             updated = self.kube.request("PUT", self.path, body=body, timeout=timeout, retry=False)
         except (ApiError, TransportError) as exc:
@@ -248,18 +217,8 @@ class LeaseElection:
         return True
 
     def _create(self, started: float, now_wall: str, timeout: float) -> bool:
-        body = {
-            "apiVersion": "coordination.k8s.io/v1",
-            "kind": "Lease",
-            "metadata": {"name": self.name, "namespace": self.namespace},
-            "spec": {
-                "holderIdentity": self.identity,
-                "leaseDurationSeconds": round(self.lease_duration),
-                "acquireTime": now_wall,
-                "renewTime": now_wall,
-                "leaseTransitions": 0,
-            },
-        }
+        spec = LeaseRecord(self.identity, round(self.lease_duration), now_wall, now_wall, 0)
+        body = lease_object(self.name, self.namespace, spec)
         path = f"/apis/coordination.k8s.io/v1/namespaces/{self.namespace}/leases"
         try:
             created = self.kube.request("POST", path, body=body, timeout=timeout, retry=False)
@@ -273,7 +232,7 @@ class LeaseElection:
         return True
 
     def _won(self, lease: dict[str, Any], started: float) -> None:
-        record = LeaseRecord.from_lease(lease)
+        record = parse_lease(lease)
         with self._lock:
             self._observed, self._observed_at = record, self.clock()
             self._resource_version = (lease.get("metadata") or {}).get("resourceVersion")
@@ -315,19 +274,9 @@ class LeaseElection:
             self._leading = False
         if not leading or rv is None:
             return False
-        now_wall = _micro_time(self.wall())
-        body = {
-            "apiVersion": "coordination.k8s.io/v1",
-            "kind": "Lease",
-            "metadata": {"name": self.name, "namespace": self.namespace, "resourceVersion": rv},
-            "spec": {
-                "holderIdentity": None,
-                "leaseDurationSeconds": 1,
-                "acquireTime": now_wall,
-                "renewTime": now_wall,
-                "leaseTransitions": self._observed.transitions if self._observed else 0,
-            },
-        }
+        now_wall = micro_time(self.wall())
+        transitions = self._observed.transitions if self._observed else 0
+        body = lease_object(self.name, self.namespace, released(transitions, now_wall), rv)
         try:
             self.kube.request("PUT", self.path, body=body, timeout=2.0, retry=False)
         except (ApiError, TransportError) as exc:

@@ -32,6 +32,7 @@ from typing import Any
 
 from kumaco.core.configmaps import DEFAULT_CONFIGMAP_SELECTOR, windows_of
 from kumaco.core.durations import SECOND
+from kumaco.core.lease import parse_lease
 from kumaco.core.nodes import TRUE, Condition, NodeSet, NodeView
 from kumaco.core.planner import HELD, IN_PROGRESS, UNDER_MAINTENANCE, Policy, plan
 from kumaco.core.times import format_instant, parse_timestamp
@@ -159,29 +160,20 @@ class StatusReport:
 def _leader(scope: Scope, lease: Mapping[str, Any] | None, now: int) -> LeaderStatus:
     if lease is None:
         return LeaderStatus(scope.lease_ns, scope.lease_name, found=False)
-    spec = lease.get("spec")
-    spec = spec if isinstance(spec, Mapping) else {}
-    holder = spec.get("holderIdentity")
-    renew, acquire = spec.get("renewTime"), spec.get("acquireTime")
-    try:
-        duration = int(spec.get("leaseDurationSeconds") or 0)
-        transitions = int(spec.get("leaseTransitions") or 0)
-    except (TypeError, ValueError):
-        duration, transitions = 0, 0
-    renewed = parse_timestamp(renew if isinstance(renew, str) else None)
-    expires = renewed + duration * SECOND if renewed is not None else None
-    holder_text = holder if isinstance(holder, str) else ""
+    record = parse_lease(lease)
+    renewed = parse_timestamp(record.renew_time)
+    expires = renewed + record.duration * SECOND if renewed is not None else None
     return LeaderStatus(
         namespace=scope.lease_ns,
         name=scope.lease_name,
         found=True,
-        holder=holder_text,
-        renew_time=renew if isinstance(renew, str) else None,
-        acquire_time=acquire if isinstance(acquire, str) else None,
-        duration=duration,
-        transitions=transitions,
+        holder=record.holder,
+        renew_time=record.renew_time,
+        acquire_time=record.acquire_time,
+        duration=record.duration,
+        transitions=record.transitions,
         expires=expires,
-        current=bool(holder_text) and expires is not None and now < expires,
+        current=bool(record.holder) and expires is not None and now < expires,
     )
 
 

@@ -3,7 +3,7 @@
 Contract
 --------
 Pure rendering. :func:`build` takes window entries (valid and invalid), the
-open intervals ``kumaco windows`` computes for them (:func:`kumaco.cmd.cli.occurrences`,
+open intervals ``kumaco windows`` computes for them (:func:`kumaco.core.windows.occurrences`,
 passed in by the caller) and optionally a node list, and returns a
 :class:`Timeline`; :func:`render_svg` and :func:`render_html` turn it into
 text. No I/O, no clock (``now`` is an argument), no ``kubernetes`` import, no

@@ -75,7 +75,7 @@ def test_write_through_keeps_other_conditions_and_labels() -> None:
         assert view is not None
         assert dict(view.labels) == {"zone": "a"}
         assert set(view.conditions) == {"Ready", "Foo", "kured.dev/UnderMaintenance"}
-        assert nodes.with_true("kured.dev/UnderMaintenance") == frozenset({"a"})
+        assert [n.name for n in nodes if n.is_true("kured.dev/UnderMaintenance")] == ["a"]
     assert not store.put_written("missing", "1", [])
 
 

@@ -409,3 +409,33 @@ def test_policy_flags_come_from_the_environment_for_plan_too(tmp_path: Path) -> 
         check=False,
     )  # type: ignore[list-item]
     assert json.loads(flag_wins.stdout)["ceilings"][0]["limit"] == 1
+
+
+@pytest.mark.parametrize("command", ["windows", "forecast", "plan", "timeline"])
+def test_every_command_writes_its_output_file_through_the_one_writer(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--output-file`` (kumaco.cmd.common.write_output): the file, ``-``, and a bad path."""
+    from kumaco.cmd import cli
+
+    w = tmp_path / "w.yaml"
+    w.write_text(yaml.safe_dump(cm("w", NIGHTLY, labels={LABEL: ""})))
+    span = ["--from", "2027-01-01", "--until", "2027-01-03"]
+    args = {
+        "windows": ["windows", str(w), *span],
+        "forecast": [
+            *("forecast", "--windows", str(w), "--nodes", str(nodes_file(tmp_path))),
+            *("--maintenance-duration", "30m", "--require-condition", "Ready"),
+            *("--max-in-progress", "1", *span),
+        ],
+        "plan": ["plan", "--windows", str(w), "--nodes", str(nodes_file(tmp_path))],
+        "timeline": ["timeline", str(w), *span],
+    }[command]
+    rc = cli.main([*args, "--output-file", "-"])
+    assert rc in (0, 1), capsys.readouterr().err
+    to_stdout = capsys.readouterr().out
+    target = tmp_path / "out"
+    assert cli.main([*args, "--output-file", str(target)]) == rc
+    assert capsys.readouterr().out == "" and target.read_text() == to_stdout != ""
+    assert cli.main([*args, "--output-file", str(tmp_path / "no" / "such" / "dir")]) == 2
+    assert f"--output-file {tmp_path / 'no' / 'such' / 'dir'}: " in capsys.readouterr().err
