@@ -428,8 +428,16 @@ def test_every_command_writes_its_output_file_through_the_one_writer(
             *("--maintenance-duration", "30m", "--require-condition", "Ready"),
             *("--max-in-progress", "1", *span),
         ],
-        "plan": ["plan", "--windows", str(w), "--nodes", str(nodes_file(tmp_path))],
-        "timeline": ["timeline", str(w), *span],
+        "plan": [
+            "plan",
+            "--windows",
+            str(w),
+            "--nodes",
+            str(nodes_file(tmp_path)),
+            "--at",
+            "2027-01-02",
+        ],
+        "timeline": ["timeline", str(w), *span, "--at", "2027-01-02"],  # a fixed "now"
     }[command]
     rc = cli.main([*args, "--output-file", "-"])
     assert rc in (0, 1), capsys.readouterr().err
