@@ -118,9 +118,10 @@ def _settle(windows: Sequence[Window], state: dict[str, NodeView], t: int, polic
     its node store would see their echoes; the controller plans again on each echo.
     Returns the last plan; ``state`` is updated in place.
     """
-    result = plan(windows, NodeSet(state.values()), t, policy)
+    current = NodeSet(state.values())
+    result = plan(windows, current, t, policy)
     for _ in range(SETTLE_ROUNDS):
-        writes = changes(result, NodeSet(state.values()), {}, t, policy)
+        writes = changes(result, current, {}, t, policy)  # the nodes the plan was made on
         if not writes.revocations and not writes.grants:
             break
         for change in (*writes.revocations, *writes.grants):
@@ -131,7 +132,8 @@ def _settle(windows: Sequence[Window], state: dict[str, NodeView], t: int, polic
                     for w in change.conditions
                 ),
             )
-        result = plan(windows, NodeSet(state.values()), t, policy)
+        current = NodeSet(state.values())
+        result = plan(windows, current, t, policy)
     return result
 
 
