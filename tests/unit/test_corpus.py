@@ -12,13 +12,15 @@ reject. Its annotations say what the test expects:
     variant that this module writes to a temporary directory (the repository
     does not hold 1 MiB files).
 
-Each file, and the 1 MiB variants, go through ``kumaco validate`` both as a
-subprocess (``python -m kumaco``) and in-process (``kumaco.cmd.cli.main``), in
+Each file, and the 1 MiB variants, go through ``kumaco validate`` both in a
+process of its own (``python -m kumaco``, forked from one that imported kumaco
+once: tests/support/forkrun.py) and in-process (``kumaco.cmd.cli.main``), in
 text and JSON output: exit status 1, no traceback, nothing on stderr, exactly
 the expected keys named, each message one printable line under 1000
 characters, and the text line ``invalid <ns>/<name>: <key>: <reason>`` made of
 the same errors as the JSON. The files of ``tests/data/valid`` stay valid,
-alone and mixed with the whole corpus in one call.
+alone and mixed with the whole corpus in one call (that call is a plain
+subprocess: the interpreter's start-up too).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import json
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +40,7 @@ import yaml
 from kumaco.cmd import cli
 from kumaco.core.windows import KNOWN_KEYS, REQUIRED_KEYS
 from tests.support.corpus import INFLATE, ONE_MIB, inflated_value
+from tests.support.forkrun import ForkRunner
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data"
@@ -199,25 +203,19 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _run_both(path: Path) -> tuple[subprocess.CompletedProcess[str], ...]:
-    """Text and JSON runs of one file, started together."""
-    cmd = [sys.executable, "-m", "kumaco", "validate"]
-    procs = [
-        subprocess.Popen(
-            [*cmd, *extra, str(path)],
-            cwd=REPO,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            encoding="utf-8",
-        )
+@pytest.fixture(scope="module")
+def runner() -> Iterator[ForkRunner]:
+    """``python -m kumaco``, each run in its own process forked from one that imported kumaco."""
+    with ForkRunner("kumaco", ["kumaco.cmd.cli"], cwd=REPO) as forks:
+        yield forks
+
+
+def _run_both(runner: ForkRunner, path: Path) -> tuple[subprocess.CompletedProcess[str], ...]:
+    """Text and JSON runs of one file, each in its own process."""
+    return tuple(
+        runner.run(["validate", *extra, str(path)], timeout=120)
         for extra in ((), ("--output", "json"))
-    ]
-    results = []
-    for proc in procs:
-        stdout, stderr = proc.communicate(timeout=120)
-        results.append(subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr))
-    return tuple(results)
+    )
 
 
 def _in_process(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -356,8 +354,10 @@ def test_names_are_unique() -> None:
 
 
 @pytest.mark.parametrize("case", INVALID_CASES, ids=lambda c: c.id)
-def test_invalid_file_subprocess(case: Case, corpus_files: dict[str, Path]) -> None:
-    text, as_json = _run_both(corpus_files[case.id])
+def test_invalid_file_subprocess(
+    case: Case, corpus_files: dict[str, Path], runner: ForkRunner
+) -> None:
+    text, as_json = _run_both(runner, corpus_files[case.id])
     _check_clean_streams(case.id, text.stdout, text.stderr)
     _check_clean_streams(case.id, as_json.stdout, as_json.stderr)
     assert text.returncode == as_json.returncode
@@ -378,8 +378,8 @@ def test_invalid_file_in_process(
 
 
 @pytest.mark.parametrize("case", VALID_CASES, ids=lambda c: c.id)
-def test_valid_file(case: Case, capsys: pytest.CaptureFixture[str]) -> None:
-    text, as_json = _run_both(case.source)
+def test_valid_file(case: Case, capsys: pytest.CaptureFixture[str], runner: ForkRunner) -> None:
+    text, as_json = _run_both(runner, case.source)
     for proc in (text, as_json):
         _check_clean_streams(case.id, proc.stdout, proc.stderr)
         assert proc.returncode == 0, f"{case.id}: {proc.stdout[:500]}"
