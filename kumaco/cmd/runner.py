@@ -18,6 +18,7 @@ import threading
 import urllib.parse
 from collections.abc import Callable
 from types import FrameType
+from typing import Any
 
 from kumaco import __version__
 from kumaco.cmd.common import now_ns
@@ -43,6 +44,32 @@ def _redacted(url: str | None) -> str:
         return url
     netloc = f"{u.username}:***@{u.hostname}" + (f":{u.port}" if u.port else "")
     return urllib.parse.urlunsplit(u._replace(netloc=netloc))
+
+
+def _listen(
+    settings: Settings, controller: Controller, metrics: Metrics
+) -> tuple[HealthServer | None, Any] | None:
+    """The health server (bound, not started) and the metrics server; None once logged why not.
+
+    A port in use or an address not on this host is a start-up error naming its flag,
+    not a traceback.
+    """
+    health_address = parse_bind_address(settings.health_probe_bind_address)
+    metrics_address = parse_bind_address(settings.metrics_bind_address)
+    health: HealthServer | None = None
+    flag, address = "--health-probe-bind-address", settings.health_probe_bind_address
+    try:
+        if health_address:
+            health = HealthServer(health_address, controller.healthy, lambda: controller.synced)
+        flag, address = "--metrics-bind-address", settings.metrics_bind_address
+        return health, serve_metrics(metrics, metrics_address) if metrics_address else None
+    except OSError as exc:
+        log.error(
+            "cannot listen", extra={"flag": flag, "address": address, "error": error_text(exc, 500)}
+        )
+        if health is not None:
+            health.server.server_close()
+        return None
 
 
 def run(settings: Settings, now_ns: Callable[[], int] = now_ns) -> int:
@@ -111,14 +138,12 @@ def run(settings: Settings, now_ns: Callable[[], int] = now_ns) -> int:
     )
     holder.append(controller)
 
-    health_address = parse_bind_address(settings.health_probe_bind_address)
-    health = (
-        HealthServer(health_address, controller.healthy, lambda: controller.synced)
-        if health_address
-        else None
-    )
-    metrics_address = parse_bind_address(settings.metrics_bind_address)
-    metrics_server = serve_metrics(metrics, metrics_address) if metrics_address else None
+    servers = _listen(settings, controller, metrics)
+    if servers is None:
+        kube.close()
+        lease_kube.close()
+        return EXIT_START_FAILED
+    health, metrics_server = servers
     if health is not None:
         health.start()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -447,3 +448,44 @@ def test_every_command_writes_its_output_file_through_the_one_writer(
     assert capsys.readouterr().out == "" and target.read_text() == to_stdout != ""
     assert cli.main([*args, "--output-file", str(tmp_path / "no" / "such" / "dir")]) == 2
     assert f"--output-file {tmp_path / 'no' / 'such' / 'dir'}: " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", ["--metrics-bind-address", "--health-probe-bind-address"])
+def test_run_with_a_port_in_use_is_a_start_up_error_naming_the_flag(
+    flag: str, tmp_path: Path
+) -> None:
+    """No traceback: one error line naming the flag and the address, exit 1 (start failed)."""
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:9"}}],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "x",
+            }
+        )
+    )
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        address = f"127.0.0.1:{taken.getsockname()[1]}"
+        others = {"--metrics-bind-address": "0", "--health-probe-bind-address": "0"}
+        others[flag] = address
+        done = kumaco(
+            "run",
+            "--kubeconfig",
+            str(kubeconfig),
+            "--namespaces",
+            "maintenance",
+            *(part for pair in others.items() for part in pair),
+        )
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    errors = [json.loads(line) for line in done.stderr.splitlines() if '"ERROR"' in line]
+    assert len(errors) == 1, done.stderr
+    assert errors[0]["msg"] == "cannot listen"
+    assert (errors[0]["flag"], errors[0]["address"]) == (flag, address)
+    assert "in use" in errors[0]["error"]
