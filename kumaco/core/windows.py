@@ -53,8 +53,9 @@ from kumaco.core.ceilings import Ceiling, parse_ceiling
 from kumaco.core.durations import SECOND, format_go_duration, parse_window_duration
 from kumaco.core.errors import InvalidInput, excerpt
 from kumaco.core.labelselector import LabelSelectorError, NotAMapping, read_label_selector
-from kumaco.core.schedule import Schedule, load_zone, parse_schedule
+from kumaco.core.schedule import Schedule, parse_schedule
 from kumaco.core.selectors import Selector, parse_selector
+from kumaco.core.zones import load_zone
 
 START_TIME = "startTime"
 DURATION = "duration"
