@@ -76,14 +76,15 @@ import yaml
 
 from kumaco.core.errors import InvalidInput, excerpt
 from kumaco.core.gostrconv import quote
-from kumaco.core.selectors import (
-    Operator,
-    Requirement,
-    Selector,
-    _key_problems,
-    _quoted,
+from kumaco.core.labelrequirements import Operator, Requirement
+from kumaco.core.labelsyntax import (
+    MAX_LITERAL,
+    aggregate,
+    qualified_name_problems,
+    quoted,
     value_errors,
 )
+from kumaco.core.selectors import Selector
 
 __all__ = [
     "LabelSelectorError",
@@ -94,8 +95,6 @@ __all__ = [
 
 Stage = Literal["decode", "strict", "selector"]
 
-_MAX_LITERAL: Final = 400
-_MAX_REPORTED_ERRORS: Final = 8
 _STR: Final = "tag:yaml.org,2002:str"
 _MAP: Final = "tag:yaml.org,2002:map"
 _SEQ: Final = "tag:yaml.org,2002:seq"
@@ -227,7 +226,7 @@ class _Reader:
                 "YAML readers disagree on what string it would be",
                 "strict",
                 where,
-                f'quote it: "{text}"' if len(text) <= _MAX_LITERAL else "quote it",
+                f'quote it: "{text}"' if len(text) <= MAX_LITERAL else "quote it",
                 literal=text,
             )
         return text
@@ -383,19 +382,19 @@ def _go_json_strings(values: list[str]) -> str:
     for char, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
         text = text.replace(char, escaped)
     text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-    return text if len(text) <= _MAX_LITERAL and text.isprintable() else excerpt(text)
+    return text if len(text) <= MAX_LITERAL and text.isprintable() else excerpt(text)
 
 
 def _path_key(key: str) -> str:
     """A label key as Go prints it inside a field path (``values[0][KEY]``), bounded."""
-    return key if len(key) <= _MAX_LITERAL and key.isprintable() else excerpt(key)
+    return key if len(key) <= MAX_LITERAL and key.isprintable() else excerpt(key)
 
 
 def _requirement_errors(key: str, operator: Operator, values: list[str]) -> list[str]:
     errors: list[str] = []
-    problems = _key_problems(key)
+    problems = qualified_name_problems(key)
     if problems:
-        errors.append(f"key: Invalid value: {_quoted(key)}: {'; '.join(problems)}")
+        errors.append(f"key: Invalid value: {quoted(key)}: {'; '.join(problems)}")
     if operator in (Operator.IN, Operator.NOT_IN) and not values:
         errors.append(
             "values: Invalid value: null: for 'in', 'notin' operators, values set can't be empty"
@@ -407,15 +406,6 @@ def _requirement_errors(key: str, operator: Operator, values: list[str]) -> list
         )
     errors += value_errors(_path_key(key), values)
     return list(dict.fromkeys(errors))  # ToAggregate drops repeated messages
-
-
-def _aggregate(errors: list[str]) -> str:
-    if len(errors) == 1:
-        return errors[0]
-    if len(errors) > _MAX_REPORTED_ERRORS:
-        hidden = len(errors) - _MAX_REPORTED_ERRORS
-        errors = [*errors[:_MAX_REPORTED_ERRORS], f"and {hidden} more errors"]
-    return "[" + ", ".join(errors) + "]"
 
 
 def _fix(operator: Operator, errors: list[str]) -> str:
@@ -438,13 +428,13 @@ def _selector(
         errors = _requirement_errors(key, Operator.EQUALS, [value])
         if errors:
             raise LabelSelectorError(
-                _aggregate(errors), "selector", where, _fix(Operator.EQUALS, errors)
+                aggregate(errors), "selector", where, _fix(Operator.EQUALS, errors)
             )
         requirements.append(Requirement(key, Operator.EQUALS, (value,)))
     for where, key, operator_text, values in expressions:
         operator = _OPERATORS.get(operator_text)
         if operator is None:
-            shown = quote(operator_text) if len(operator_text) <= _MAX_LITERAL else None
+            shown = quote(operator_text) if len(operator_text) <= MAX_LITERAL else None
             raise LabelSelectorError(
                 f"{shown or excerpt(operator_text)} is not a valid label selector operator",
                 "selector",
@@ -455,7 +445,7 @@ def _selector(
             )
         errors = _requirement_errors(key, operator, values)
         if errors:
-            raise LabelSelectorError(_aggregate(errors), "selector", where, _fix(operator, errors))
+            raise LabelSelectorError(aggregate(errors), "selector", where, _fix(operator, errors))
         requirements.append(Requirement(key, operator, tuple(sorted(values))))
     requirements.sort(key=lambda requirement: requirement.key)  # stable, as Go's up to 12
     return Selector(tuple(requirements))
