@@ -35,7 +35,7 @@ import pytest
 import yaml
 
 from kumaco.cmd import cli
-from kumaco.core.windows import KNOWN_KEYS, REQUIRED_KEYS
+from kumaco.core.windowdata import KNOWN_KEYS, REQUIRED_KEYS
 from tests.support.corpus import INFLATE, ONE_MIB, inflated_value
 
 REPO = Path(__file__).resolve().parents[2]
