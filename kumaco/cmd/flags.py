@@ -16,8 +16,9 @@ from collections.abc import Mapping
 from kumaco.core.ceilings import Ceiling
 from kumaco.core.durations import parse_go_duration
 from kumaco.core.errors import InvalidInput, excerpt
+from kumaco.core.labelsyntax import qualified_name_problems
 from kumaco.core.planner import IN_PROGRESS, UNDER_MAINTENANCE, Policy, parse_ceiling
-from kumaco.core.selectors import Selector, parse_selector, qualified_name_problems
+from kumaco.core.selectors import Selector, parse_selector
 
 
 class UsageError(Exception):

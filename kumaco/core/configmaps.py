@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from kumaco.core.windows import InvalidWindow, Window, parse_window
+from kumaco.core.windowdata import parse_window
+from kumaco.core.windows import InvalidWindow, Window
 
 #: The label that marks a ConfigMap as a maintenance window (kumaco's default selector).
 DEFAULT_CONFIGMAP_SELECTOR = "kured.dev/maintenance-window"

@@ -25,7 +25,8 @@ from kumaco.core.configmaps import WindowConfigMap, window_of
 from kumaco.core.errors import one_line
 from kumaco.core.nodes import NodeView, node_view
 from kumaco.core.selectors import Selector
-from kumaco.core.windows import REQUIRED_KEYS, FieldError, InvalidWindow, Window
+from kumaco.core.windowdata import REQUIRED_KEYS
+from kumaco.core.windows import FieldError, InvalidWindow, Window
 
 DEFAULT_NAMESPACE = "default"
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

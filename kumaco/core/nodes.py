@@ -32,7 +32,7 @@ from sys import intern
 from types import MappingProxyType
 from typing import Any
 
-from kumaco.core.selectors import LabelIndex
+from kumaco.core.labelindex import LabelIndex
 
 _NO_OWNERS: Mapping[str, str] = MappingProxyType({})
 TRUE = "True"

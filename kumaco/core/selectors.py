@@ -17,9 +17,14 @@ escaped by the server itself and shown identically.
 :meth:`Selector.matches` answers what the server's ``Selector.Matches`` answers for a
 label set, ``str(selector)`` is the server's ``Selector.String()`` (up to the order of
 requirements that share a key, beyond 12 requirements), and
-:meth:`Selector.select` gives the same answer as filtering a :class:`LabelIndex` with
-``matches`` but through set operations on the index. No I/O, no clock, no
-``kubernetes`` import.
+:meth:`Selector.select` gives the same answer as filtering a
+:class:`~kumaco.core.labelindex.LabelIndex` with ``matches`` but through set
+operations on the index. No I/O, no clock, no ``kubernetes`` import.
+
+Here: the lexer, the parser and :class:`Selector`. Key and value validation and
+the bounding of messages are :mod:`kumaco.core.labelsyntax` (shared with
+LabelSelectors), a requirement's operator, matching and ``String()`` are
+:mod:`kumaco.core.labelrequirements`, the index is :mod:`kumaco.core.labelindex`.
 
 Reproduced from k8s.io/apimachinery v0.36.3 (the library of kube-apiserver v1.36;
 ``pkg/labels/selector.go`` differs from the v0.37 development head only in log
@@ -75,221 +80,34 @@ assembled), plus Go's ``strconv.ParseInt``, ``strconv.Quote`` (``%q``) and
 
 from __future__ import annotations
 
-import enum
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from types import MappingProxyType
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Final
 
 from kumaco.core.errors import InvalidInput, excerpt
-from kumaco.core.gostrconv import parse_int64, quote
+from kumaco.core.gostrconv import parse_int64
+from kumaco.core.labelindex import LabelIndex
+from kumaco.core.labelrequirements import NUMERIC_OPS, Operator, Requirement
+from kumaco.core.labelsyntax import (
+    MAX_LITERAL,
+    aggregate,
+    qualified_name_problems,
+    quoted,
+    value_errors,
+)
 
-__all__ = [
-    "LabelIndex",
-    "Operator",
-    "Requirement",
-    "Selector",
-    "parse_selector",
-]
-
-
-class Operator(enum.StrEnum):
-    """A requirement's operator, spelled as ``k8s.io/apimachinery/pkg/selection``."""
-
-    DOES_NOT_EXIST = "!"
-    EQUALS = "="
-    DOUBLE_EQUALS = "=="
-    IN = "in"
-    NOT_EQUALS = "!="
-    NOT_IN = "notin"
-    EXISTS = "exists"
-    GREATER_THAN = "gt"
-    LESS_THAN = "lt"
-
-
-_POSITIVE_SET_OPS: Final = frozenset({Operator.EQUALS, Operator.DOUBLE_EQUALS, Operator.IN})
-_NEGATIVE_SET_OPS: Final = frozenset({Operator.NOT_EQUALS, Operator.NOT_IN})
-_NUMERIC_OPS: Final = frozenset({Operator.GREATER_THAN, Operator.LESS_THAN})
+__all__ = ["Selector", "parse_selector"]
 
 # What the server lists after "expected:" when an operator is missing (binaryOperators).
 _BINARY_OPERATORS_TEXT: Final = "in, notin, =, ==, !=, gt, lt"
 
-# ---------------------------------------------------------------------------
-# The bounding of quoted input in error messages (Go's %q: kumaco.core.gostrconv.quote)
-
-_MAX_LITERAL: Final = 400
-_MAX_REPORTED_ERRORS: Final = 8
-
-
-def _quoted(text: str) -> str:
-    """Render ``text`` as the server's ``%q`` does, or as a bounded excerpt if huge."""
-    return quote(text) if len(text) <= _MAX_LITERAL else excerpt(text)
-
 
 def _found(text: str) -> str:
     """Render a token as the server's ``'%s'`` does, or as an excerpt if huge or odd."""
-    if len(text) <= _MAX_LITERAL and text.isprintable():
+    if len(text) <= MAX_LITERAL and text.isprintable():
         return "'" + text + "'"
     return excerpt(text)
-
-
-# ---------------------------------------------------------------------------
-# Key and value validation (content.IsLabelKey, content.IsLabelValue)
-
-_NAME_MAX_BYTES: Final = 63
-_VALUE_MAX_BYTES: Final = 63
-_PREFIX_MAX_BYTES: Final = 253
-_NAME_PATTERN: Final = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_VALUE_PATTERN: Final = "(" + _NAME_PATTERN + ")?"
-_SUBDOMAIN_PATTERN: Final = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-_NAME_RE: Final = re.compile("[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?")
-_SUBDOMAIN_RE: Final = re.compile(
-    "[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*"
-)
-_NAME_CHARSET: Final = (
-    "must consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_VALUE_CHARSET: Final = (
-    "a valid label must be an empty string or consist of alphanumeric characters, "
-    "'-', '_' or '.', and must start and end with an alphanumeric character"
-)
-_SUBDOMAIN_CHARSET: Final = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-    "'-' or '.', and must start and end with an alphanumeric character"
-)
-
-
-def _regex_message(message: str, pattern: str, *examples: str) -> str:
-    """Phrase a failed pattern the way the server does (examples, then the pattern)."""
-    shown = " or ".join(f"'{example}', " for example in examples)
-    return f"{message} (e.g. {shown}regex used for validation is '{pattern}')"
-
-
-def _too_long(limit: int) -> str:
-    return f"must be no more than {limit} bytes"
-
-
-def _byte_length(text: str) -> int:
-    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-
-
-_NAME_REGEX_MESSAGE: Final = _regex_message(
-    _NAME_CHARSET, _NAME_PATTERN, "MyName", "my.name", "123-abc"
-)
-_VALUE_REGEX_MESSAGE: Final = _regex_message(
-    _VALUE_CHARSET, _VALUE_PATTERN, "MyValue", "my_value", "12345"
-)
-_SUBDOMAIN_REGEX_MESSAGE: Final = _regex_message(
-    _SUBDOMAIN_CHARSET, _SUBDOMAIN_PATTERN, "example.com"
-)
-_MANY_SLASHES_MESSAGE: Final = (
-    "a valid label key "
-    + _NAME_REGEX_MESSAGE
-    + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-)
-
-
-def _key_problems(key: str) -> list[str]:
-    """List what is wrong with ``key`` as a label key, in the server's words and order."""
-    parts = key.split("/")
-    if len(parts) > 2:
-        return [_MANY_SLASHES_MESSAGE]
-    problems: list[str] = []
-    name = parts[-1]
-    if len(parts) == 2:
-        prefix = parts[0]
-        if not prefix:
-            problems.append("prefix part must be non-empty")
-        else:
-            if _byte_length(prefix) > _PREFIX_MAX_BYTES:
-                problems.append("prefix part " + _too_long(_PREFIX_MAX_BYTES))
-            if _SUBDOMAIN_RE.fullmatch(prefix) is None:
-                problems.append("prefix part " + _SUBDOMAIN_REGEX_MESSAGE)
-    if not name:
-        problems.append("name part must be non-empty")
-    elif _byte_length(name) > _NAME_MAX_BYTES:
-        problems.append("name part " + _too_long(_NAME_MAX_BYTES))
-    if _NAME_RE.fullmatch(name) is None:
-        problems.append("name part " + _NAME_REGEX_MESSAGE)
-    return problems
-
-
-def qualified_name_problems(text: str) -> list[str]:
-    """What is wrong with ``text`` as a qualified name (a label key, a condition type).
-
-    In the API server's words; empty if nothing is.
-    """
-    return _key_problems(text)
-
-
-def _value_problems(value: str) -> list[str]:
-    """List what is wrong with ``value`` as a label value, in the server's words."""
-    problems: list[str] = []
-    if _byte_length(value) > _VALUE_MAX_BYTES:
-        problems.append(_too_long(_VALUE_MAX_BYTES))
-    if value and _NAME_RE.fullmatch(value) is None:
-        problems.append(_VALUE_REGEX_MESSAGE)
-    return problems
-
-
-# ---------------------------------------------------------------------------
-# Requirements and selectors
-
-
-@dataclass(frozen=True, slots=True)
-class Requirement:
-    """One ``key operator values`` condition of a selector, as the server holds it.
-
-    ``values`` is sorted and de-duplicated (empty for exists/does-not-exist, one
-    item for ``=``, ``==``, ``!=``, ``>``, ``<``). Built by :func:`parse_selector`.
-    """
-
-    key: str
-    operator: Operator
-    values: tuple[str, ...] = ()
-    _value_set: frozenset[str] = field(init=False, repr=False, compare=False)
-    _bound: int | None = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_value_set", frozenset(self.values))
-        bound = parse_int64(self.values[0]) if len(self.values) == 1 else None
-        object.__setattr__(self, "_bound", bound)
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        """Whether ``labels`` satisfy this requirement (``Requirement.Matches``)."""
-        operator = self.operator
-        if operator is Operator.EXISTS:
-            return self.key in labels
-        if operator is Operator.DOES_NOT_EXIST:
-            return self.key not in labels
-        if self.key not in labels:
-            return operator in _NEGATIVE_SET_OPS
-        value = labels[self.key]
-        if operator in _POSITIVE_SET_OPS:
-            return value in self._value_set
-        if operator in _NEGATIVE_SET_OPS:
-            return value not in self._value_set
-        return _compares(value, operator, self._bound)
-
-    def __str__(self) -> str:
-        operator = self.operator
-        if operator is Operator.EXISTS:
-            return self.key
-        if operator is Operator.DOES_NOT_EXIST:
-            return "!" + self.key
-        if operator is Operator.IN or operator is Operator.NOT_IN:
-            return f"{self.key} {operator.value} ({','.join(self.values)})"
-        symbol = {Operator.GREATER_THAN: ">", Operator.LESS_THAN: "<"}.get(operator, operator.value)
-        return self.key + symbol + ",".join(self.values)
-
-
-def _compares(value: str, operator: Operator, bound: int | None) -> bool:
-    number = parse_int64(value)
-    if number is None or bound is None:
-        return False
-    return number > bound if operator is Operator.GREATER_THAN else number < bound
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,160 +133,13 @@ class Selector:
         grows with the sizes of the sets involved, not with the number of objects.
         Answers are memoised in the index until its labels change.
         """
-        if not self.requirements:
-            return index._everything()
-        memo = index._selected
-        found = memo.get(self)
-        if found is None:
-            found = memo[self] = self._select(index)
-        return found
-
-    def _select(self, index: LabelIndex) -> frozenset[str]:
-        wanted: list[frozenset[str]] = []
-        unwanted: list[_NameSet] = []
-        for requirement in self.requirements:
-            key, operator = requirement.key, requirement.operator
-            if operator is Operator.EXISTS:
-                wanted.append(index._frozen(key, None))
-            elif operator is Operator.DOES_NOT_EXIST:
-                unwanted.extend(index._by_value.get(key, {}).values())
-            elif operator in _NUMERIC_OPS:
-                wanted.append(index._numeric(key, operator, requirement._bound))
-            elif operator in _POSITIVE_SET_OPS:
-                wanted.append(index._having(key, requirement.values))
-            else:
-                unwanted.extend(index._buckets(key, requirement.values))
-        if wanted:
-            wanted.sort(key=len)
-            result = wanted[0].intersection(*wanted[1:]) if len(wanted) > 1 else wanted[0]
-        else:
-            result = index._everything()
-        if result and unwanted:
-            result = result.difference(*unwanted)
-        return result
+        return index.select(self.requirements)
 
     def __str__(self) -> str:
         return ",".join(str(requirement) for requirement in self.requirements)
 
     def __repr__(self) -> str:
         return f"parse_selector({str(self)!r})"
-
-
-_NameSet = set[str]
-_NO_NAMES: Final[_NameSet] = set()
-_NOBODY: Final[frozenset[str]] = frozenset()
-
-
-class LabelIndex:
-    """Inverted index over many objects' labels, for bulk selection.
-
-    It maps key -> value -> names, so that :meth:`Selector.select` works by set
-    operations instead of an O(objects) scan per selector; the names having a key
-    at all are the union of its values' sets, made when a selector asks (a set per
-    key of every node would be a third of the index's memory at 50,000 nodes).
-    Frozen copies of the posting sets it hands out are cached until the key
-    changes, so a burst of selections between updates copies each set at most
-    once. It keeps each object's labels: a read-only mapping
-    (``MappingProxyType``, as node views hold them) as given, anything else
-    copied. It is not thread-safe.
-    """
-
-    __slots__ = ("_all", "_by_value", "_frozen_by_key", "_labels", "_names", "_selected")
-
-    def __init__(self) -> None:
-        self._labels: dict[str, Mapping[str, str]] = {}
-        self._names: _NameSet = set()
-        self._by_value: dict[str, dict[str, _NameSet]] = {}
-        self._all: frozenset[str] | None = None
-        self._frozen_by_key: dict[str, dict[str | None, frozenset[str]]] = {}
-        self._selected: dict[Selector, frozenset[str]] = {}
-
-    def set(self, name: str, labels: Mapping[str, str]) -> None:
-        """Index the object ``name`` with ``labels`` (see the class), replacing what it had."""
-        self.discard(name)
-        own = labels if isinstance(labels, MappingProxyType) else dict(labels)
-        self._labels[name] = own
-        self._selected.clear()
-        self._names.add(name)
-        self._all = None
-        for key, value in own.items():
-            self._by_value.setdefault(key, {}).setdefault(value, set()).add(name)
-            self._frozen_by_key.pop(key, None)
-
-    def discard(self, name: str) -> None:
-        """Forget the object ``name``; nothing happens if it is not indexed."""
-        own = self._labels.pop(name, None)
-        if own is None:
-            return
-        self._selected.clear()
-        self._names.discard(name)
-        self._all = None
-        for key, value in own.items():
-            self._frozen_by_key.pop(key, None)
-            buckets = self._by_value[key]
-            bucket = buckets[value]
-            bucket.discard(name)
-            if not bucket:
-                del buckets[value]
-                if not buckets:
-                    del self._by_value[key]
-
-    def names(self) -> frozenset[str]:
-        """Return the names of all indexed objects."""
-        return self._everything()
-
-    def labels(self, name: str) -> Mapping[str, str]:
-        """Return the labels indexed for ``name``, read-only; KeyError if not indexed."""
-        own = self._labels[name]
-        return own if isinstance(own, MappingProxyType) else MappingProxyType(own)
-
-    def __len__(self) -> int:
-        return len(self._names)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._names
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._everything())
-
-    def _everything(self) -> frozenset[str]:
-        if self._all is None:
-            self._all = frozenset(self._names)
-        return self._all
-
-    def _frozen(self, key: str, value: str | None) -> frozenset[str]:
-        """Names having label ``key`` (with ``value`` unless None), as a cached frozenset."""
-        cached = self._frozen_by_key.setdefault(key, {})
-        found = cached.get(value)
-        if found is None:
-            if value is None:
-                found = _NOBODY.union(*self._by_value.get(key, {}).values())
-            else:
-                found = frozenset(self._by_value.get(key, {}).get(value, _NO_NAMES))
-            cached[value] = found
-        return found
-
-    def _buckets(self, key: str, values: tuple[str, ...]) -> list[_NameSet]:
-        """Collect the posting sets of ``key`` for those of ``values`` that occur."""
-        buckets = self._by_value.get(key)
-        if not buckets:
-            return []
-        return [buckets[value] for value in values if value in buckets]
-
-    def _having(self, key: str, values: tuple[str, ...]) -> frozenset[str]:
-        """Names whose label ``key`` has one of ``values``."""
-        if len(values) == 1:
-            return self._frozen(key, values[0])
-        return _NOBODY.union(*self._buckets(key, values))
-
-    def _numeric(self, key: str, operator: Operator, bound: int | None) -> frozenset[str]:
-        """Names whose label ``key`` parses as an int64 beyond ``bound``."""
-        buckets = self._by_value.get(key)
-        if not buckets or bound is None:
-            return _NOBODY
-        return _NOBODY.union(
-            *(names for value, names in buckets.items() if _compares(value, operator, bound))
-        )
 
 
 # ---------------------------------------------------------------------------
@@ -584,9 +255,9 @@ class _Parser:
             kind, key = self._take()
         if kind != _IDENT:
             raise _ParseError(f"found {_found(key)}, expected: identifier")
-        problems = _key_problems(key)
+        problems = qualified_name_problems(key)
         if problems:
-            raise _ParseError(f"<nil>: Invalid value: {_quoted(key)}: {'; '.join(problems)}")
+            raise _ParseError(f"<nil>: Invalid value: {quoted(key)}: {'; '.join(problems)}")
         if negated:
             return Requirement(key, Operator.DOES_NOT_EXIST)
         if self._peek()[0] in (_END, ","):
@@ -662,36 +333,17 @@ _OPERATOR_SYMBOLS: Final = {
 }
 
 
-def value_errors(key_text: str, values: Sequence[str]) -> list[str]:
-    """Apimachinery's message for each invalid label value of a requirement on ``key_text``."""
-    errors = []
-    for position, value in enumerate(values):
-        problems = _value_problems(value)
-        if problems:
-            errors.append(
-                f"values[{position}][{key_text}]: Invalid value: {_quoted(value)}: "
-                + "; ".join(problems)
-            )
-    return errors
-
-
 def _check_values(key: str, operator: Operator, values: tuple[str, ...]) -> None:
     """Raise the server's aggregated error if any value of a requirement is invalid."""
     errors: list[str] = []
-    if operator in _NUMERIC_OPS and parse_int64(values[0]) is None:
+    if operator in NUMERIC_OPS and parse_int64(values[0]) is None:
         errors.append(
-            f"values[0]: Invalid value: {_quoted(values[0])}: "
+            f"values[0]: Invalid value: {quoted(values[0])}: "
             "for 'Gt', 'Lt' operators, the value must be an integer"
         )
     errors += value_errors(key, values)
-    if not errors:
-        return
-    if len(errors) == 1:
-        raise _ParseError(errors[0])
-    if len(errors) > _MAX_REPORTED_ERRORS:
-        hidden = len(errors) - _MAX_REPORTED_ERRORS
-        errors = [*errors[:_MAX_REPORTED_ERRORS], f"and {hidden} more errors"]
-    raise _ParseError("[" + ", ".join(errors) + "]")
+    if errors:
+        raise _ParseError(aggregate(errors))
 
 
 # ---------------------------------------------------------------------------

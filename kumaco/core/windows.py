@@ -1,42 +1,15 @@
-"""Maintenance windows: a window ConfigMap's ``data`` in, a validated window out.
+"""Maintenance windows: a valid window, an invalid one, and when a window is open.
 
 Contract
 --------
-:func:`parse_window` never raises for bad user data: it returns either a
-:class:`Window` or an :class:`InvalidWindow` whose ``errors`` name each bad key
-and the reason. Every key is checked, so one ConfigMap reports all its
-problems at once, and one bad ConfigMap never affects another.
-
-The ConfigMap format (``data``):
-
-``startTime`` (required)
-    A cron schedule with robfig/cron v3 ``ParseStandard`` semantics
-    (:mod:`kumaco.core.schedule`); UTC unless ``CRON_TZ=``/``TZ=`` or ``timeZone``.
-``duration`` (required)
-    A Go duration greater than zero (:mod:`kumaco.core.durations`).
-``nodeSelector`` (required, may be empty)
-    A Kubernetes label selector string (:mod:`kumaco.core.selectors`), or a
-    metav1.LabelSelector in YAML or JSON (``matchLabels``/``matchExpressions``,
-    :mod:`kumaco.core.labelselector`): a value that is a YAML/JSON mapping is a
-    LabelSelector, anything else a selector string. Empty (``""``, ``{}``)
-    selects every node in kumaco's scope. ``Window.selector_text`` is the string
-    as written, or for a LabelSelector the equivalent selector string
-    (``LabelSelectorAsSelector(...).String()``).
-``timeZone`` (optional)
-    An IANA zone, as a CronJob's ``spec.timeZone``; an error together with a
-    ``CRON_TZ=``/``TZ=`` prefix.
-``maxInProgress`` (optional)
-    This window's budget: ``N`` or ``P%`` (of the nodes in scope it selects)
-    nodes in progress at once among the nodes it selects
-    (:mod:`kumaco.core.ceilings`); ``0`` pauses the window.
-``freeze`` (optional)
-    ``"true"`` makes the window a change freeze: while it is open on a node,
-    that node is not under maintenance and nobody new is admitted there.
-    Only ``"true"`` and ``"false"``; a freeze has no ``maxInProgress``.
-
-Other keys are ignored (a ``description`` is welcome). ``binaryData`` is never
-read. A value longer than :data:`MAX_VALUE_LENGTH` characters is rejected
-before parsing.
+A :class:`Window` is a valid window (:func:`kumaco.core.windowdata.parse_window`
+makes one from a ConfigMap's ``data``, or an :class:`InvalidWindow` whose
+:class:`FieldError` items name each bad key). :meth:`Window.state_at` answers
+whether the window is open at an instant and until when (or when it opens),
+:meth:`Window.intervals` and :func:`occurrences` list its open intervals in a
+range, :meth:`Window.run_start` says when the run open at an instant began and
+:meth:`Window.never_closes` whether it ever ends; every answer is a pure
+function of the window and the instants asked about (memoised where that pays).
 
 Time arithmetic is on integer nanoseconds since the Unix epoch (an
 "instant"); nothing here reads a clock. An occurrence firing at ``s`` is open
@@ -46,25 +19,13 @@ merge into one open interval.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from kumaco.core.ceilings import Ceiling, parse_ceiling
-from kumaco.core.durations import SECOND, format_go_duration, parse_window_duration
-from kumaco.core.errors import InvalidInput, excerpt
-from kumaco.core.labelselector import LabelSelectorError, NotAMapping, read_label_selector
-from kumaco.core.schedule import Schedule, load_zone, parse_schedule
-from kumaco.core.selectors import Selector, parse_selector
-
-START_TIME = "startTime"
-DURATION = "duration"
-NODE_SELECTOR = "nodeSelector"
-TIME_ZONE = "timeZone"
-MAX_IN_PROGRESS = "maxInProgress"
-FREEZE = "freeze"
-REQUIRED_KEYS = (START_TIME, DURATION, NODE_SELECTOR)
-KNOWN_KEYS = (*REQUIRED_KEYS, TIME_ZONE, MAX_IN_PROGRESS, FREEZE)
-MAX_VALUE_LENGTH = 4096
+from kumaco.core.ceilings import Ceiling
+from kumaco.core.durations import SECOND, format_go_duration
+from kumaco.core.schedule import Schedule
+from kumaco.core.selectors import Selector
 
 #: How far ahead a run's firings are followed. At instant ``t`` the run open at
 #: ``t`` is followed through its chained firings up to the end of the UTC hour
@@ -82,10 +43,6 @@ YEAR = 365 * 24 * 3600 * SECOND
 #: How many jumps back (each up to one duration) to find where a run began;
 #: past that its start is unknown (None).
 MAX_WALK = 256
-#: Longest message kept for one key: the parsers quote Go's and the API
-#: server's wording in full, which for a selector with several bad values runs
-#: to thousands of characters; a window's message is one printable line.
-MAX_MESSAGE_LENGTH = 900
 
 
 @dataclass(frozen=True)
@@ -330,277 +287,6 @@ class Window:
         kind = "freeze " if self.freeze else ""
         budget = f", at most {self.budget} in progress" if self.budget is not None else ""
         return f"{kind}{self.start_time!r} ({self.zone_name}) for {span}, nodes: {sel}{budget}"
-
-
-def _reason(exc: InvalidInput) -> str:
-    """A parser's reason as one printable line of at most :data:`MAX_MESSAGE_LENGTH` characters."""
-    text = exc.reason
-    if not text.isprintable():
-        text = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
-    if len(text) > MAX_MESSAGE_LENGTH:
-        cut = f"... ({len(text)} characters, cut)"
-        text = text[: MAX_MESSAGE_LENGTH - len(cut)] + cut
-    return text
-
-
-def yaml_type_name(value: object) -> str:
-    """Name a decoded value's type in the words of YAML/JSON, not Python."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, Mapping):
-        return "a map"
-    if isinstance(value, list | tuple):
-        return "a list"
-    return type(value).__name__
-
-
-def _string_value(data: Mapping[str, object], key: str, errors: list[FieldError]) -> str | None:
-    if key not in data:
-        hint = next((k for k in data if isinstance(k, str) and k.lower() == key.lower()), None)
-        errors.append(
-            FieldError(
-                key, "is missing" + (f" (found {hint!r}: keys are case-sensitive)" if hint else "")
-            )
-        )
-        return None
-    value = data[key]
-    if not isinstance(value, str):
-        errors.append(FieldError(key, f"must be a string, got {yaml_type_name(value)}"))
-        return None
-    if len(value) > MAX_VALUE_LENGTH:
-        errors.append(
-            FieldError(
-                key, f"is {len(value)} characters long; at most {MAX_VALUE_LENGTH} are accepted"
-            )
-        )
-        return None
-    return value
-
-
-_DOW_FIELD = 4
-
-
-def _start_time_hint(text: str, reason: str) -> str:
-    """The fix for a schedule mistake a person is likely to make, or ''."""
-    fields = text.split()
-    prefix = fields[0].partition("=")[0] if fields and "=" in fields[0] else ""
-    if prefix and prefix.upper() in ("CRON_TZ", "TZ") and prefix not in ("CRON_TZ", "TZ"):
-        zone = fields[0].partition("=")[2]
-        return f"the zone prefix is case-sensitive: write {prefix.upper()}={zone}"
-    if "found 6" in reason and fields and not prefix:
-        return (
-            "kumaco takes 5 fields, without seconds (minute hour day-of-month month "
-            "day-of-week); drop the first field if it is seconds"
-        )
-    dow = fields[_DOW_FIELD] if len(fields) == 5 else ""
-    if reason.startswith("day of week: 7 is above the maximum 6") or (
-        "day of week" in reason and "7" in dow
-    ):
-        return "robfig has no 7 for Sunday: use 0 or SUN"
-    if "day of week" in reason and dow.lower().endswith("sun") and "-" in dow:
-        return "a range cannot wrap past Saturday: write mon-sat,sun or 0,1-6"
-    if any(q in text for q in ("L", "W", "#")) and "is not a number" in reason:
-        return "Quartz's L, W and # are not supported by robfig's cron"
-    return ""
-
-
-def _duration_hint(text: str, reason: str) -> str:
-    """The fix for a duration mistake a person is likely to make, or ''."""
-    stripped = text.strip().lower()
-    if stripped.endswith(("d", "w")) and stripped[:-1].replace(".", "").isdigit():
-        n = float(stripped[:-1]) * (24 if stripped.endswith("d") else 168)
-        return f"Go durations have no days or weeks: write {n:g}h"
-    if " " in text:
-        return "no spaces: write e.g. 1h30m"
-    if "missing unit" in reason:
-        return "add a unit: s, m or h (e.g. 90m)"
-    if any(c.isupper() for c in text):
-        return "units are lower case: ns, us, ms, s, m, h"
-    return ""
-
-
-def _with_hint(message: str, hint: str) -> str:
-    return f"{message}; {hint}" if hint else message
-
-
-def _parse_start_time(start_time: str | None, errors: list[FieldError]) -> Schedule | None:
-    if start_time is None:
-        return None
-    if not start_time.strip():
-        errors.append(FieldError(START_TIME, "is empty"))
-        return None
-    try:
-        return parse_schedule(start_time)
-    except InvalidInput as exc:
-        reason = _reason(exc)
-        errors.append(
-            FieldError(START_TIME, _with_hint(reason, _start_time_hint(start_time, reason)))
-        )
-        return None
-
-
-def _apply_zone(
-    schedule: Schedule | None, zone_text: str | None, errors: list[FieldError]
-) -> Schedule | None:
-    """The schedule in ``timeZone`` (if given); the zone is checked even without a schedule."""
-    if zone_text is None:
-        return schedule
-    if zone_text == "":
-        errors.append(FieldError(TIME_ZONE, "is empty; remove the key to use UTC"))
-        return schedule
-    if schedule is not None and schedule.prefix_zone is not None:
-        errors.append(
-            FieldError(
-                TIME_ZONE,
-                "cannot be combined with the zone prefix in startTime "
-                f"({schedule.prefix_zone!r}); use one of them",
-            )
-        )
-        return None
-    try:
-        if schedule is not None:
-            return schedule.in_zone(zone_text)
-        load_zone(zone_text)  # startTime is missing or invalid: the zone is still checked
-    except InvalidInput as exc:
-        errors.append(FieldError(TIME_ZONE, _reason(exc)))
-    return None
-
-
-def _parse_duration(duration_text: str | None, errors: list[FieldError]) -> int | None:
-    if duration_text is None:
-        return None
-    if duration_text == "":
-        errors.append(FieldError(DURATION, "is empty"))
-        return None
-    try:
-        return parse_window_duration(duration_text)
-    except InvalidInput as exc:
-        reason = _reason(exc)
-        errors.append(
-            FieldError(DURATION, _with_hint(reason, _duration_hint(duration_text, reason)))
-        )
-        return None
-
-
-def _parse_node_selector(
-    selector_text: str | None, errors: list[FieldError]
-) -> tuple[Selector, str] | None:
-    """The selector and its human-readable text (a LabelSelector's equivalent string)."""
-    if selector_text is None:
-        return None
-    if "\x00" in selector_text:
-        # The API server's lexer stops at a NUL: "\0zone=a" would select every node.
-        errors.append(
-            FieldError(NODE_SELECTOR, f"{excerpt(selector_text)} contains a NUL character")
-        )
-        return None
-    try:
-        found = read_label_selector(selector_text)
-    except LabelSelectorError as exc:
-        where = f" (at {exc.where})" if exc.where and exc.where not in exc.reason else ""
-        message = _reason(exc) + where
-        errors.append(FieldError(NODE_SELECTOR, f"LabelSelector: {_with_hint(message, exc.fix)}"))
-        return None
-    if not isinstance(found, NotAMapping):
-        return found, str(found)
-    try:
-        return parse_selector(selector_text), selector_text
-    except InvalidInput as exc:
-        hint = ""
-        if found.problem:
-            hint = (
-                f"read as a selector string, since as a LabelSelector it is {found.problem}; "
-                "write a selector string (zone=a) or a LabelSelector map "
-                "(matchLabels: {zone: a})"
-            )
-        errors.append(FieldError(NODE_SELECTOR, _with_hint(_reason(exc), hint)))
-        return None
-
-
-def _parse_policy_keys(
-    data: Mapping[str, object], errors: list[FieldError]
-) -> tuple[bool, Ceiling | None]:
-    """``freeze`` and ``maxInProgress``: a freeze flag and the window's budget."""
-    freeze = False
-    if FREEZE in data:
-        text = _string_value(data, FREEZE, errors)
-        if text is not None:
-            if text not in ("true", "false"):
-                errors.append(FieldError(FREEZE, f'{excerpt(text)} is neither "true" nor "false"'))
-            freeze = text == "true"
-    budget: Ceiling | None = None
-    if MAX_IN_PROGRESS in data:
-        text = _string_value(data, MAX_IN_PROGRESS, errors)
-        if text is not None:
-            try:
-                budget = parse_ceiling(text)
-            except InvalidInput as exc:
-                errors.append(FieldError(MAX_IN_PROGRESS, _reason(exc)))
-            if freeze:
-                errors.append(
-                    FieldError(
-                        MAX_IN_PROGRESS, "a freeze admits nobody; remove maxInProgress or freeze"
-                    )
-                )
-    return freeze, budget
-
-
-def parse_window(
-    namespace: str,
-    name: str,
-    data: object,
-    *,
-    has_binary_data: bool = False,
-) -> Window | InvalidWindow:
-    """Validate one window ConfigMap's ``data``; never raises for bad data."""
-    if data is None or not isinstance(data, Mapping):
-        note = " (binaryData is not read)" if has_binary_data else ""
-        if data is not None:
-            note = f" (data must be a map of strings, got {yaml_type_name(data)})"
-        return InvalidWindow(
-            namespace, name, tuple(FieldError(k, "is missing" + note) for k in REQUIRED_KEYS)
-        )
-    errors: list[FieldError] = []
-    start_time = _string_value(data, START_TIME, errors)
-    duration_text = _string_value(data, DURATION, errors)
-    selector_text = _string_value(data, NODE_SELECTOR, errors)
-    zone_text = _string_value(data, TIME_ZONE, errors) if TIME_ZONE in data else None
-
-    schedule = _apply_zone(_parse_start_time(start_time, errors), zone_text, errors)
-    if schedule is not None and schedule.never_fires:
-        errors.append(
-            FieldError(START_TIME, f"{excerpt(start_time or '')} never fires (no date matches it)")
-        )
-    duration = _parse_duration(duration_text, errors)
-    parsed_selector = _parse_node_selector(selector_text, errors)
-    selector, shown_selector = parsed_selector if parsed_selector else (None, None)
-    freeze, budget = _parse_policy_keys(data, errors)
-
-    if errors or schedule is None or duration is None or selector is None:
-        order = {k: i for i, k in enumerate(KNOWN_KEYS)}
-        errors.sort(key=lambda e: order.get(e.key, len(order)))
-        return InvalidWindow(namespace, name, tuple(errors))
-    assert start_time is not None
-    assert duration_text is not None
-    assert shown_selector is not None
-    return Window(
-        namespace=namespace,
-        name=name,
-        schedule=schedule,
-        duration=duration,
-        selector=selector,
-        start_time=start_time,
-        duration_text=duration_text,
-        selector_text=shown_selector,
-        freeze=freeze,
-        budget=budget,
-    )
 
 
 # ---------------------------------------------------------------------------

@@ -56,10 +56,10 @@ from kumaco import __version__
 from kumaco.core.durations import HOUR, SECOND
 from kumaco.core.nodes import NodeSet
 from kumaco.core.planner import Policy, plan
-from kumaco.core.schedule import load_zone
 from kumaco.core.selectors import Selector
 from kumaco.core.times import format_instant
 from kumaco.core.windows import Interval, InvalidWindow, Occurrence, Window
+from kumaco.core.zones import load_zone
 from kumaco.views.wording import NEVER_OPENS, next_change
 
 DAY = 24 * HOUR

@@ -25,7 +25,7 @@ Proven here, on the API server of ``hack/controlplane.py``:
   kured.dev/reboot-required is True and kured.dev/reboot-inhibited is not;
 * components/admission-policy: malformed windows are rejected with a message naming the
   key, valid windows and other ConfigMaps pass, and it never rejects a window that
-  kumaco accepts (property test against :func:`kumaco.core.windows.parse_window`).
+  kumaco accepts (property test against :func:`kumaco.core.windowdata.parse_window`).
 
 The API server is shared with other modules: namespaces, node labels and cluster-scoped
 names carry a random run id, and every test removes what it created (namespaces stay
@@ -55,7 +55,8 @@ from hypothesis import strategies as st
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from kumaco.core.windows import Window, parse_window
+from kumaco.core.windowdata import parse_window
+from kumaco.core.windows import Window
 from tests.support.audit import forbidden, requests_of
 from tests.support.controlplane import ControlPlane
 from tests.support.harness import run_command, unique

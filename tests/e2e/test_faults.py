@@ -85,7 +85,8 @@ from kumaco.controller.metrics import Metrics
 from kumaco.core.nodes import NodeSet, node_view
 from kumaco.core.planner import Ceiling, Policy, plan
 from kumaco.core.selectors import parse_selector
-from kumaco.core.windows import Window, parse_window
+from kumaco.core.windowdata import parse_window
+from kumaco.core.windows import Window
 from kumaco.kube.client import Kube
 from kumaco.kube.config import load_configuration
 from kumaco.kube.retry import MAX_RETRY_AFTER

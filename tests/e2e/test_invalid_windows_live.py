@@ -43,7 +43,8 @@ import yaml
 from kumaco.core.nodes import NodeSet, node_view
 from kumaco.core.planner import Policy, plan
 from kumaco.core.selectors import parse_selector
-from kumaco.core.windows import InvalidWindow, Window, parse_window
+from kumaco.core.windowdata import parse_window
+from kumaco.core.windows import InvalidWindow, Window
 from tests.support.corpus import HUGE_PATTERNS, INFLATE, ONE_MIB, inflated_value
 from tests.support.figures import Figures
 from tests.support.harness import RUN_LABEL, UM, Api, Kumaco, log_message, unique, wait_for

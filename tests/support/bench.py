@@ -915,7 +915,8 @@ def planner_benchmark(nodes: int = 5000, windows: int = 100) -> dict[str, Any]:
     from kumaco.core.durations import SECOND
     from kumaco.core.nodes import NodeSet, node_view
     from kumaco.core.planner import Ceiling, Policy, plan
-    from kumaco.core.windows import Window, parse_window
+    from kumaco.core.windowdata import parse_window
+    from kumaco.core.windows import Window
 
     rng = random.Random(1)
     views = [node_view(node_object(i, rng)) for i in range(nodes)]

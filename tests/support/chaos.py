@@ -70,7 +70,8 @@ from pathlib import Path
 from typing import Any
 
 from kumaco.core.durations import SECOND
-from kumaco.core.windows import Window, parse_window
+from kumaco.core.windowdata import parse_window
+from kumaco.core.windows import Window
 from tests.support.audit import (
     UPPER_BOUND,
     WriteAudit,

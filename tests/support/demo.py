@@ -584,7 +584,7 @@ class Demo:
 
     def read_windows(self) -> None:
         """The window ConfigMaps as they are now (with --keep, someone may add or edit one)."""
-        from kumaco.core.windows import parse_window
+        from kumaco.core.windowdata import parse_window
 
         assert self.api is not None
         doc = self.api.request(

@@ -13,8 +13,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from kumaco.core import gotime
+from kumaco.core.cronfields import STAR
 from kumaco.core.gotime import SECONDS_PER_DAY, Location, civil_from_days, days_from_civil
-from kumaco.core.schedule import STAR, Schedule
+from kumaco.core.schedule import Schedule
 
 
 class Wall(NamedTuple):

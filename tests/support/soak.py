@@ -69,7 +69,8 @@ from typing import Any
 from kumaco.core.nodes import NodeSet, NodeView, node_view
 from kumaco.core.planner import Ceiling, Policy, plan
 from kumaco.core.selectors import parse_selector
-from kumaco.core.windows import Window, parse_window
+from kumaco.core.windowdata import parse_window
+from kumaco.core.windows import Window
 from tests.support.audit import WriteAudit, audit_check, audited_control_plane
 from tests.support.harness import (
     MIP,

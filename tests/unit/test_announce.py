@@ -8,7 +8,8 @@ from kumaco.controller.announce import ENDED, STARTED, UNBOUNDED, Announcer
 from kumaco.core.durations import SECOND
 from kumaco.core.nodes import NodeSet
 from kumaco.core.planner import Policy, plan
-from kumaco.core.windows import Window, parse_window
+from kumaco.core.windowdata import parse_window
+from kumaco.core.windows import Window
 
 MIN = 60 * SECOND
 

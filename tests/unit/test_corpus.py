@@ -38,7 +38,7 @@ import pytest
 import yaml
 
 from kumaco.cmd import cli
-from kumaco.core.windows import KNOWN_KEYS, REQUIRED_KEYS
+from kumaco.core.windowdata import KNOWN_KEYS, REQUIRED_KEYS
 from tests.support.corpus import INFLATE, ONE_MIB, inflated_value
 from tests.support.forkrun import ForkRunner
 

@@ -14,7 +14,8 @@ from kumaco.core.errors import InvalidInput
 from kumaco.core.forecast import DurationRule, forecast, parse_duration_rule
 from kumaco.core.nodes import NodeSet, node_view
 from kumaco.core.planner import Policy
-from kumaco.core.windows import Window, parse_window
+from kumaco.core.windowdata import parse_window
+from kumaco.core.windows import Window
 
 SECOND = 1_000_000_000
 MINUTE = 60 * SECOND

@@ -36,7 +36,8 @@ from kumaco.core.planner import IN_PROGRESS, UNDER_MAINTENANCE, Plan, Policy, pa
 from kumaco.core.schedule import parse_schedule
 from kumaco.core.selectors import parse_selector
 from kumaco.core.times import parse_timestamp
-from kumaco.core.windows import KNOWN_KEYS, InvalidWindow, Window, parse_window
+from kumaco.core.windowdata import KNOWN_KEYS, parse_window
+from kumaco.core.windows import InvalidWindow, Window
 from tests.support.strategies import selector_texts
 
 SECOND = 1_000_000_000

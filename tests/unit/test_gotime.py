@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kumaco.core import gotime
-from kumaco.core.schedule import _cached_location, _zone_names, load_zone
+from kumaco.core.zones import load_zone, zone_location, zone_names
 from tests.support import reference
 from tests.support.oracle import Oracle
 
@@ -31,7 +31,7 @@ def unix(text: str) -> int:
 
 
 def loc(name: str) -> gotime.Location:
-    return _cached_location(name)
+    return zone_location(name)
 
 
 # ---------------------------------------------------------------------------
@@ -104,7 +104,7 @@ def test_offsets_agree_with_go_and_zoneinfo_for_every_tzdata_zone(robfig_oracle:
     hi = unix("2100-01-01T00:00:00+00:00")
     rng = random.Random(1)
     mismatches = []
-    for name in sorted(_zone_names()):
+    for name in sorted(zone_names()):
         location, zone = loc(name), load_zone(name)
         points = {rng.randrange(lo, hi) for _ in range(30)}
         for b in _boundaries(location, lo, hi):

@@ -24,7 +24,8 @@ from kumaco.core.labelselector import (
     read_label_selector,
 )
 from kumaco.core.selectors import parse_selector
-from kumaco.core.windows import InvalidWindow, Window, parse_window
+from kumaco.core.windowdata import parse_window
+from kumaco.core.windows import InvalidWindow, Window
 from tests.support.oracle import Oracle
 from tests.support.strategies import label_keys, label_sets, label_values, selector_texts
 

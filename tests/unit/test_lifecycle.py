@@ -36,7 +36,8 @@ from kumaco.core.planner import (
 )
 from kumaco.core.selectors import parse_selector
 from kumaco.core.times import format_instant, parse_timestamp
-from kumaco.core.windows import Window, parse_window
+from kumaco.core.windowdata import parse_window
+from kumaco.core.windows import Window
 
 SECOND = 1_000_000_000
 MINUTE = 60 * SECOND

@@ -33,7 +33,8 @@ from kumaco.core.planner import (
     plan,
 )
 from kumaco.core.selectors import parse_selector
-from kumaco.core.windows import Window, parse_window
+from kumaco.core.windowdata import parse_window
+from kumaco.core.windows import Window
 
 REQ, BLOCK, MIP = "kured.dev/RebootRequired", "kured.dev/RebootInhibited", "MaintenanceInProgress"
 NOW = int(dt.datetime(2026, 12, 1, 3, 30, tzinfo=dt.UTC).timestamp()) * SECOND

@@ -39,7 +39,8 @@ from kumaco.core.planner import (
     plan,
 )
 from kumaco.core.times import format_instant
-from kumaco.core.windows import Window, parse_window
+from kumaco.core.windowdata import parse_window
+from kumaco.core.windows import Window
 
 SECOND = 1_000_000_000
 REQ, MIP = "kured.dev/reboot-required", "kured.dev/maintenance-in-progress"

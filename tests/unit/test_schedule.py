@@ -17,15 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kumaco.core import gotime
+from kumaco.core.cronfields import GO_SPACE, STAR
 from kumaco.core.errors import InvalidInput
-from kumaco.core.schedule import (
-    GO_SPACE,
-    STAR,
-    Schedule,
-    _cached_location,
-    load_zone,
-    parse_schedule,
-)
+from kumaco.core.schedule import Schedule, parse_schedule
+from kumaco.core.zones import load_zone, zone_location
 from tests.support.reference import next_reference
 
 
@@ -762,7 +757,7 @@ def specs(draw: st.DrawFn, zones: list[str] = VALID_ZONES + INVALID_ZONES) -> tu
 def transitions(zone: str) -> list[int]:
     """Offset changes of ``zone`` in 1970-2100 (from the Go emulation's lookup)."""
     try:
-        location = _cached_location(zone or "UTC")
+        location = zone_location(zone or "UTC")
     except InvalidInput:
         return []
     out, t = [], 0

@@ -21,8 +21,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kumaco.core.cronfields import GO_SPACE
 from kumaco.core.errors import InvalidInput
-from kumaco.core.schedule import GO_SPACE, Schedule, _cached_location, parse_schedule
+from kumaco.core.schedule import Schedule, parse_schedule
+from kumaco.core.zones import zone_location
 from tests.support.oracle import Oracle
 from tests.unit.test_schedule import (
     DATE_LINE_CASES,
@@ -56,7 +58,7 @@ HANG = "robfig never returns"
 @functools.cache
 def skipped_days(zone: str) -> tuple[int, ...]:
     """The instants (UTC) at which ``zone`` jumped over a whole calendar day, from its tz data."""
-    loc = _cached_location(zone)
+    loc = zone_location(zone)
     out = []
     for t in loc.transitions[1:]:
         before = (t - 1 + loc.offset(t - 1)) // 86400

@@ -22,7 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kumaco.core.errors import InvalidInput
-from kumaco.core.selectors import LabelIndex, Operator, Requirement, Selector, parse_selector
+from kumaco.core.labelindex import LabelIndex
+from kumaco.core.labelrequirements import Operator, Requirement
+from kumaco.core.selectors import Selector, parse_selector
 from tests.support.strategies import (
     INVALID_KEYS,
     INVALID_VALUES,

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from kumaco.cmd import cli
 from kumaco.core.times import parse_time
-from kumaco.core.windows import parse_window
+from kumaco.core.windowdata import parse_window
 from kumaco.views import timeline
 
 SVG = "{http://www.w3.org/2000/svg}"

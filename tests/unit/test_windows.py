@@ -1,4 +1,4 @@
-"""Window ConfigMaps (kumaco.core.windows): validation naming keys, and open/close arithmetic.
+"""Window ConfigMaps: validation naming keys (kumaco.core.windowdata), open/close arithmetic (windows).
 
 The property test checks ``Window.state_at`` (open or closed, and when that next
 changes) against robfig's own firings around DST changes in several zones: the
@@ -15,14 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kumaco.core.durations import HOUR, SECOND
-from kumaco.core.windows import (
-    MAX_VALUE_LENGTH,
-    Interval,
-    InvalidWindow,
-    Window,
-    WindowState,
-    parse_window,
-)
+from kumaco.core.windowdata import MAX_VALUE_LENGTH, parse_window
+from kumaco.core.windows import Interval, InvalidWindow, Window, WindowState
 from tests.support.oracle import Oracle
 
 
