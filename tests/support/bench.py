@@ -404,6 +404,19 @@ class Plan:
         opens = [shift.opens + dt.timedelta(minutes=i * spacing) for i in range(repeats + spares)]
         return Plan(floor, duration, spacing, opens, wait=duration - 10.0, shift=shift)
 
+    def quiet_from(self, now: float, need: float) -> float:
+        """The first machine time from ``now`` that has ``need`` seconds with no window of the
+        plan opening, open or closing (each counted from 5 s before it opens until 45 s
+        after it closes, when the closing's writes are worked off)."""
+        start = now
+        for t in self.opens:
+            busy_from = self.real(t) - 5
+            busy_until = self.real(t) + self.duration + 45
+            if start + need <= busy_from:
+                break
+            start = max(start, busy_until)
+        return start
+
     def schedules(self) -> list[str]:
         """Cron schedules (one per hour touched) firing at exactly :attr:`opens`."""
         by_hour: dict[tuple[int, int, int], list[int]] = {}
@@ -617,12 +630,17 @@ def _run_scale(sc: Scale, cp: ControlPlane, workdir: Path, res: dict[str, Any]) 
         # the leader has worked off what the floor rounds changed (its passes stop).
         # Start-up may have taken longer than planned (a loaded machine): the quiet period
         # then runs up to a later opening (the spares), and the earlier ones are skipped.
-        room = sc.quiet + 15 + 45
+        # An opening too close to measure still opens (kumaco's crons do not know): the
+        # quiet period starts once no window opens, stays open or closes within it, and the
+        # leader's settling (never reached in a living cluster: the churn keeps it passing)
+        # is cut short so that the quiet period fits before the next opening.
+        room = sc.quiet + 45 + 5
 
         def next_open() -> float:
-            ahead = [plan.real(t) for t in plan.opens if plan.real(t) - time.time() >= room]
-            return ahead[0] if ahead else plan.real(plan.opens[-1])
+            ahead = [plan.real(t) for t in plan.opens if plan.real(t) > time.time()]
+            return ahead[0] if ahead else math.inf
 
+        time.sleep(max(0.0, plan.quiet_from(time.time(), room) - time.time()))
         limit = min(time.time() + 60, next_open() - sc.quiet - 45)
         res["settled_seconds"] = round(settle(leader, until=limit), 1)
         quiet_until = min(time.time() + sc.quiet, next_open() - 45)

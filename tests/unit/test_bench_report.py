@@ -183,3 +183,23 @@ def test_a_replaced_run_is_kept_in_the_history_once(tmp_path: Path) -> None:
     doc = json.loads(history.read_text())
     assert "replaced" in doc["what"]
     assert [r["kumaco_commit"] for r in doc["runs"]] == ["abc1234", "def5678"]
+
+
+def test_the_quiet_period_never_spans_an_opening_even_one_too_close_to_measure() -> None:
+    plan = Plan.size(20.0, repeats=1, ready_in=100)
+    first, second = (plan.real(t) for t in plan.opens[:2])
+    need = 60.0
+    # Room before the first opening: the quiet period starts at once.
+    assert plan.quiet_from(first - 200, need) == first - 200
+    # Too close to the first opening (a slow start-up): once its window has closed and
+    # its closing is worked off, there is room before the second.
+    late = plan.quiet_from(first - 60, need)
+    assert late == first + plan.duration + 45
+    assert late + need <= second - 5
+    # Never inside a window of the plan, wherever it starts.
+    for now in range(int(first - 300), int(plan.real(plan.opens[-1])), 7):
+        start = plan.quiet_from(float(now), need)
+        assert start >= now
+        for t in plan.opens:
+            busy = (plan.real(t) - 5, plan.real(t) + plan.duration + 45)
+            assert start + need <= busy[0] or start >= busy[1], (now, start, busy)
