@@ -405,16 +405,14 @@ class Plan:
         return Plan(floor, duration, spacing, opens, wait=duration - 10.0, shift=shift)
 
     def quiet_from(self, now: float, need: float) -> float:
-        """The first machine time from ``now`` that has ``need`` seconds with no window of the
-        plan opening, open or closing (each counted from 5 s before it opens until 45 s
-        after it closes, when the closing's writes are worked off)."""
+        """The first machine time from ``now`` that has ``need`` seconds before the next
+        opening of the plan less 10 s, outside any window of the plan (a window counted
+        until 45 s after it closes, when the closing's writes are worked off)."""
         start = now
         for t in self.opens:
-            busy_from = self.real(t) - 5
-            busy_until = self.real(t) + self.duration + 45
-            if start + need <= busy_from:
+            if start + need <= self.real(t) - 10:
                 break
-            start = max(start, busy_until)
+            start = max(start, self.real(t) + self.duration + 45)
         return start
 
     def schedules(self) -> list[str]:
@@ -631,19 +629,18 @@ def _run_scale(sc: Scale, cp: ControlPlane, workdir: Path, res: dict[str, Any]) 
         # Start-up may have taken longer than planned (a loaded machine): the quiet period
         # then runs up to a later opening (the spares), and the earlier ones are skipped.
         # An opening too close to measure still opens (kumaco's crons do not know): the
-        # quiet period starts once no window opens, stays open or closes within it, and the
-        # leader's settling (never reached in a living cluster: the churn keeps it passing)
-        # is cut short so that the quiet period fits before the next opening.
-        room = sc.quiet + 45 + 5
-
+        # quiet period ends 10 s before the next opening, whichever it is; when less than
+        # half of it fits there, it waits until that opening's window has closed and its
+        # closing is worked off. The leader's settling (never reached in a living cluster:
+        # the churn keeps it passing) is cut short so that the quiet period fits.
         def next_open() -> float:
             ahead = [plan.real(t) for t in plan.opens if plan.real(t) > time.time()]
             return ahead[0] if ahead else math.inf
 
-        time.sleep(max(0.0, plan.quiet_from(time.time(), room) - time.time()))
-        limit = min(time.time() + 60, next_open() - sc.quiet - 45)
+        time.sleep(max(0.0, plan.quiet_from(time.time(), sc.quiet / 2) - time.time()))
+        limit = min(time.time() + 60, next_open() - 10 - sc.quiet)
         res["settled_seconds"] = round(settle(leader, until=limit), 1)
-        quiet_until = min(time.time() + sc.quiet, next_open() - 45)
+        quiet_until = min(time.time() + sc.quiet, next_open() - 10)
         t_q, counts_q, mark_q = time.time(), request_counts(cp), audit.mark()
         cpu_q, busy_q = {k: proc_stats(p) for k, p in pids.items()}, machine_busy()
         passes_q, watchers_q = _passes(leader), terminated_watchers(cp)

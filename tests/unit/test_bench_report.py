@@ -191,9 +191,10 @@ def test_the_quiet_period_never_spans_an_opening_even_one_too_close_to_measure()
     need = 60.0
     # Room before the first opening: the quiet period starts at once.
     assert plan.quiet_from(first - 200, need) == first - 200
+    assert plan.quiet_from(first - 70, need) == first - 70
     # Too close to the first opening (a slow start-up): once its window has closed and
     # its closing is worked off, there is room before the second.
-    late = plan.quiet_from(first - 60, need)
+    late = plan.quiet_from(first - 69, need)
     assert late == first + plan.duration + 45
     assert late + need <= second - 5
     # Never inside a window of the plan, wherever it starts.
@@ -201,5 +202,5 @@ def test_the_quiet_period_never_spans_an_opening_even_one_too_close_to_measure()
         start = plan.quiet_from(float(now), need)
         assert start >= now
         for t in plan.opens:
-            busy = (plan.real(t) - 5, plan.real(t) + plan.duration + 45)
+            busy = (plan.real(t) - 10, plan.real(t) + plan.duration + 45)
             assert start + need <= busy[0] or start >= busy[1], (now, start, busy)
