@@ -36,18 +36,21 @@ The ConfigMap format (``data``):
     that node is not under maintenance and nobody new is admitted there.
     Only ``"true"`` and ``"false"``; a freeze has no ``maxInProgress``.
 
-Other keys are ignored (a ``description`` is welcome). ``binaryData`` is never
-read. A value longer than :data:`MAX_VALUE_LENGTH` characters is rejected
-before parsing.
+Any other key is an error naming the closest known key (``Freeze`` -> ``freeze``:
+keys are case-sensitive; ``maxInProgess`` -> ``maxInProgress``): a misspelled
+optional key would otherwise be a freeze or a budget silently not applied. Notes
+about a window belong in its annotations. ``binaryData`` is never read. A value
+longer than :data:`MAX_VALUE_LENGTH` characters is rejected before parsing.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 
 from kumaco.core.ceilings import Ceiling, parse_ceiling
 from kumaco.core.durations import parse_window_duration
-from kumaco.core.errors import InvalidInput, excerpt
+from kumaco.core.errors import InvalidInput, excerpt, one_line
 from kumaco.core.labelselector import LabelSelectorError, NotAMapping, read_label_selector
 from kumaco.core.schedule import Schedule, parse_schedule
 from kumaco.core.selectors import Selector, parse_selector
@@ -95,6 +98,39 @@ def yaml_type_name(value: object) -> str:
     if isinstance(value, list | tuple):
         return "a list"
     return type(value).__name__
+
+
+#: Longest unknown key shown as it is (a file read offline is not checked by an API server).
+MAX_KEY_SHOWN = 253
+#: How alike (difflib's ratio) an unknown key must be to a known one to be named as meant:
+#: ``maxInProgess`` 0.96, ``freze`` 0.91, ``selector`` 0.70, ``description`` 0.63 (not
+#: ``duration``).
+CLOSE_ENOUGH = 0.7
+
+
+def _unknown_keys(data: Mapping[object, object], errors: list[FieldError]) -> None:
+    """An error per key that is not a window key, naming the closest known one.
+
+    A key that only differs in case from a missing required key is named by that key's
+    own error (``is missing (found 'starttime': ...)``), not a second time here.
+    """
+    missing = {k.lower() for k in REQUIRED_KEYS if k not in data}
+    by_lower = {k.lower(): k for k in KNOWN_KEYS}
+    for raw in data:
+        key = raw if isinstance(raw, str) else str(raw)
+        if key in KNOWN_KEYS or (isinstance(raw, str) and key.lower() in missing):
+            continue
+        shown = one_line(key if len(key) <= MAX_KEY_SHOWN else key[:MAX_KEY_SHOWN] + "...")
+        if key.lower() in by_lower:
+            hint = f": did you mean {by_lower[key.lower()]}? (keys are case-sensitive)"
+        else:
+            close = difflib.get_close_matches(key, KNOWN_KEYS, n=1, cutoff=CLOSE_ENOUGH)
+            hint = (
+                f": did you mean {close[0]}?"
+                if close
+                else f" (the keys are {', '.join(KNOWN_KEYS)}; a note belongs in an annotation)"
+            )
+        errors.append(FieldError(shown, "is not a window key" + hint))
 
 
 def _string_value(data: Mapping[str, object], key: str, errors: list[FieldError]) -> str | None:
@@ -318,6 +354,7 @@ def parse_window(
     parsed_selector = _parse_node_selector(selector_text, errors)
     selector, shown_selector = parsed_selector if parsed_selector else (None, None)
     freeze, budget = _parse_policy_keys(data, errors)
+    _unknown_keys(data, errors)
 
     if errors or schedule is None or duration is None or selector is None:
         order = {k: i for i, k in enumerate(KNOWN_KEYS)}
