@@ -184,7 +184,7 @@ def plan(windows: Iterable[Window], nodes: NodeSet, now: int, policy: Policy) ->
         nodes=plans,
         next_change=next_change,
         windows=ws.states,
-        ceiling=lifecycle.pools[0].limit if lifecycle else None,
+        ceiling=lifecycle.ceiling if lifecycle else None,
         in_progress=lifecycle.in_progress if lifecycle else 0,
         matching=ws.matching,
         ceilings=tuple(p.use() for p in lifecycle.pools) if lifecycle else (),
