@@ -46,6 +46,10 @@ call it alike; :func:`changes` turns its answer into the writes that reach it.
     ``Ready=True`` or is cordoned, and does not hold it, counts toward every
     ceiling it falls under.
 
+Each rule above is one object (:mod:`kumaco.core.rules`, :mod:`kumaco.core.ceilingrules`)
+and a policy is planned with its own ordered list (:attr:`Policy.rules`, the default
+rules when None), so a rule is added by adding one object to it.
+
 Ceilings are ``N`` or ``P%`` (:mod:`kumaco.core.ceilings`); a global
 percentage is of the nodes in scope, a group's of the nodes in scope in that
 group, a window's of the nodes in scope it selects.
