@@ -25,7 +25,6 @@ from typing import Any
 
 from kumaco.core.configmaps import WindowConfigMap, resource_version
 from kumaco.core.nodes import (
-    READY,
     Condition,
     NodeSet,
     NodeView,
@@ -33,6 +32,7 @@ from kumaco.core.nodes import (
     shared_owners,
 )
 from kumaco.core.planner import Policy
+from kumaco.core.rules import conditions_read
 from kumaco.kube.wire import HEAD, NAME, RESOURCE_VERSION, drop_images, newer_or_equal
 
 
@@ -47,15 +47,13 @@ class TrimmedNode:
 def planner_conditions(policy: Policy) -> frozenset[str]:
     """The condition types the planner reads under ``policy`` (what a NodeStore must keep).
 
-    kumaco's own two, the required and blocking ones, and ``Ready`` when
-    unavailable nodes count toward the ceilings. Any other condition -- the
-    kubelet's pressure conditions, node-problem-detector's, other
-    controllers' -- is neither kept nor a reason to plan again when it changes.
+    Derived from the policy's rules (:func:`kumaco.core.rules.conditions_read`):
+    kumaco's own two and every type a rule declares it reads -- the required and
+    blocking ones, ``Ready`` when unavailable nodes count toward the ceilings. Any
+    other condition -- the kubelet's pressure conditions, node-problem-detector's,
+    other controllers' -- is neither kept nor a reason to plan again when it changes.
     """
-    types = {policy.under_maintenance, policy.in_progress, *policy.require, *policy.block}
-    if policy.count_unavailable:
-        types.add(READY)
-    return frozenset(types)
+    return conditions_read(policy)
 
 
 class NodeStore:

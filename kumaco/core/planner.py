@@ -46,6 +46,10 @@ call it alike; :func:`changes` turns its answer into the writes that reach it.
     ``Ready=True`` or is cordoned, and does not hold it, counts toward every
     ceiling it falls under.
 
+Each rule above is one object (:mod:`kumaco.core.rules`, :mod:`kumaco.core.ceilingrules`)
+and a policy is planned with its own ordered list (:attr:`Policy.rules`, the default
+rules when None), so a rule is added by adding one object to it.
+
 Ceilings are ``N`` or ``P%`` (:mod:`kumaco.core.ceilings`); a global
 percentage is of the nodes in scope, a group's of the nodes in scope in that
 group, a window's of the nodes in scope it selects.
@@ -184,7 +188,7 @@ def plan(windows: Iterable[Window], nodes: NodeSet, now: int, policy: Policy) ->
         nodes=plans,
         next_change=next_change,
         windows=ws.states,
-        ceiling=lifecycle.pools[0].limit if lifecycle else None,
+        ceiling=lifecycle.ceiling if lifecycle else None,
         in_progress=lifecycle.in_progress if lifecycle else 0,
         matching=ws.matching,
         ceilings=tuple(p.use() for p in lifecycle.pools) if lifecycle else (),

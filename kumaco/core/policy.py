@@ -1,18 +1,29 @@
-"""The planner's vocabulary: condition names, reasons, the Policy and the answer's types.
+"""The planner's vocabulary: condition names, reasons, the Policy, the rule interface, answers.
 
-Contract: data only (frozen dataclasses and constants), no behaviour beyond small
-accessors. Every reason a node condition can carry is defined here, once; the
-planner (:mod:`kumaco.core.planner`), the lifecycle (:mod:`kumaco.core.admission`)
-and the writes (:mod:`kumaco.core.changes`) use these names, and the views quote them.
+Contract: data only (frozen dataclasses and constants) and one interface, :class:`Rule`,
+with no behaviour beyond small accessors. Every reason a node condition can carry is
+defined here, once; the planner (:mod:`kumaco.core.planner`), the lifecycle
+(:mod:`kumaco.core.admission`), the rules (:mod:`kumaco.core.rules`) and the writes
+(:mod:`kumaco.core.changes`) use these names, and the views quote them.
+
+An admission rule is one :class:`Rule` object: its reason, the condition types it reads
+(:meth:`Rule.reads`; the controller's node store keeps those and no others), one check
+returning a :class:`Stop` (a :class:`Verdict` and a message) or None, and when its answer
+next changes by time alone (:meth:`Rule.next_change`). A :class:`Policy` carries the
+ordered rules it is planned with (:attr:`Policy.rules`; None: the default rules,
+:data:`kumaco.core.rules.DEFAULT_RULES`); :class:`kumaco.core.admission.Lifecycle`
+applies them stage by stage (:data:`STAGES`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from kumaco.core.ceilings import Ceiling
-from kumaco.core.nodes import TRUE
+from kumaco.core.nodes import TRUE, Condition, NodeSet, NodeView
 from kumaco.core.selectors import Selector, parse_selector
 from kumaco.core.windows import WindowState
 
@@ -49,6 +60,8 @@ REBOOTED_IN_WINDOW = "RebootedInThisWindow"
 CAUSE_CLEARED = "RequiredConditionCleared"
 CAUSE_REBOOTED = "RebootObserved"
 CAUSE_TIMED_OUT = "InProgressTimeout"
+#: The rule (never a condition reason) that counts an unavailable node toward its ceilings.
+UNAVAILABLE = "NodeUnavailable"
 #: The name of the global ceiling in :attr:`Verdict.counts_toward` and :attr:`Plan.ceilings`.
 GLOBAL = "global"
 
@@ -75,6 +88,9 @@ class Policy:
     #: This instance's field manager: a condition last written by another kumaco
     #: instance (a manager named ``kumaco/...``) is not written (:func:`changes`).
     manager: str = ""
+    #: The admission rules, in the order they are applied (None: the default rules,
+    #: :data:`kumaco.core.rules.DEFAULT_RULES`; :func:`kumaco.core.rules.rules_of`).
+    rules: tuple[Rule, ...] | None = None
 
     @property
     def owned(self) -> tuple[str, ...]:
@@ -184,4 +200,113 @@ class Plan:
         return next((n for n in self.nodes if n.name == name), None)
 
 
-# ----------------------------------------------------------------------------- windows
+# ----------------------------------------------------------------------------- the rules
+
+#: The stages a rule acts in, in the order a node meets them (:attr:`Rule.stage`):
+#: ``HOLD`` for a node holding MaintenanceInProgress -- a stop releases it (its verdict's
+#: rule is the condition's reason); ``SETTLE`` for one that does not hold it -- a stop keeps
+#: it out, its condition as written; ``ADMIT`` for every other node -- a stop keeps it out
+#: (its verdict's rule is the reason), and a stop with :attr:`Stop.held` holds a holder
+#: with that phrase; ``COUNT`` -- a stop makes a node that does not hold it take its places
+#: anyway; ``CEILING`` for the candidates left, in admission order -- a rule keeps places
+#: (:meth:`Rule.places`) and stops a node when one of them has no room.
+HOLD, SETTLE, ADMIT, COUNT, CEILING = "hold", "settle", "admit", "count", "ceiling"
+STAGES = (HOLD, SETTLE, ADMIT, COUNT, CEILING)
+
+
+class Place:
+    """One ceiling: its name and limit, whom it counts, whom it can stop, who occupies it."""
+
+    def __init__(
+        self,
+        name: str,
+        limit: int,
+        members: frozenset[str] | None = None,
+        stops: frozenset[str] | None = None,
+    ) -> None:
+        self.name, self.limit = name, limit
+        self.members = members  # who counts toward it when holding (None: every node in scope)
+        self.stops = members if stops is None else stops  # whom it can keep waiting
+        self.occupants: set[str] = set()
+
+    def room_for(self, name: str) -> bool:
+        return len(self.occupants) + (0 if name in self.occupants else 1) <= self.limit
+
+    def use(self) -> CeilingUse:
+        return CeilingUse(self.name, self.limit, tuple(sorted(self.occupants)))
+
+
+@dataclass(frozen=True, slots=True)
+class Scene:
+    """What a rule sees of one node in scope at the instant planned, besides the node."""
+
+    policy: Policy
+    now: int
+    #: The open maintenance windows it is in, the open freezes, and when its maintenance
+    #: closes (the latest close among those windows; None: none open, or no end).
+    windows: tuple[str, ...]
+    freezes: tuple[str, ...]
+    closes: int | None
+    #: Its MaintenanceInProgress as the cluster has it, and the latest instant that
+    #: condition can have transitioned at (:func:`kumaco.core.rules.transitioned`).
+    held: Condition | None
+    since: int | None
+    #: Its boot ID as messages keep it (None: it reports none).
+    boot: str | None
+    #: For a ``CEILING`` rule: the places it keeps that can stop this node, in order.
+    places: tuple[Place, ...] = ()
+
+
+@dataclass(frozen=True)
+class Ground:
+    """What a ``CEILING`` rule sees of the whole plan to lay out its places."""
+
+    policy: Policy
+    nodes: NodeSet
+    in_scope: frozenset[str]
+    #: Each node in scope's open maintenance windows.
+    open_for: Mapping[str, tuple[str, ...]]
+    #: Each window's nodes in scope (open or not), its ``maxInProgress``, the freezes.
+    selected: Mapping[str, frozenset[str]]
+    budgets: Mapping[str, Ceiling]
+    freezes: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """A rule's answer when it stops a node: the verdict, and the condition's message.
+
+    ``held``: for an ``ADMIT`` rule that also stops a holder, why it would not be
+    admitted now (``MaintenanceNotFinished``'s message); ``occupies``: the node takes
+    a place in every ceiling that covers it all the same.
+    """
+
+    message: str
+    verdict: Verdict
+    held: str | None = None
+    occupies: bool = False
+
+
+class Rule(ABC):
+    """One admission rule (see the module contract); subclasses are immutable."""
+
+    #: Its stable name (the :attr:`Verdict.rule` it stops with, or a release's cause).
+    reason: ClassVar[str]
+    #: Where the lifecycle applies it (:data:`STAGES`).
+    stage: ClassVar[str]
+
+    def reads(self, policy: Policy) -> frozenset[str]:
+        """The condition types it reads under ``policy`` (beyond kumaco's own two)."""
+        return frozenset()
+
+    @abstractmethod
+    def check(self, node: NodeView, scene: Scene) -> Stop | None:
+        """Its answer for ``node``: a :class:`Stop`, or None when it lets the node through."""
+
+    def next_change(self, node: NodeView, scene: Scene) -> int | None:
+        """When its answer for ``node`` may next change by time alone (None: never)."""
+        return None
+
+    def places(self, ground: Ground) -> Sequence[Place]:
+        """The ceilings a ``CEILING`` rule keeps (none for the other stages)."""
+        return ()

@@ -1,0 +1,404 @@
+"""The admission rules, one object each, and the ordered list kumaco plans with.
+
+Contract: pure. Each rule is an immutable :class:`~kumaco.core.policy.Rule`: its
+reason, the condition types it reads, one check and when its answer next changes
+(the interface and its stages are in :mod:`kumaco.core.policy`; the ceiling rules
+are in :mod:`kumaco.core.ceilingrules`). :data:`DEFAULT_RULES`
+is the single ordered list -- within a stage, the first rule that stops a node
+decides, for holders and candidates alike; :func:`rules_of` is the list a policy
+plans with and :func:`conditions_read` the condition types the planner reads under
+it (what the controller's node store keeps). Adding a rule is adding one object to a
+policy's :attr:`~kumaco.core.policy.Policy.rules`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kumaco.core.boots import admitted_on, reboot_of, rebooted_message
+from kumaco.core.ceilingrules import GlobalCeiling, GroupCeilings, WindowBudgets
+from kumaco.core.durations import SECOND, format_go_duration
+from kumaco.core.nodes import READY, Condition, NodeView
+from kumaco.core.policy import (
+    ADMISSION_CUTOFF,
+    ADMIT,
+    BLOCKED,
+    CAUSE_CLEARED,
+    CAUSE_REBOOTED,
+    CAUSE_TIMED_OUT,
+    COUNT,
+    FINISHED,
+    FROZEN,
+    HOLD,
+    NOT_REPORTED_SINCE_REBOOT,
+    NOT_UNDER_MAINTENANCE,
+    REBOOTED_IN_WINDOW,
+    RELEASE_DELAY,
+    REQUIREMENT_NOT_MET,
+    SETTLE,
+    TIMED_OUT,
+    UNAVAILABLE,
+    Policy,
+    Rule,
+    Scene,
+    Stop,
+    Verdict,
+)
+from kumaco.core.times import format_instant, parse_timestamp
+
+
+def transitioned(text: str | None) -> int | None:
+    """The latest instant a condition's transition can have happened at.
+
+    Kubernetes writes ``lastTransitionTime`` to the second, truncated: a release at
+    12:00:03.7 reads 12:00:03. Counting a release delay or an in-progress timeout
+    from the end of that second (12:00:04) makes the delay never shorter, and the
+    timeout never earlier, than configured. A timestamp with a fraction is exact.
+    """
+    t = parse_timestamp(text)
+    if t is None or text is None or "." in text:
+        return t
+    return t + SECOND
+
+
+def reported(c: Condition) -> int:
+    """The latest instant a condition is known to have been reported at (-1: never).
+
+    Its ``lastHeartbeatTime`` or ``lastTransitionTime``, whichever is later, as
+    written (to the second): a report at 12:00:03.7 reads 12:00:03, so it
+    counts as after a reboot observed during 12:00:02 and not one observed at
+    12:00:03.2 -- never earlier than it was.
+    """
+    times = [
+        t
+        for t in (parse_timestamp(c.last_heartbeat_time), parse_timestamp(c.last_transition_time))
+        if t is not None
+    ]
+    return max(times) if times else -1
+
+
+def _missing(node: NodeView, policy: Policy) -> tuple[str, ...]:
+    return tuple(r for r in policy.require if not node.is_true(r))
+
+
+def _released_as(scene: Scene, reason: str) -> bool:
+    return scene.held is not None and scene.held.reason == reason
+
+
+def _as_written(scene: Scene, verdict: Verdict, occupies: bool = False) -> Stop:
+    """A settling rule's stop: the node keeps its MaintenanceInProgress as written."""
+    assert scene.held is not None
+    return Stop(scene.held.message, verdict, occupies=occupies)
+
+
+def _since_plus(scene: Scene, duration: int | None) -> int | None:
+    """When ``duration`` (0 or None: never) has passed since MaintenanceInProgress transitioned."""
+    return None if not duration or scene.since is None else scene.since + duration
+
+
+class _ReadsRequired(Rule):
+    def reads(self, policy: Policy) -> frozenset[str]:
+        return frozenset(policy.require)
+
+
+# ----------------------------------------------------------------------------- holding
+
+
+@dataclass(frozen=True)
+class RebootObserved(Rule):
+    """A holder whose machine rebooted since it was admitted is done.
+
+    Whatever its reporters say yet: they may still report from before the reboot.
+    """
+
+    reason = CAUSE_REBOOTED
+    stage = HOLD
+
+    def check(self, node: NodeView, scene: Scene) -> Stop | None:
+        admitted = admitted_on(scene.held.message) if scene.held is not None else None
+        if admitted is None or scene.boot is None or scene.boot == admitted:
+            return None
+        return Stop(
+            rebooted_message(admitted, scene.boot, scene.policy.require),
+            Verdict(FINISHED, cause=CAUSE_REBOOTED),
+        )
+
+
+@dataclass(frozen=True)
+class RequirementCleared(_ReadsRequired):
+    """A holder whose required condition is no longer True is done."""
+
+    reason = CAUSE_CLEARED
+    stage = HOLD
+
+    def check(self, node: NodeView, scene: Scene) -> Stop | None:
+        missing = _missing(node, scene.policy)
+        if not scene.policy.require or not missing:
+            return None
+        return Stop(
+            f"maintenance finished: {', '.join(missing)} no longer True",
+            Verdict(FINISHED, missing=missing, cause=CAUSE_CLEARED),
+        )
+
+
+@dataclass(frozen=True)
+class InProgressTimeout(Rule):
+    """A holder held ``in_progress_timeout`` or longer is revoked (with required conditions)."""
+
+    reason = CAUSE_TIMED_OUT
+    stage = HOLD
+
+    def check(self, node: NodeView, scene: Scene) -> Stop | None:
+        ends = self.next_change(node, scene)
+        if ends is None or scene.now < ends:
+            return None
+        policy = scene.policy
+        assert policy.in_progress_timeout is not None
+        return Stop(
+            f"held {format_go_duration(policy.in_progress_timeout)} or longer "
+            "(in-progress timeout); not admitted again until "
+            + ", ".join(policy.require)
+            + " clears",
+            Verdict(TIMED_OUT, missing=(), until=None, cause=CAUSE_TIMED_OUT),
+        )
+
+    def next_change(self, node: NodeView, scene: Scene) -> int | None:
+        if not scene.policy.require:
+            return None
+        return _since_plus(scene, scene.policy.in_progress_timeout)
+
+
+# ----------------------------------------------------------------------------- settling
+
+
+@dataclass(frozen=True)
+class TimedOutUntilCleared(_ReadsRequired):
+    """A node whose maintenance timed out stays out until its required conditions clear."""
+
+    reason = TIMED_OUT
+    stage = SETTLE
+
+    def check(self, node: NodeView, scene: Scene) -> Stop | None:
+        if not _released_as(scene, TIMED_OUT) or not scene.policy.require:
+            return None
+        if _missing(node, scene.policy):
+            return None
+        return _as_written(scene, Verdict(TIMED_OUT))
+
+
+@dataclass(frozen=True)
+class ReleaseDelay(Rule):
+    """A node released less than ``release_delay`` ago is not admitted again yet.
+
+    It still counts toward every ceiling it would count toward until the delay ends.
+    """
+
+    reason = RELEASE_DELAY
+    stage = SETTLE
+
+    def check(self, node: NodeView, scene: Scene) -> Stop | None:
+        ends = self.next_change(node, scene)
+        if ends is None or scene.now >= ends:
+            return None
+        return _as_written(scene, Verdict(RELEASE_DELAY, until=ends), occupies=True)
+
+    def next_change(self, node: NodeView, scene: Scene) -> int | None:
+        if not _released_as(scene, FINISHED):
+            return None
+        return _since_plus(scene, scene.policy.release_delay)
+
+
+@dataclass(frozen=True)
+class FinishedIdle(_ReadsRequired):
+    """Done and idle: the finished state is kept (no rewrite) until it needs maintenance again."""
+
+    reason = FINISHED
+    stage = SETTLE
+
+    def check(self, node: NodeView, scene: Scene) -> Stop | None:
+        missing = _missing(node, scene.policy)
+        if not missing or not _released_as(scene, FINISHED):
+            return None
+        return _as_written(scene, Verdict(FINISHED, missing=missing))
+
+
+@dataclass(frozen=True)
+class ReportedSinceReboot(_ReadsRequired):
+    """Released by a reboot: a required condition's True reported before it is the old request.
+
+    Without required conditions: out until the node has left its maintenance window.
+    """
+
+    reason = NOT_REPORTED_SINCE_REBOOT
+    stage = SETTLE
+
+    def check(self, node: NodeView, scene: Scene) -> Stop | None:
+        held, since, policy = scene.held, scene.since, scene.policy
+        if not _released_as(scene, FINISHED) or since is None:
+            return None
+        assert held is not None
+        if reboot_of(held.message) is None:
+            return None
+        if not policy.require:
+            return _as_written(scene, Verdict(REBOOTED_IN_WINDOW)) if scene.windows else None
+        stale = tuple(
+            r for r in policy.require if (c := node.condition(r)) is None or reported(c) < since
+        )
+        return (
+            _as_written(scene, Verdict(NOT_REPORTED_SINCE_REBOOT, stale=stale)) if stale else None
+        )
+
+
+# ----------------------------------------------------------------------------- admitting
+
+
+@dataclass(frozen=True)
+class Frozen(Rule):
+    """Nobody is admitted while an open freeze covers it."""
+
+    reason = FROZEN
+    stage = ADMIT
+
+    def check(self, node: NodeView, scene: Scene) -> Stop | None:
+        if not scene.freezes:
+            return None
+        names = ", ".join(scene.freezes)
+        return Stop(f"maintenance frozen by {names}", Verdict(FROZEN), held=f"frozen by {names}")
+
+
+@dataclass(frozen=True)
+class WindowClosed(Rule):
+    """Only a node under maintenance (an open window covers it) is admitted."""
+
+    reason = NOT_UNDER_MAINTENANCE
+    stage = ADMIT
+
+    def check(self, node: NodeView, scene: Scene) -> Stop | None:
+        if scene.windows:
+            return None
+        return Stop(
+            "no maintenance window is open for this node",
+            Verdict(NOT_UNDER_MAINTENANCE),
+            held="window closed",
+        )
+
+
+@dataclass(frozen=True)
+class Required(_ReadsRequired):
+    """Every required condition must be True to be admitted."""
+
+    reason = REQUIREMENT_NOT_MET
+    stage = ADMIT
+
+    def check(self, node: NodeView, scene: Scene) -> Stop | None:
+        missing = _missing(node, scene.policy)
+        if not missing:
+            return None
+        return Stop(
+            f"required condition not True: {', '.join(missing)}",
+            Verdict(REQUIREMENT_NOT_MET, missing=missing),
+        )
+
+
+@dataclass(frozen=True)
+class Blocked(Rule):
+    """No blocking condition may be True to be admitted (nor to be admitted again: held)."""
+
+    reason = BLOCKED
+    stage = ADMIT
+
+    def reads(self, policy: Policy) -> frozenset[str]:
+        return frozenset(policy.block)
+
+    def check(self, node: NodeView, scene: Scene) -> Stop | None:
+        blocking = tuple(b for b in scene.policy.block if node.is_true(b))
+        if not blocking:
+            return None
+        message = f"blocked by condition: {', '.join(blocking)}"
+        return Stop(message, Verdict(BLOCKED, blocking=blocking), held=message)
+
+
+@dataclass(frozen=True)
+class Cutoff(Rule):
+    """Not admitted when its maintenance closes less than ``admission_cutoff`` away."""
+
+    reason = ADMISSION_CUTOFF
+    stage = ADMIT
+
+    def check(self, node: NodeView, scene: Scene) -> Stop | None:
+        first_too_late = self.next_change(node, scene)
+        if first_too_late is None or scene.now < first_too_late:
+            return None
+        closes = scene.closes
+        assert closes is not None
+        return Stop(
+            f"too late to start: the window closes at {format_instant(closes)}, less than "
+            f"{format_go_duration(scene.policy.admission_cutoff)} away",
+            Verdict(ADMISSION_CUTOFF, until=closes),
+        )
+
+    def next_change(self, node: NodeView, scene: Scene) -> int | None:
+        """The first instant too late (the cutoff passes: closes - admission_cutoff)."""
+        if not scene.policy.admission_cutoff or scene.closes is None:
+            return None
+        return scene.closes - scene.policy.admission_cutoff + 1
+
+
+@dataclass(frozen=True)
+class Unavailable(Rule):
+    """With ``count_unavailable``, an unavailable node counts toward its ceilings.
+
+    Unavailable: not ``Ready=True``, or cordoned; one that does not hold it counts
+    toward every ceiling it falls under all the same.
+    """
+
+    reason = UNAVAILABLE
+    stage = COUNT
+
+    def reads(self, policy: Policy) -> frozenset[str]:
+        return frozenset((READY,)) if policy.count_unavailable else frozenset()
+
+    def check(self, node: NodeView, scene: Scene) -> Stop | None:
+        if not scene.policy.count_unavailable:
+            return None
+        if not node.unschedulable and node.is_true(READY):
+            return None
+        return Stop("not Ready, or cordoned", Verdict(UNAVAILABLE), occupies=True)
+
+
+#: Every rule, in the order it is applied within its stage.
+DEFAULT_RULES: tuple[Rule, ...] = (
+    RebootObserved(),
+    RequirementCleared(),
+    InProgressTimeout(),
+    TimedOutUntilCleared(),
+    ReleaseDelay(),
+    FinishedIdle(),
+    ReportedSinceReboot(),
+    Frozen(),
+    WindowClosed(),
+    Required(),
+    Blocked(),
+    Cutoff(),
+    Unavailable(),
+    GlobalCeiling(),
+    GroupCeilings(),
+    WindowBudgets(),
+)
+
+
+def rules_of(policy: Policy) -> tuple[Rule, ...]:
+    """The rules ``policy`` is planned with."""
+    return DEFAULT_RULES if policy.rules is None else policy.rules
+
+
+def conditions_read(policy: Policy) -> frozenset[str]:
+    """The condition types the planner reads under ``policy``.
+
+    kumaco's own two, and every type one of its rules reads (the admission order
+    reads the required ones, which :class:`Required` declares).
+    """
+    types = {policy.under_maintenance, policy.in_progress}
+    for rule in rules_of(policy):
+        types |= rule.reads(policy)
+    return frozenset(types)
