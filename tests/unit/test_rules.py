@@ -32,7 +32,8 @@ from kumaco.core.policy import (
     Verdict,
 )
 from kumaco.core.rules import DEFAULT_RULES, conditions_read, rules_of
-from kumaco.core.windows import Window, parse_window
+from kumaco.core.windowdata import parse_window
+from kumaco.core.windows import Window
 from tests.unit import test_controller as harness
 from tests.unit.test_controller import MIP, REQ, cm, node
 
