@@ -176,20 +176,21 @@ class Api:
         )
 
     def window(
-        self, ns: str, name: str, data: Mapping[str, Any], labels: Mapping[str, str] | None = None
+        self,
+        ns: str,
+        name: str,
+        data: Mapping[str, Any],
+        labels: Mapping[str, str] | None = None,
+        annotations: Mapping[str, str] | None = None,
     ) -> Any:
-        body = {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {
-                "name": name,
-                "namespace": ns,
-                "labels": dict(
-                    labels if labels is not None else {"kured.dev/maintenance-window": ""}
-                ),
-            },
-            "data": dict(data),
+        metadata: dict[str, Any] = {
+            "name": name,
+            "namespace": ns,
+            "labels": dict(labels if labels is not None else {"kured.dev/maintenance-window": ""}),
         }
+        if annotations:
+            metadata["annotations"] = dict(annotations)
+        body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": dict(data)}
         return self.request("POST", f"/api/v1/namespaces/{ns}/configmaps", body)
 
     def edit_window(self, ns: str, name: str, data: Mapping[str, Any]) -> None:

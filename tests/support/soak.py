@@ -239,13 +239,11 @@ class Soak:
                 "startTime": "* * * * *",
                 "duration": "30s",
                 "nodeSelector": "grp=a",
-                "description": "opens every minute for 30 s",
             },
             "even-minutes": {
                 "startTime": "*/2 * * * *",
                 "duration": "20s",
                 "nodeSelector": "grp=b",
-                "description": "opens every even minute for 20 s",
             },
         }
 
@@ -361,8 +359,11 @@ class Soak:
             data["duration"] = "25s" if data["duration"] == "20s" else "20s"
             what = f"{name}: duration {data['duration']}"
         else:
-            data["description"] = f"edited at {_now()}"
-            what = f"{name}: description"
+            # The same nodes in other words: the data (and its hash) change, the window not.
+            plain = self.windows_data()[name]["nodeSelector"]  # grp=a or grp=b
+            group = plain.split("=")[1]
+            data["nodeSelector"] = f"grp in ({group})" if data["nodeSelector"] == plain else plain
+            what = f"{name}: nodeSelector {data['nodeSelector']}"
         self.api.edit_window(self.ns, name, data)
         self.data[name] = data
         self.edits.append({"at": _now(), "what": what})
