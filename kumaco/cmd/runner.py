@@ -31,6 +31,7 @@ from kumaco.kube.client import Kube
 from kumaco.kube.config import load_configuration
 from kumaco.kube.election import AlwaysLeader, LeaseElection
 from kumaco.kube.proxy import ProxyConfigError
+from kumaco.kube.resources import KubeResources
 
 log = logging.getLogger("kumaco")
 
@@ -134,7 +135,12 @@ def run(settings: Settings, now_ns: Callable[[], int] = now_ns) -> int:
         log.warning("leader election disabled: run exactly one replica (unsafe with more)")
         election = AlwaysLeader()
     controller = Controller(
-        settings.controller_options(), settings.policy, kube, election, metrics, now_ns=now_ns
+        settings.controller_options(),
+        settings.policy,
+        KubeResources(kube),
+        election,
+        metrics,
+        now_ns=now_ns,
     )
     holder.append(controller)
 

@@ -9,12 +9,17 @@ the full state. Time comes from an injected wall clock (``now_ns``); the loop
 sleeps until the planner's ``next_change`` (a window opening or closing), so
 a window opening at 03:00:00 is applied within moments, with no polling.
 
-Only the leader acts (the seam is :attr:`Controller.election`, anything with
-``is_leader``/``write_deadline``): it reconciles windows, writes node
-conditions, emits window Events and enforces the ceiling. Followers keep warm
-caches. On becoming leader, the view is rebuilt with a fresh LIST before the
-first write, so that the old leader's last writes are seen and the
-MaintenanceInProgress ceiling holds across failover.
+The API server is reached only through the typed
+:class:`~kumaco.kube.resources.Resources` given at construction (the seam of the
+unit tests). Only the leader acts (the seam is :attr:`Controller.election`,
+anything with ``is_leader``/``write_deadline``): it reconciles windows, writes
+node conditions, emits window Events and enforces the ceiling; nodes that left
+the scope are handled by :class:`~kumaco.controller.scope.Departures`.
+Followers keep warm caches (and the window gauges,
+:meth:`~kumaco.controller.metrics.Metrics.observe_windows`). On becoming leader,
+the view is rebuilt with a fresh LIST before the first write, so that the old
+leader's last writes are seen and the MaintenanceInProgress ceiling holds across
+failover.
 
 Writes
 ------
@@ -29,7 +34,8 @@ leader's lease deadline. Window Events are decided by
 Config hash
 -----------
 The ``data`` of all watched window ConfigMaps is hashed once the caches are
-synced. When it changes, the leader logs what changed and exits with
+synced (:class:`~kumaco.core.configchange.ConfigChange` decides, this loop acts).
+When it changes, the leader waits for it to settle, logs what changed and exits with
 :data:`EXIT_CONFIG_CHANGED` after releasing the Lease, so a
 restart rebuilds the state; a follower only logs and adopts the new hash (it
 has no state to rebuild until it leads).
@@ -39,11 +45,9 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import math
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from kumaco.controller.announce import ENDED, Announcer
@@ -54,22 +58,22 @@ from kumaco.controller.options import (
     EXIT_OK,
     ControllerOptions,
 )
+from kumaco.controller.report import Reporter
+from kumaco.controller.scope import Departures
 from kumaco.controller.stores import ConfigMapStore, NodeStore, planner_conditions
 from kumaco.controller.writer import Election, Fenced, StatusWriter
-from kumaco.core.configmaps import (
-    WindowConfigMap,
-    config_digest,
-    config_hash,
-    describe_config_change,
-    window_of,
+from kumaco.core.configchange import (
+    Adopted,
+    ConfigChange,
+    Loaded,
+    ParsedWindow,
+    Settled,
+    Settling,
 )
+from kumaco.core.configmaps import WindowConfigMap, window_of
 from kumaco.core.errors import error_text
-from kumaco.core.nodes import TRUE, node_view
-from kumaco.core.planner import TIMED_OUT, Changes, Plan, Policy, changes, out_of_scope, plan
-from kumaco.core.times import parse_timestamp
+from kumaco.core.planner import Plan, Policy, changes, plan
 from kumaco.core.windows import InvalidWindow, Window
-from kumaco.kube.client import Kube
-from kumaco.kube.errors import ApiError, TransportError
 from kumaco.kube.events import (
     INVALID,
     LOADED,
@@ -80,6 +84,7 @@ from kumaco.kube.events import (
     EventSpec,
 )
 from kumaco.kube.reflector import Reflector
+from kumaco.kube.resources import Collection, Resources
 
 log = logging.getLogger("kumaco.controller")
 
@@ -95,12 +100,6 @@ __all__ = [
 ]
 
 
-@dataclass
-class _Parsed:
-    cm: WindowConfigMap
-    result: Window | InvalidWindow
-
-
 class Controller:
     """Watches, plans and writes; see the module docstring."""
 
@@ -108,7 +107,7 @@ class Controller:
         self,
         options: ControllerOptions,
         policy: Policy,
-        kube: Kube,
+        api: Resources,
         election: Election,
         metrics: Metrics,
         *,
@@ -117,7 +116,7 @@ class Controller:
     ) -> None:
         self.options = options
         self.policy = policy
-        self.kube = kube
+        self.api = api
         self.election = election
         self.metrics = metrics
         self.now_ns = now_ns
@@ -134,7 +133,7 @@ class Controller:
         )
         self.configmaps = ConfigMapStore(options.namespaces, on_change=self.wake)
         self.events = EventRecorder(
-            kube,
+            api,
             instance=options.instance,
             identity=options.identity,
             controller=REPORTING_CONTROLLER,
@@ -142,7 +141,7 @@ class Controller:
             on_emit=lambda reason: metrics.events.labels(reason=reason).inc(),
         )
         self.writer = StatusWriter(
-            kube,
+            api,
             self.nodes,
             election,
             metrics,
@@ -152,15 +151,12 @@ class Controller:
             monotonic=monotonic,
             stop=self.stop,
         )
+        self.departures = Departures(api, self.nodes, self.writer, policy, now_ns)
         self.announcer = Announcer(int(options.event_lookback * 1e9))
+        self.reporter = Reporter(metrics, policy.in_progress)
+        self.config = ConfigChange(options.config_settle)
         self.heartbeat = monotonic()
-        self._parsed: dict[str, _Parsed] = {}
-        self._baseline: dict[str, str] | None = None
-        self._baseline_windows: dict[str, Window] = {}
-        self._baseline_cms: dict[str, WindowConfigMap] = {}
-        # A change of the window ConfigMaps being waited out: (digests last seen, when).
-        self._changing: tuple[dict[str, str], float] | None = None
-        self._conflicts_seen: set[tuple[str, str, str, str]] = set()
+        self._parsed: dict[str, ParsedWindow] = {}
         self._was_leader = False
         self._announced_loaded = False
         self.reflectors: list[Reflector] = []
@@ -183,31 +179,23 @@ class Controller:
 
     def start_watches(self) -> None:
         o = self.options
+        watched: list[tuple[str, Collection, Any]] = [
+            ("nodes", self.api.nodes(o.node_selector), self.nodes)
+        ]
+        for ns in o.namespaces:
+            collection = self.api.configmaps(ns, o.configmap_selector)
+            watched.append((f"configmaps/{ns}", collection, self.configmaps.sink(ns)))
         self.reflectors = [
             Reflector(
-                self.kube,
-                "/api/v1/nodes",
-                o.node_selector,
-                self.nodes,
+                collection,
+                sink,
                 self.stop,
-                name="nodes",
+                name=name,
                 silence=o.watch_silence,
                 on_restart=self.metrics.watch_restarted,
             )
+            for name, collection, sink in watched
         ]
-        for ns in o.namespaces:
-            self.reflectors.append(
-                Reflector(
-                    self.kube,
-                    f"/api/v1/namespaces/{ns}/configmaps",
-                    o.configmap_selector,
-                    self.configmaps.sink(ns),
-                    self.stop,
-                    name=f"configmaps/{ns}",
-                    silence=o.watch_silence,
-                    on_restart=self.metrics.watch_restarted,
-                )
-            )
         for r in self.reflectors:
             r.start()
 
@@ -267,7 +255,7 @@ class Controller:
         hold = self._config_changed(entries)
         if hold is not None or self.exit_code is not None:
             return hold
-        window_change = self._observe_windows(entries)
+        window_change = self.metrics.observe_windows(entries, self.now_ns())
         leader = self.election.is_leader
         self.metrics.set_leading(self.options.instance, leader)
         if not leader:
@@ -282,18 +270,18 @@ class Controller:
         # Conditions first: a new leader's first writes must not wait behind one
         # Event per window ConfigMap (hundreds with a large or broken config).
         next_change = self.reconcile(windows)
-        self._departures()
+        self.departures.check()
         if not self._announced_loaded:
             self._announce_config(entries)
         return next_change
 
-    def _windows(self) -> list[_Parsed]:
+    def _windows(self) -> list[ParsedWindow]:
         """Parse each window ConfigMap once per data change."""
-        parsed: dict[str, _Parsed] = {}
+        parsed: dict[str, ParsedWindow] = {}
         for cm in self.configmaps.snapshot():
             old = self._parsed.get(cm.key)
             if old is not None and old.cm.data == cm.data and old.cm.uid == cm.uid:
-                parsed[cm.key] = _Parsed(cm, old.result)
+                parsed[cm.key] = ParsedWindow(cm, old.result)
                 continue
             result = window_of(cm)
             if isinstance(result, InvalidWindow):
@@ -305,77 +293,51 @@ class Controller:
                         "reason": error_text(result.reason, 500),
                     },
                 )
-            parsed[cm.key] = _Parsed(cm, result)
+            parsed[cm.key] = ParsedWindow(cm, result)
         self._parsed = parsed
         valid = sum(1 for p in parsed.values() if isinstance(p.result, Window))
         self.metrics.windows.labels(state="valid").set(valid)
         self.metrics.windows.labels(state="invalid").set(len(parsed) - valid)
         return list(parsed.values())
 
-    def _config_changed(self, entries: list[_Parsed]) -> int | None:
-        """Handle a change of the window ConfigMaps; an instant to look again if the pass stops.
+    def _config_changed(self, entries: list[ParsedWindow]) -> int | None:
+        """Act on :class:`~kumaco.core.configchange.ConfigChange`'s answer for this pass.
 
-        A follower adopts a change at once. The leader waits until no further
-        change came for ``config_settle`` (GitOps tools apply many ConfigMaps
-        within a second), writing nothing meanwhile, then logs the whole change,
-        announces the end of open windows whose ConfigMap was deleted, and
-        exits once so that a restart rebuilds the state.
+        Returns an instant to look again if the pass stops there (the leader
+        writes nothing while a change settles); after a settled change the
+        leader logs it, announces the end of open windows whose ConfigMap was
+        deleted, and exits once so that a restart rebuilds the state.
         """
-        digests = config_digest(p.cm for p in entries)
-        if self._baseline is None:
-            self._set_baseline(digests, entries)
-            self.metrics.set_config_hash(config_hash(digests)[:16])
-            log.info(
-                "windows loaded",
-                extra={"configHash": config_hash(digests)[:16], "windows": len(digests)},
-            )
-            return None
-        if digests == self._baseline:
-            self._changing = None  # a change that was undone within the settle time
-            return None
-        change = describe_config_change(self._baseline, digests)
-        before, after = config_hash(self._baseline)[:16], config_hash(digests)[:16]
-        if not self.election.is_leader:
+        d = self.config.observe(entries, leader=self.election.is_leader, now=self.monotonic())
+        if isinstance(d, Loaded):
+            self.metrics.set_config_hash(d.hash)
+            log.info("windows loaded", extra={"configHash": d.hash, "windows": d.windows})
+        elif isinstance(d, Adopted):
             log.info(
                 "window ConfigMaps changed; a follower adopts them without restarting",
-                extra={"configHashBefore": before, "configHashAfter": after, **change},
+                extra={"configHashBefore": d.before, "configHashAfter": d.after, **d.change},
             )
-            self.metrics.set_config_hash(after)
-            self._set_baseline(digests, entries)
-            return None
-        now, settle = self.monotonic(), self.options.config_settle
-        if self._changing is None or self._changing[0] != digests:
-            if self._changing is None:
+            self.metrics.set_config_hash(d.after)
+        elif isinstance(d, Settling):
+            if d.first:
                 log.info(
                     "window ConfigMaps changing; waiting for the changes to settle",
-                    extra={"configSettleSeconds": settle, **change},
+                    extra={"configSettleSeconds": self.config.settle, **d.change},
                 )
-            self._changing = (digests, now)
-        quiet_until = self._changing[1] + settle
-        if now < quiet_until:
-            return self.now_ns() + int((quiet_until - now) * 1e9) + 1
-        self._announce_deleted(change["removed"])
-        log.warning(
-            "window ConfigMaps changed: exiting so that a restart rebuilds the state",
-            extra={"configHashBefore": before, "configHashAfter": after, **change},
-        )
-        self.request_exit(EXIT_CONFIG_CHANGED)
+            return self.now_ns() + int(d.wait * 1e9) + 1
+        elif isinstance(d, Settled):
+            self._announce_deleted(d.deleted)
+            log.warning(
+                "window ConfigMaps changed: exiting so that a restart rebuilds the state",
+                extra={"configHashBefore": d.before, "configHashAfter": d.after, **d.change},
+            )
+            self.request_exit(EXIT_CONFIG_CHANGED)
         return None
 
-    def _set_baseline(self, digests: dict[str, str], entries: list[_Parsed]) -> None:
-        self._baseline = digests
-        self._baseline_windows = {
-            p.cm.key: p.result for p in entries if isinstance(p.result, Window)
-        }
-        self._baseline_cms = {p.cm.key: p.cm for p in entries}
-
-    def _announce_deleted(self, removed: list[str]) -> None:
+    def _announce_deleted(self, deleted: tuple[tuple[Window, WindowConfigMap], ...]) -> None:
         """WindowEnded for an open window whose ConfigMap was deleted (before the exit)."""
         now = self.now_ns()
-        for key in removed:
-            w, cm = self._baseline_windows.get(key), self._baseline_cms.get(key)
-            if w is None or cm is None:
-                continue
+        for w, cm in deleted:
             a = self.announcer.deleted(w, now)
             if a is not None:
                 self.events.emit(
@@ -386,29 +348,20 @@ class Controller:
         """A new leader re-reads nodes and ConfigMaps (consistent LISTs) before its first write."""
         o = self.options
         nodes: list[Any] = []
-        for page, _rv in self.kube.list_pages(
-            "/api/v1/nodes", o.node_selector, shrink=self.nodes.shrink
-        ):
+        for page, _rv in self.api.nodes(o.node_selector).list_pages(shrink=self.nodes.shrink):
             nodes.extend(self.nodes.trim(obj) for obj in page)
         self.nodes.replace(nodes)
         for ns in o.namespaces:
-            items, _rv2 = self.kube.list_all(
-                f"/api/v1/namespaces/{ns}/configmaps", o.configmap_selector
-            )
+            items, _rv2 = self.api.configmaps(ns, o.configmap_selector).list_all()
             self.configmaps.sink(ns).replace([self.configmaps.trim(obj) for obj in items])
         if o.node_selector:
-            # Nodes that left the scope while no replica of this instance led.
-            for page, _rv in self.kube.list_pages("/api/v1/nodes", "", shrink=self.nodes.shrink):
-                for obj in page:
-                    view = node_view(obj, self.policy.owned)
-                    if view is not None and not self.policy.scope.matches(view.labels):
-                        self._leave_scope(obj)
+            self.departures.sweep()  # nodes that left the scope while nobody led
         log.info(
             "leading: view rebuilt from the cluster",
             extra={"nodes": len(nodes), "identity": o.identity},
         )
 
-    def _announce_config(self, entries: list[_Parsed]) -> None:
+    def _announce_config(self, entries: list[ParsedWindow]) -> None:
         for p in entries:
             if isinstance(p.result, Window):
                 note, reason, kind = f"window loaded: {p.result.describe()}", LOADED, NORMAL
@@ -427,53 +380,14 @@ class Controller:
         with self.nodes.read() as (nodeset, versions):
             result = plan(windows, nodeset, now, self.policy)
             due = changes(result, nodeset, versions, now, self.policy)
-            self._report(due, nodeset, result)
-            self._observe_holders(result, nodeset, now)
-        self._observe(result)
+            self.reporter.report(due, nodeset, result)
+            self.metrics.observe_holders(result, nodeset, self.policy.in_progress, now)
+        self.metrics.observe_plan(result)
         if not self.writer.apply(self.writer.pending(due)):
             self._wake.set()  # something conflicted: re-plan from fresh state
         self._announce_windows(result, windows, now)
         self.metrics.reconcile.observe(self.monotonic() - started)
         return result.next_change
-
-    def _observe(self, result: Plan) -> None:
-        self.metrics.nodes.set(len(result.nodes))
-        self.metrics.windows_open.set(sum(1 for st in result.windows.values() if st.open))
-        self.metrics.under_maintenance.set(sum(1 for n in result.nodes if n.is_under_maintenance))
-        self.metrics.in_progress.set(sum(1 for n in result.nodes if n.is_in_progress))
-
-    def _observe_windows(self, entries: list[_Parsed]) -> int | None:
-        """The per-window gauges, on every replica; returns the next window transition."""
-        now = self.now_ns()
-        states = []
-        soonest: int | None = None
-        for p in entries:
-            if not isinstance(p.result, Window):
-                continue
-            st = p.result.state_at(now)
-            nxt = st.closes if st.open else st.opens
-            states.append(
-                (p.cm.namespace, p.cm.name, st.open, math.inf if nxt is None else nxt / 1e9)
-            )
-            change = st.next_change
-            if change is not None and (soonest is None or change < soonest):
-                soonest = change
-        self.metrics.set_windows(states)
-        return soonest
-
-    def _observe_holders(self, result: Plan, nodeset: Any, now: int) -> None:
-        """Since when each node that holds MaintenanceInProgress has held it."""
-        since: dict[str, float] = {}
-        for n in result.nodes:
-            if not n.is_in_progress:
-                continue
-            node = nodeset.get(n.name)
-            cur = None if node is None else node.condition(self.policy.in_progress)
-            at = None
-            if cur is not None and cur.status == TRUE:
-                at = parse_timestamp(cur.last_transition_time)
-            since[n.name] = (at if at is not None else now) / 1e9
-        self.metrics.set_holders(since)
 
     def _announce_windows(self, result: Plan, windows: list[Window], now: int) -> None:
         """WindowStarted/WindowEnded Events, once per occurrence (see :mod:`.announce`)."""
@@ -483,86 +397,3 @@ class Controller:
             action = "Close" if a.reason == ENDED else "Open"
             spec = EventSpec(cms[a.window], a.reason, action, a.note, key=a.run, aggregate=False)
             self.events.emit(spec)
-
-    # ------------------------------------------------------------------ ownership and scope
-
-    def _report(self, due: Changes, nodeset: Any, result: Plan) -> None:
-        """Log each new conflict, in-progress timeout and release once; keep the gauges."""
-        self.metrics.conflicts.set(len(due.conflicts))
-        seen: set[tuple[str, str, str, str]] = set()
-        for c in due.conflicts:
-            cur = nodeset.get(c.node)
-            state = "" if cur is None else str(cur.condition(c.type))
-            key = (c.node, c.type, c.owner, state)
-            seen.add(key)
-            if key not in self._conflicts_seen:
-                log.warning(
-                    "condition owned by another kumaco instance; not written",
-                    extra={"node": c.node, "condition": c.type, "owner": c.owner},
-                )
-        self._conflicts_seen = seen
-        for change in due:
-            for w in change.conditions:
-                node = nodeset.get(change.name)
-                decided = result.node(change.name)
-                cause = decided.verdict.cause if decided and decided.verdict else None
-                if (
-                    w.type == self.policy.in_progress
-                    and w.status != TRUE
-                    and cause is not None
-                    and node is not None
-                    and node.is_true(w.type)
-                ):
-                    self.metrics.releases.labels(cause=cause).inc()
-                    log.info(
-                        "MaintenanceInProgress released",
-                        extra={"node": change.name, "cause": cause, "conditionMessage": w.message},
-                    )
-                if (
-                    w.type == self.policy.in_progress
-                    and w.reason == TIMED_OUT
-                    and node is not None
-                    and node.is_true(w.type)
-                ):
-                    self.metrics.timeouts.inc()
-                    log.warning(
-                        "MaintenanceInProgress held too long: revoked (--in-progress-timeout)",
-                        extra={"node": change.name, "conditionMessage": w.message},
-                    )
-
-    def _departures(self) -> None:
-        """Nodes that left the watch: deleted, or relabelled out of the scope."""
-        for name in sorted(self.nodes.departed()):
-            try:
-                obj = self.kube.request("GET", f"/api/v1/nodes/{name}")
-            except ApiError as exc:
-                if exc.status != 404:
-                    log.warning(
-                        "cannot read a departed node",
-                        extra={"node": name, "error": error_text(exc)},
-                    )
-                continue
-            except TransportError as exc:
-                log.warning(
-                    "cannot read a departed node", extra={"node": name, "error": error_text(exc)}
-                )
-                continue
-            self._leave_scope(obj)
-
-    def _leave_scope(self, obj: Any) -> None:
-        view = node_view(obj, self.policy.owned)
-        if view is None or self.policy.scope.matches(view.labels):
-            return  # back in scope (the watch brings it back) or unusable
-        rv = obj.get("metadata", {}).get("resourceVersion")
-        change, holding = out_of_scope(view, rv, self.now_ns(), self.policy)
-        if holding:
-            log.info(
-                "node left the scope while in maintenance: MaintenanceInProgress is left for "
-                "the consumer to finish",
-                extra={"node": view.name},
-            )
-        if change is not None and self.writer.write_out_of_scope(change):
-            log.info(
-                "node left the scope: UnderMaintenance=False (OutOfScope)",
-                extra={"node": view.name},
-            )

@@ -12,12 +12,15 @@ kustomize/components/monitoring.
 
 Gauges about the nodes (under maintenance, in progress, conflicts, holders)
 are the leader's: on a follower they stay 0 or empty. Gauges about the
-windows are kept by every replica.
+windows are kept by every replica. The ``observe_*`` methods turn what the
+controller computed (a plan, the parsed windows, the node set) into gauges;
+they read no clock (``now`` is passed in).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Sequence
 
 from prometheus_client import (
     CollectorRegistry,
@@ -30,6 +33,11 @@ from prometheus_client import (
 )
 
 from kumaco import __version__
+from kumaco.core.configchange import ParsedWindow
+from kumaco.core.nodes import TRUE, NodeSet
+from kumaco.core.planner import Plan
+from kumaco.core.times import parse_timestamp
+from kumaco.core.windows import Window
 
 WRITE_RESULTS = ("ok", "conflict", "error", "unknown")
 #: client-go's rest_client_request_duration_seconds buckets, up to a minute.
@@ -205,3 +213,47 @@ class Metrics:
         for node in self._holders - since.keys():
             self.in_progress_since.remove(node)
         self._holders = set(since)
+
+    # ------------------------------------------------------------------ observations
+
+    def observe_plan(self, result: Plan) -> None:
+        """The leader's node gauges from its plan."""
+        self.nodes.set(len(result.nodes))
+        self.windows_open.set(sum(1 for st in result.windows.values() if st.open))
+        self.under_maintenance.set(sum(1 for n in result.nodes if n.is_under_maintenance))
+        self.in_progress.set(sum(1 for n in result.nodes if n.is_in_progress))
+
+    def observe_windows(self, entries: Sequence[ParsedWindow], now: int) -> int | None:
+        """The per-window gauges at ``now``; returns the soonest window transition, if any.
+
+        That is when these gauges go stale (every replica wakes for it).
+        """
+        states = []
+        soonest: int | None = None
+        for p in entries:
+            if not isinstance(p.result, Window):
+                continue
+            st = p.result.state_at(now)
+            nxt = st.closes if st.open else st.opens
+            states.append(
+                (p.cm.namespace, p.cm.name, st.open, math.inf if nxt is None else nxt / 1e9)
+            )
+            change = st.next_change
+            if change is not None and (soonest is None or change < soonest):
+                soonest = change
+        self.set_windows(states)
+        return soonest
+
+    def observe_holders(self, result: Plan, nodeset: NodeSet, in_progress: str, now: int) -> None:
+        """Since when each node that holds ``in_progress`` (MaintenanceInProgress) has held it."""
+        since: dict[str, float] = {}
+        for n in result.nodes:
+            if not n.is_in_progress:
+                continue
+            node = nodeset.get(n.name)
+            cur = None if node is None else node.condition(in_progress)
+            at = None
+            if cur is not None and cur.status == TRUE:
+                at = parse_timestamp(cur.last_transition_time)
+            since[n.name] = (at if at is not None else now) / 1e9
+        self.set_holders(since)

@@ -57,10 +57,10 @@ from kumaco.controller.stores import NodeStore
 from kumaco.core.errors import error_text
 from kumaco.core.nodes import Condition
 from kumaco.core.planner import Changes, Desired, NodeChange
-from kumaco.kube.client import Kube
 from kumaco.kube.errors import ApiError, TransportError
+from kumaco.kube.resources import Resources
 from kumaco.kube.retry import RetryPolicy, retrying
-from kumaco.kube.wire import STRATEGIC_MERGE, leading_resource_version
+from kumaco.kube.wire import leading_resource_version
 
 log = logging.getLogger("kumaco.controller")
 
@@ -94,7 +94,7 @@ class StatusWriter:
 
     def __init__(
         self,
-        kube: Kube,
+        api: Resources,
         store: NodeStore,
         election: Election,
         metrics: Metrics,
@@ -105,7 +105,7 @@ class StatusWriter:
         monotonic: Callable[[], float],
         stop: threading.Event,
     ) -> None:
-        self.kube = kube
+        self.api = api
         self.store = store
         self.election = election
         self.metrics = metrics
@@ -209,7 +209,6 @@ class StatusWriter:
             sleep=self._sleep,
             method="PATCH",
         )
-        path = f"/api/v1/nodes/{w.name}/status"
         body: dict[str, Any] = {"status": {"conditions": [c.as_json() for c in w.conditions]}}
         version = self.store.fresh_version(w.name, w.resource_version) if store else None
         if version is None:
@@ -221,11 +220,11 @@ class StatusWriter:
             remaining = deadline - self.monotonic()
             if remaining < MIN_WRITE_WINDOW or self.election.write_deadline() is None:
                 raise Fenced
-            t = min(remaining, self.kube.timeout)
-            # The server gives up at the same time as the client (in milliseconds:
-            # a whole-second value could outlive a deadline less than a second away).
-            query = {"fieldManager": self.field_manager, "timeout": f"{int(t * 1000)}ms"}
-            return self.kube.request_raw("PATCH", path, query, body, STRATEGIC_MERGE, timeout=t)
+            # The server gives up at the same time as the client (see patch_node_status).
+            t = min(remaining, self.api.timeout)
+            return self.api.patch_node_status(
+                w.name, body, field_manager=self.field_manager, timeout=t
+            )
 
         try:
             answer = retry(once)
@@ -259,7 +258,7 @@ class StatusWriter:
     def _reread(self, name: str) -> None:
         """Replace the stored node with the server's (best effort: the next pass tries again)."""
         with contextlib.suppress(ApiError, TransportError):
-            self.store.put(self.kube.request("GET", f"/api/v1/nodes/{name}"))
+            self.store.put(self.api.get_node(name))
 
     def _unknown(self, w: NodeChange, exc: Exception) -> bool:
         """A write that may have been applied: never sent again; re-read, decide again."""

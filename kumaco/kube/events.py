@@ -16,8 +16,9 @@ any Event back:
   leader already announced finds the name taken and stays silent.
 
 Events are best effort: a failure is logged and counted, never raised. Their
-POST and PATCH go through :meth:`~kumaco.kube.client.Kube.request`, which retries a
-write only where it cannot have reached the API server (no connection, 429): an
+POST and PATCH go through :class:`~kumaco.kube.resources.Resources` (on
+:meth:`~kumaco.kube.client.Kube.request`), which retries a write only where it
+cannot have reached the API server (no connection, 429): an
 Event whose answer was lost is not sent again -- a re-sent aggregation PATCH would
 count one occurrence twice, a re-sent POST would turn into an aggregation.
 Events expire with the API server's ``--event-ttl`` (1h by default); after
@@ -35,9 +36,8 @@ from typing import Any
 
 from kumaco.core.configmaps import WindowConfigMap
 from kumaco.core.errors import error_text
-from kumaco.kube.client import Kube
 from kumaco.kube.errors import ApiError, TransportError
-from kumaco.kube.wire import MERGE
+from kumaco.kube.resources import Resources
 
 log = logging.getLogger("kumaco.kube.events")
 
@@ -68,18 +68,18 @@ def _micro(t: dt.datetime) -> str:
 
 
 class EventRecorder:
-    """Create-or-aggregate Events through :class:`Kube`."""
+    """Create-or-aggregate Events through :class:`~kumaco.kube.resources.Resources`."""
 
     def __init__(
         self,
-        kube: Kube,
+        api: Resources,
         instance: str,
         identity: str,
         controller: str,
         wall: Callable[[], dt.datetime],
         on_emit: Callable[[str], None] = lambda _reason: None,
     ) -> None:
-        self.kube = kube
+        self.api = api
         self.instance = instance
         self.identity = identity[:128]
         self.controller = controller
@@ -121,36 +121,35 @@ class EventRecorder:
                 "uid": spec.regarding.uid,
             },
         }
-        path = f"/apis/events.k8s.io/v1/namespaces/{ns}/events"
         try:
-            self.kube.request("POST", path, body=body)
+            self.api.create_event(ns, body)
             self._counts[name] = 1
         except ApiError as exc:
             if exc.status != 409:
                 return self._failed(spec, exc)
             if not spec.aggregate:
                 return False  # already announced (by us or a previous leader)
-            return self._aggregate(spec, f"{path}/{name}", now)
+            return self._aggregate(spec, name, now)
         except TransportError as exc:
             return self._failed(spec, exc)
         self._emitted(spec)
         return True
 
-    def _aggregate(self, spec: EventSpec, path: str, now: str) -> bool:
-        name = path.rsplit("/", 1)[1]
+    def _aggregate(self, spec: EventSpec, name: str, now: str) -> bool:
+        ns = spec.regarding.namespace
         try:
             count = self._counts.get(name)
             if count is None:
                 # First repeat seen by this process: an empty merge patch changes nothing
                 # and answers with the Event, so the count is learnt with patch rights only.
-                current = self.kube.request("PATCH", path, body={}, content_type=MERGE)
+                current = self.api.patch_event(ns, name, {})
                 series = (current or {}).get("series") or {}
                 count = int(series.get("count") or 1)
             patch = {
                 "series": {"count": count + 1, "lastObservedTime": now},
                 "note": spec.note[:MAX_NOTE],
             }
-            self.kube.request("PATCH", path, body=patch, content_type=MERGE)
+            self.api.patch_event(ns, name, patch)
             self._counts[name] = count + 1
         except (ApiError, TransportError) as exc:
             return self._failed(spec, exc)

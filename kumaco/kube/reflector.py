@@ -1,16 +1,19 @@
 """List-then-watch one collection, forever: the reflector.
 
-Contract: :class:`Reflector` does a paginated LIST, then WATCHes from its
+Contract: :class:`Reflector` does a paginated LIST of a
+:class:`~kumaco.kube.resources.Collection`, then WATCHes from its
 resourceVersion with bookmarks; a watch that ends is resumed from the last
 resourceVersion (no LIST), an expired one (410) is relisted; a watch silent for
 ``silence`` seconds (no event, no bookmark: the API server sends a bookmark
 about every minute, so the connection is dead) is dropped and resumed at once
-from the last resourceVersion; other failures back off (five in a row start
-again from a fresh LIST). ``on_restart(collection, reason)`` is told why each
-watch ended (``closed``, ``silent``, ``expired``, ``error``). Events only update a
-sink (a store) -- which wakes the controller; the controller recomputes from
-the full state (level-triggered). A sink may offer ``shrink(raw)`` (cut what it
-never reads out of the raw bytes before they are decoded) and ``known(raw)``
+from the last resourceVersion; other failures back off as the error policy
+``on_error`` says (by default :func:`kumaco.kube.retry.backoff_forever`: five
+in a row start again from a fresh LIST). ``on_restart(collection, reason)`` is
+told why each watch ended (``closed``, ``silent``, ``expired``, ``error``).
+Events only update a sink (a store) -- which wakes the controller; the
+controller recomputes from the full state (level-triggered). A sink may offer
+``shrink(raw)`` (cut what it never reads out of the raw bytes before they are
+decoded) and ``known(raw)``
 (recognise an event that can change nothing in it, such as the echo of a write
 it already stored, from its first bytes: it is not decoded at all).
 """
@@ -24,9 +27,9 @@ from collections.abc import Callable
 from typing import Any
 
 from kumaco.core.errors import error_text
-from kumaco.kube.client import Kube
 from kumaco.kube.errors import ApiError, Expired, TransportError
-from kumaco.kube.retry import MAX_RETRY_AFTER
+from kumaco.kube.resources import Collection
+from kumaco.kube.retry import ErrorPolicy, backoff_forever
 
 log = logging.getLogger("kumaco.kube")
 
@@ -41,9 +44,7 @@ class Reflector:
 
     def __init__(
         self,
-        kube: Kube,
-        path: str,
-        label_selector: str,
+        collection: Collection,
         sink: Any,
         stop: threading.Event,
         *,
@@ -53,10 +54,9 @@ class Reflector:
         page_size: int = 250,
         silence: float = 130.0,
         on_restart: Callable[[str, str], None] = lambda _collection, _reason: None,
+        on_error: ErrorPolicy | None = None,
     ) -> None:
-        self.kube = kube
-        self.path = path
-        self.label_selector = label_selector
+        self.collection = collection
         self.sink = sink
         self.stop = stop
         self.name = name
@@ -66,6 +66,7 @@ class Reflector:
         self.page_size = page_size
         self.silence = silence
         self.on_restart = on_restart
+        self.on_error = on_error or backoff_forever(self.rng)
         self.relists = 0
         self.thread = threading.Thread(target=self.run, name=f"reflector-{name}", daemon=True)
 
@@ -76,9 +77,7 @@ class Reflector:
         objects: list[dict[str, Any]] = []
         rv: str | None = None
         shrink = getattr(self.sink, "shrink", None)
-        for page, page_rv in self.kube.list_pages(
-            self.path, self.label_selector, self.page_size, shrink
-        ):
+        for page, page_rv in self.collection.list_pages(self.page_size, shrink):
             objects.extend(self.sink.trim(o) for o in page)
             rv = page_rv
         self.sink.replace(objects)
@@ -97,10 +96,8 @@ class Reflector:
                     )
                 assert self.resource_version is not None
                 timeout = self.rng.randint(*self.watch_timeout)
-                for event in self.kube.watch(
-                    self.path,
+                for event in self.collection.watch(
                     self.resource_version,
-                    self.label_selector,
                     timeout,
                     known=getattr(self.sink, "known", None),
                     shrink=getattr(self.sink, "shrink", None),
@@ -144,21 +141,19 @@ class Reflector:
                 failures = self._failed(exc, failures)
 
     def _failed(self, exc: Exception, failures: int) -> int:
-        """Back off after a failed LIST or watch; returns the failures in a row."""
+        """Back off after a failed LIST or watch (``on_error``); returns the failures in a row."""
         self.on_restart(self.name, "error")
         failures += 1
-        delay = min(30.0, 0.2 * 2 ** min(failures, 8)) * (0.5 + self.rng.random())
-        if isinstance(exc, ApiError) and exc.retry_after is not None:
-            delay = min(exc.retry_after, MAX_RETRY_AFTER)
+        then = self.on_error(exc, failures)
         log.warning(
             "watch failed; retrying",
             extra={
                 "collection": self.name,
                 "error": error_text(exc),
-                "retryInSeconds": round(delay, 2),
+                "retryInSeconds": round(then.sleep, 2),
             },
         )
-        if failures >= 5:
+        if then.relist:
             self.resource_version = None  # something is off: start again from a fresh LIST
-        self.stop.wait(delay)
+        self.stop.wait(then.sleep)
         return failures

@@ -16,10 +16,16 @@ backoff sleeps past it. What is retried depends on the request's method
   the caller re-reads and decides again.
 
 409 and every other 4xx are raised at once (409 means: re-read and decide again).
+
+A loop that never gives up (a reflector's list-then-watch) takes its error
+policy from here too: :func:`backoff_forever` answers, for the n-th failure
+in a row, how long to wait (exponential with jitter, capped; ``Retry-After``
+honoured as above) and whether to start again from a fresh LIST (:class:`OnError`).
 """
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,16 +49,21 @@ class RetryPolicy:
     deadline: float = 60.0
 
 
+def asked_wait(exc: BaseException | None) -> float | None:
+    """The wait an answer asked for (``Retry-After``, capped at :data:`MAX_RETRY_AFTER`)."""
+    if isinstance(exc, ApiError) and exc.retry_after is not None:
+        return min(max(exc.retry_after, 0.0), MAX_RETRY_AFTER)
+    return None
+
+
 def _wait(policy: RetryPolicy) -> Callable[[tenacity.RetryCallState], float]:
     backoff = tenacity.wait_exponential_jitter(
         multiplier=policy.initial, max=policy.maximum, jitter=policy.initial
     )
 
     def wait(state: tenacity.RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        if isinstance(exc, ApiError) and exc.retry_after is not None:
-            return min(max(exc.retry_after, 0.0), MAX_RETRY_AFTER)
-        return float(backoff(state))
+        asked = asked_wait(state.outcome.exception() if state.outcome else None)
+        return asked if asked is not None else float(backoff(state))
 
     return wait
 
@@ -88,3 +99,37 @@ def retrying(
         reraise=True,
         before_sleep=before_sleep,
     )
+
+
+@dataclass(frozen=True)
+class OnError:
+    """What a loop that never gives up does after a failure: wait, then maybe relist."""
+
+    sleep: float
+    #: Start again from a fresh LIST (the watch position is no longer trusted).
+    relist: bool = False
+
+
+#: An error policy: the failure and how many failed in a row (this one included).
+ErrorPolicy = Callable[[BaseException, int], OnError]
+
+
+def backoff_forever(
+    rng: random.Random,
+    *,
+    initial: float = 0.2,
+    maximum: float = 30.0,
+    relist_after: int = 5,
+) -> ErrorPolicy:
+    """A reflector's error policy: ``initial * 2**n`` capped at ``maximum``, times 0.5-1.5.
+
+    A ``Retry-After`` is waited instead (capped at :data:`MAX_RETRY_AFTER`);
+    from the ``relist_after``-th failure in a row on, the loop relists.
+    """
+
+    def on_error(exc: BaseException, failures: int) -> OnError:
+        asked = asked_wait(exc)
+        delay = min(maximum, initial * 2 ** min(failures, 8)) * (0.5 + rng.random())
+        return OnError(asked if asked is not None else delay, relist=failures >= relist_after)
+
+    return on_error

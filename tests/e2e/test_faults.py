@@ -89,6 +89,7 @@ from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import Window
 from kumaco.kube.client import Kube
 from kumaco.kube.config import load_configuration
+from kumaco.kube.resources import KubeResources
 from kumaco.kube.retry import MAX_RETRY_AFTER
 from tests.support.audit import (
     UPPER_BOUND,
@@ -1244,7 +1245,7 @@ def test_fault_a_lease_renewed_late_does_not_strand_a_change(
     controller = Controller(
         settings.controller_options(),
         settings.policy,
-        kube,
+        KubeResources(kube),
         election,
         Metrics(),
         now_ns=time.time_ns,

@@ -1,10 +1,13 @@
 """The controller loop (kumaco.controller), unit-tested against a recording fake of the kube seam.
 
-The kube client is ``create_autospec(Kube)``: every request the controller makes
-is recorded in order, as sample-controller's tests record a fake clientset's
-actions. Each test sets up a situation (nodes, windows, leadership, the clock),
-runs one pass (``Controller.step``) and asserts the exact ordered writes and
-Events -- and that nothing else was sent. Writes go one at a time
+The seam is the typed API (:class:`kumaco.kube.resources.Resources`): a fake of it
+records every request the controller makes, in order, as a typed action
+(``PatchNodeStatus("a", body, ...)``), as sample-controller's tests record a fake
+clientset's actions; what such an action is on the wire is the real
+:class:`~kumaco.kube.resources.KubeResources`'s (:func:`on_the_wire`). Each test
+sets up a situation (nodes, windows, leadership, the clock), runs one pass
+(``Controller.step``) and asserts the exact ordered writes and Events -- and that
+nothing else was sent. Writes go one at a time
 (``write_concurrency=1``) so their order is the order the controller chose.
 """
 
@@ -13,11 +16,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
-from unittest.mock import MagicMock
+from unittest.mock import create_autospec
 
 import pytest
-from pytest_mock import MockerFixture
 
 from kumaco.controller.loop import EXIT_CONFIG_CHANGED, Controller
 from kumaco.controller.metrics import Metrics
@@ -28,8 +31,10 @@ from kumaco.core.planner import Policy, parse_ceiling
 from kumaco.core.selectors import parse_selector
 from kumaco.kube.client import Kube
 from kumaco.kube.errors import ApiError, TransportError
+from kumaco.kube.resources import KubeResources
 
 NS = "maintenance"
+SELECTOR = "kured.dev/maintenance-window"
 MANAGER = "kumaco/test"
 UM, MIP, REQ, BLOCK = (
     "kured.dev/UnderMaintenance",
@@ -93,11 +98,153 @@ class FakeElection:
         return True
 
 
-class World:
-    """The fake cluster behind the recording kube seam."""
+# ----------------------------------------------------------------------------- typed actions
+# What the controller asked of the API server (kumaco.kube.resources.Resources), one
+# action per request. ``World.calls()`` shows them without their payload (body, field
+# manager, timeout); ``World.actions`` keeps everything that was sent.
 
-    def __init__(self, kube: MagicMock, nodes: list[dict[str, Any]], cms: list[dict[str, Any]]):
-        self.kube = kube
+
+@dataclass(frozen=True)
+class ListNodes:
+    selector: str = ""
+
+
+@dataclass(frozen=True)
+class ListConfigMaps:
+    namespace: str
+    selector: str = SELECTOR
+
+
+@dataclass(frozen=True)
+class GetNode:
+    name: str
+
+
+@dataclass(frozen=True)
+class PatchNodeStatus:
+    name: str
+    body: Any = None
+    field_manager: str | None = None
+    timeout: float | None = None
+
+
+@dataclass(frozen=True)
+class CreateEvent:
+    namespace: str
+    body: Any = None
+
+
+@dataclass(frozen=True)
+class PatchEvent:
+    namespace: str
+    name: str
+    body: Any = None
+
+
+Action = ListNodes | ListConfigMaps | GetNode | PatchNodeStatus | CreateEvent | PatchEvent
+PAYLOAD = ("body", "field_manager", "timeout")
+
+
+def on_nodes(calls: list[Action], name: str | None = None) -> list[Action]:
+    """The requests about one node (``name``), or about single nodes at all."""
+    return [
+        a
+        for a in calls
+        if isinstance(a, (GetNode, PatchNodeStatus)) and (name is None or a.name == name)
+    ]
+
+
+def on_the_wire(write: PatchNodeStatus) -> Any:
+    """The request :class:`KubeResources` sends for ``write`` (recorded by a fake ``Kube``)."""
+    kube = create_autospec(Kube, instance=True)
+    assert write.field_manager is not None and write.timeout is not None
+    KubeResources(kube).patch_node_status(
+        write.name, write.body, field_manager=write.field_manager, timeout=write.timeout
+    )
+    (call,) = kube.request_raw.call_args_list
+    return call
+
+
+class _Collection:
+    """A fake collection: its LIST is recorded as ``listed``, then answered from the world."""
+
+    def __init__(self, world: World, listed: Action, items: Callable[[], list[Any]]) -> None:
+        self.world, self.listed, self.items = world, listed, items
+
+    def list_pages(self, page: int = 250, shrink: Any = None) -> Iterator[Any]:
+        self.world.actions.append(self.listed)
+        return iter([(self.items(), "1")])
+
+    def list_all(self) -> tuple[list[Any], str]:
+        self.world.actions.append(self.listed)
+        return self.items(), "1"
+
+    def watch(self, *_: Any, **__: Any) -> Iterator[Any]:
+        raise AssertionError("the unit tests run passes, not watches")
+
+
+class FakeApi:
+    """A fake :class:`~kumaco.kube.resources.Resources` over a :class:`World`: records actions."""
+
+    timeout = 30.0
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+
+    def nodes(self, label_selector: str = "") -> _Collection:
+        w = self.world
+
+        def copies() -> list[Any]:
+            return [json.loads(json.dumps(n)) for n in w.nodes.values()]
+
+        return _Collection(w, ListNodes(label_selector), copies)
+
+    def configmaps(self, namespace: str, label_selector: str = "") -> _Collection:
+        w = self.world
+        return _Collection(w, ListConfigMaps(namespace, label_selector), lambda: list(w.cms))
+
+    def get_node(self, name: str) -> Any:
+        w = self.world
+        w.actions.append(GetNode(name))
+        if name not in w.nodes:
+            raise ApiError(404, "NotFound", f'nodes "{name}" not found')
+        return w.nodes[name]
+
+    def patch_node_status(
+        self, name: str, body: dict[str, Any], *, field_manager: str, timeout: float
+    ) -> bytes:
+        w = self.world
+        w.actions.append(PatchNodeStatus(name, body, field_manager, timeout))
+        if name in w.refuse:
+            raise w.refuse.pop(name)
+        w.monotonic[0] += w.write_seconds
+        for hook in w.while_writing.pop(name, []):
+            hook()
+        want = body.get("metadata", {}).get("resourceVersion")
+        if want is not None and want != w.nodes[name]["metadata"]["resourceVersion"]:
+            raise ApiError(409, "Conflict", "the object has been modified")  # as the server
+        w.rv += 1
+        doc = w.nodes[name]
+        current = {c["type"]: c for c in doc["status"]["conditions"]}
+        current.update({c["type"]: c for c in body["status"]["conditions"]})
+        doc["status"]["conditions"] = list(current.values())
+        doc["metadata"]["resourceVersion"] = str(w.rv)
+        return json.dumps(doc).encode()
+
+    def create_event(self, namespace: str, body: dict[str, Any]) -> Any:
+        self.world.actions.append(CreateEvent(namespace, body))
+        return {}
+
+    def patch_event(self, namespace: str, name: str, body: dict[str, Any]) -> Any:
+        self.world.actions.append(PatchEvent(namespace, name, body))
+        return {}
+
+
+class World:
+    """The fake cluster behind the typed API (:class:`FakeApi`), and what was asked of it."""
+
+    def __init__(self, nodes: list[dict[str, Any]], cms: list[dict[str, Any]]):
+        self.actions: list[Action] = []
         self.monotonic = [1000.0]
         self.nodes = {n["metadata"]["name"]: n for n in nodes}
         self.cms = cms
@@ -106,78 +253,45 @@ class World:
         # What happens in the cluster while a node is being written (its PATCH in flight).
         self.while_writing: dict[str, list[Callable[[], None]]] = {}
         self.write_seconds = 0.0  # how long each write takes on the monotonic clock
-        kube.timeout = 30.0
-        kube.list_pages.side_effect = self._list_pages
-        kube.list_all.side_effect = lambda path, selector="": (list(self.cms), "1")
-        kube.request_raw.side_effect = self._patch
-        kube.request.side_effect = self._request
-
-    def _list_pages(self, path: str, selector: str = "", **_: Any) -> Iterator[Any]:
-        yield [json.loads(json.dumps(n)) for n in self.nodes.values()], "1"
-
-    def _patch(self, method: str, path: str, query: Any, body: Any, *_: Any, **__: Any) -> bytes:
-        name = path.split("/")[4]
-        if name in self.refuse:
-            raise self.refuse.pop(name)
-        self.monotonic[0] += self.write_seconds
-        for hook in self.while_writing.pop(name, []):
-            hook()
-        want = body.get("metadata", {}).get("resourceVersion")
-        if want is not None and want != self.nodes[name]["metadata"]["resourceVersion"]:
-            raise ApiError(409, "Conflict", "the object has been modified")  # as the server
-        self.rv += 1
-        doc = self.nodes[name]
-        current = {c["type"]: c for c in doc["status"]["conditions"]}
-        current.update({c["type"]: c for c in body["status"]["conditions"]})
-        doc["status"]["conditions"] = list(current.values())
-        doc["metadata"]["resourceVersion"] = str(self.rv)
-        return json.dumps(doc).encode()
-
-    def _request(self, method: str, path: str, *_: Any, **kw: Any) -> Any:
-        if method == "GET":
-            return self.nodes[path.rsplit("/", 1)[1]]
-        return {}
+        self.api = FakeApi(self)
 
     # ------------------------------------------------------------------ what was sent
 
+    def patches(self) -> list[PatchNodeStatus]:
+        """Every status write in order, with its payload."""
+        return [a for a in self.actions if isinstance(a, PatchNodeStatus)]
+
     def writes(self) -> list[tuple[str, dict[str, tuple[str, str]]]]:
         """Each status write in order: the node and {condition type: (status, reason)}."""
-        out = []
-        for call in self.kube.request_raw.call_args_list:
-            method, path, _query, body = call.args[:4]
-            assert method == "PATCH" and path.endswith("/status")
-            out.append(
-                (
-                    path.split("/")[4],
-                    {c["type"]: (c["status"], c["reason"]) for c in body["status"]["conditions"]},
-                )
-            )
-        return out
-
-    def events(self) -> list[tuple[str, str, str]]:
-        """Each Event created or patched, in order: verb, reason, note."""
         return [
-            (c.args[0], c.kwargs["body"].get("reason", ""), c.kwargs["body"].get("note", ""))
-            for c in self.kube.request.call_args_list
-            if "/events" in c.args[1]
+            (
+                a.name,
+                {c["type"]: (c["status"], c["reason"]) for c in a.body["status"]["conditions"]},
+            )
+            for a in self.patches()
         ]
 
-    def calls(self) -> list[str]:
-        """Every request in order, as ``VERB path`` (LISTs as ``LIST path``)."""
-        out = []
-        for name, args, _kwargs in self.kube.mock_calls:
-            if name == "request_raw" or name == "request":
-                out.append(f"{args[0]} {args[1]}")
-            elif name in ("list_pages", "list_all"):
-                out.append(f"LIST {args[0]}")
-        return out
+    def events(self) -> list[tuple[type[Action], str, str]]:
+        """Each Event created or patched, in order: the action, reason, note."""
+        return [
+            (type(a), a.body.get("reason", ""), a.body.get("note", ""))
+            for a in self.actions
+            if isinstance(a, (CreateEvent, PatchEvent))
+        ]
+
+    def calls(self) -> list[Action]:
+        """Every request in order, without its payload."""
+        return [
+            replace(a, **{f: None for f in PAYLOAD if hasattr(a, f)})  # type: ignore[arg-type]
+            for a in self.actions
+        ]
 
     def reset(self) -> None:
-        self.kube.reset_mock(return_value=False, side_effect=False)
+        self.actions.clear()
 
 
 @pytest.fixture
-def make(mocker: MockerFixture) -> Any:
+def make() -> Any:
     def build(
         nodes: list[dict[str, Any]],
         cms: list[dict[str, Any]],
@@ -185,14 +299,13 @@ def make(mocker: MockerFixture) -> Any:
         now: int = OPEN,
         policy: Policy | None = None,
     ) -> tuple[Controller, World, FakeElection, list[int]]:
-        kube = mocker.create_autospec(Kube, instance=True)
-        world = World(kube, nodes, cms)
+        world = World(nodes, cms)
         election = FakeElection()
         clock = [now]
         world.monotonic = [1000.0]
         options = ControllerOptions(
             namespaces=(NS,),
-            configmap_selector="kured.dev/maintenance-window",
+            configmap_selector=SELECTOR,
             node_selector="",
             instance="kumaco",
             identity="test_replica",
@@ -205,7 +318,7 @@ def make(mocker: MockerFixture) -> Any:
         c = Controller(
             options,
             policy or Policy(manager=MANAGER),
-            kube,
+            world.api,
             election,
             Metrics(),
             now_ns=lambda: clock[0],
@@ -226,13 +339,13 @@ def test_a_new_leader_rebuilds_then_writes_conditions_then_announces(make: Any) 
     )
     c.step()
     assert world.calls() == [
-        "LIST /api/v1/nodes",
-        f"LIST /api/v1/namespaces/{NS}/configmaps",
-        "PATCH /api/v1/nodes/a/status",
-        "PATCH /api/v1/nodes/b/status",
-        "PATCH /api/v1/nodes/c/status",
-        f"POST /apis/events.k8s.io/v1/namespaces/{NS}/events",
-        f"POST /apis/events.k8s.io/v1/namespaces/{NS}/events",
+        ListNodes(),
+        ListConfigMaps(NS),
+        PatchNodeStatus("a"),
+        PatchNodeStatus("b"),
+        PatchNodeStatus("c"),
+        CreateEvent(NS),
+        CreateEvent(NS),
     ]
     assert world.writes() == [
         ("a", {UM: ("True", "MaintenanceWindowOpen")}),
@@ -241,27 +354,28 @@ def test_a_new_leader_rebuilds_then_writes_conditions_then_announces(make: Any) 
     ]
     assert world.events() == [
         (
-            "POST",
+            CreateEvent,
             "WindowStarted",
             "window maintenance/w opened at 2026-12-01T02:00:00Z for 2 node(s); closes at "
             "2026-12-01T05:00:00Z",
         ),
-        ("POST", "WindowLoaded", "window loaded: '0 2 * * *' (UTC) for 3h0m0s, nodes: pool=x"),
+        (CreateEvent, "WindowLoaded", "window loaded: '0 2 * * *' (UTC) for 3h0m0s, nodes: pool=x"),
     ]
 
 
 def test_each_write_is_a_precondition_patch_of_the_changed_conditions_only(make: Any) -> None:
     c, world, _e, _clock = make([node("a", "10", Ready="True")], [cm("w")])
     c.step()
-    (call,) = world.kube.request_raw.call_args_list
-    method, path, query, body, content_type = call.args
+    (write,) = world.patches()
+    method, path, query, body, content_type = on_the_wire(write).args
     assert (method, path, content_type) == (
         "PATCH",
         "/api/v1/nodes/a/status",
         "application/strategic-merge-patch+json",
     )
     assert query["fieldManager"] == "kumaco" and query["timeout"].endswith("s")
-    assert body == {
+    assert body is write.body
+    assert write.body == {
         "metadata": {"resourceVersion": "10"},
         "status": {
             "conditions": [
@@ -296,7 +410,7 @@ def test_a_window_closing_writes_false_and_announces_the_end_once(make: Any) -> 
     assert world.writes() == [("a", {UM: ("False", "NoMaintenanceWindowOpen")})]
     assert world.events() == [
         (
-            "POST",
+            CreateEvent,
             "WindowEnded",
             "window maintenance/w (opened at 2026-12-01T02:00:00Z) ended at 2026-12-01T05:00:00Z",
         )
@@ -333,10 +447,10 @@ def test_no_grant_is_sent_when_a_revocation_conflicts(make: Any) -> None:
     c.step()
     # a's write was refused (409): a is re-read, b is not granted in this pass.
     assert world.calls()[2:] == [
-        "PATCH /api/v1/nodes/a/status",
-        "GET /api/v1/nodes/a",
-        f"POST /apis/events.k8s.io/v1/namespaces/{NS}/events",
-        f"POST /apis/events.k8s.io/v1/namespaces/{NS}/events",
+        PatchNodeStatus("a"),
+        GetNode("a"),
+        CreateEvent(NS),
+        CreateEvent(NS),
     ]
     world.reset()
     c.step()  # the next pass (the controller woke itself) revokes, then grants
@@ -418,7 +532,7 @@ def test_deleting_an_open_window_announces_its_early_end_before_the_exit(make: A
     assert c.exit_code == EXIT_CONFIG_CHANGED
     assert world.events() == [
         (
-            "POST",
+            CreateEvent,
             "WindowEnded",
             "window maintenance/w (opened at 2026-12-01T02:00:00Z) ended early at "
             "2026-12-01T02:30:00Z: the ConfigMap was deleted",
@@ -446,7 +560,7 @@ def test_an_invalid_window_gets_a_warning_event_and_touches_no_node(make: Any) -
     # The node's UnderMaintenance from a window that no longer exists is corrected.
     assert world.writes() == [("a", {UM: ("False", "NoMaintenanceWindowOpen")})]
     ((verb, reason, note),) = world.events()
-    assert (verb, reason) == ("POST", "WindowInvalid")
+    assert (verb, reason) == (CreateEvent, "WindowInvalid")
     assert note.startswith("window ignored: startTime: day of week:")
 
 
@@ -499,7 +613,7 @@ def test_a_node_relabelled_out_of_scope_gets_under_maintenance_false(make: Any) 
     world.nodes["a"] = moved
     c.nodes.apply("DELETED", c.nodes.trim(moved))  # the watch's selector no longer matches
     c.step()
-    assert world.calls() == ["GET /api/v1/nodes/a", "PATCH /api/v1/nodes/a/status"]
+    assert world.calls() == [GetNode("a"), PatchNodeStatus("a")]
     assert world.writes() == [("a", {UM: ("False", "OutOfScope")})]
     assert len(c.nodes) == 0  # never stored: it is not in scope
 
@@ -527,13 +641,10 @@ def test_a_deleted_node_is_only_read(make: Any) -> None:
     c, world, _e, _clock = make([node("a", "10")], [cm("w")])
     c.step()
     world.reset()
-    gone = world.nodes.pop("a")
-    world.kube.request.side_effect = lambda method, path, *a, **k: (_ for _ in ()).throw(
-        ApiError(404, "NotFound", 'nodes "a" not found')
-    )
+    gone = world.nodes.pop("a")  # its GET answers 404
     c.nodes.apply("DELETED", c.nodes.trim(gone))
     c.step()
-    assert world.calls() == ["GET /api/v1/nodes/a"]
+    assert world.calls() == [GetNode("a")]
 
 
 # ----------------------------------------------------------------------------- write once
@@ -566,10 +677,7 @@ def test_a_write_that_may_have_been_applied_is_never_resent_but_reread(
     world.refuse["a"] = failure
     c.step()
     # One PATCH of "a" (its outcome unknown), then a GET of "a" to decide again; "b" as usual.
-    assert [x for x in world.calls() if x.endswith(("/a/status", "/a"))] == [
-        "PATCH /api/v1/nodes/a/status",
-        "GET /api/v1/nodes/a",
-    ]
+    assert on_nodes(world.calls(), "a") == [PatchNodeStatus("a"), GetNode("a")]
     assert _samples(c, "kumaco_condition_writes_total")[(("result", "unknown"),)] == 1
     world.reset()
     c.step()  # the next pass decides again from what was read: here, write it
@@ -590,10 +698,7 @@ def test_a_write_that_cannot_have_reached_the_server_is_retried(
     c, world, _e, _clock = make([node("a", "10")], [cm("w")])
     world.refuse["a"] = failure
     c.step()
-    assert [x for x in world.calls() if "/nodes/a" in x] == [
-        "PATCH /api/v1/nodes/a/status",
-        "PATCH /api/v1/nodes/a/status",
-    ]
+    assert on_nodes(world.calls(), "a") == [PatchNodeStatus("a"), PatchNodeStatus("a")]
     assert _samples(c, "kumaco_condition_writes_total")[(("result", "ok"),)] == 1
 
 
@@ -601,8 +706,10 @@ def test_each_write_ends_before_the_fencing_deadline(make: Any) -> None:
     c, world, election, _clock = make([node("a", "10")], [cm("w")])
     election.deadline = world.monotonic[0] + 1.5  # 1.5 s of the lease term are left
     c.step()
-    (call,) = world.kube.request_raw.call_args_list
-    assert call.kwargs["timeout"] <= 1.5
+    (write,) = world.patches()
+    call = on_the_wire(write)
+    assert write.timeout is not None and write.timeout <= 1.5
+    assert call.kwargs["timeout"] == write.timeout
     assert call.args[2]["timeout"] == f"{int(call.kwargs['timeout'] * 1000)}ms"
     # With less than a second left, no write is even started: the next renewal is awaited.
     world.reset()
@@ -622,8 +729,8 @@ def test_a_batch_longer_than_one_lease_term_goes_on_under_each_renewal(make: Any
     c.step()
     assert [n for n, _ in world.writes()] == names
     # Each write's time ends at the deadline in force when it started, never later.
-    for call in world.kube.request_raw.call_args_list:
-        assert call.kwargs["timeout"] <= 10.0
+    for write in world.patches():
+        assert write.timeout is not None and write.timeout <= 10.0
 
 
 def test_a_lease_not_renewed_stops_the_batch_and_sends_nothing_after_its_deadline(
@@ -661,11 +768,11 @@ def test_a_heartbeat_between_the_decision_and_the_write_costs_no_conflict(make: 
     # "c" is relabelled (what the decision was taken on changed).
     world.while_writing["a"] = [heartbeat("b"), heartbeat("c", {"zone": "y"})]
     c.step()
-    assert [x for x in world.calls() if "/nodes/" in x] == [
-        "PATCH /api/v1/nodes/a/status",
-        "PATCH /api/v1/nodes/b/status",  # carried the heartbeat's version: landed
-        "PATCH /api/v1/nodes/c/status",  # carried the decision's: 409, read again
-        "GET /api/v1/nodes/c",
+    assert on_nodes(world.calls()) == [
+        PatchNodeStatus("a"),
+        PatchNodeStatus("b"),  # carried the heartbeat's version: landed
+        PatchNodeStatus("c"),  # carried the decision's: 409, read again
+        GetNode("c"),
     ]
     assert _samples(c, "kumaco_condition_writes_total")[(("result", "conflict"),)] == 1
     world.reset()
@@ -736,10 +843,10 @@ def test_a_reboot_releases_the_holder_before_its_report_and_the_place_goes_on(ma
         ("a", ("False", "MaintenanceFinished")),
         ("b", ("True", "MaintenanceAllowed")),
     ]
-    (release, grant) = world.kube.request_raw.call_args_list
-    (written,) = [x for x in release.args[3]["status"]["conditions"] if x["type"] == MIP]
+    (release, grant) = world.patches()
+    (written,) = [x for x in release.body["status"]["conditions"] if x["type"] == MIP]
     assert "the node rebooted (boot b1 -> b2)" in written["message"]
-    (granted,) = [x for x in grant.args[3]["status"]["conditions"] if x["type"] == MIP]
+    (granted,) = [x for x in grant.body["status"]["conditions"] if x["type"] == MIP]
     assert granted["message"].endswith("; admitted on boot c1")
     assert _samples(c, "kumaco_releases_total") == {
         (("cause", "RequiredConditionCleared"),): 0.0,

@@ -1,4 +1,4 @@
-"""The node reflector's watch path (kumaco.kube.reflector) on a loopback server: what is decoded.
+"""The node reflector (kumaco.kube.reflector): what is decoded, and its error policy.
 
 The server streams crafted watch events over real HTTP to the real
 :class:`~kumaco.kube.client.Kube`; the sink is the controller's real
@@ -6,7 +6,8 @@ The server streams crafted watch events over real HTTP to the real
 shortcuts observable: an echo of a write the store already holds, altered so
 that decoding it would change the store (it must not be decoded), and an event
 whose image list is not JSON (it can only be applied if the list was cut out
-before decoding).
+before decoding). Its backoff after failures is an injected error policy
+(:func:`kumaco.kube.retry.backoff_forever` by default).
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ from kubernetes import client as k8s_client
 from kumaco.controller.stores import NodeStore
 from kumaco.core.nodes import Condition
 from kumaco.kube.client import Kube
+from kumaco.kube.errors import TransportError
 from kumaco.kube.reflector import Reflector
+from kumaco.kube.resources import KubeResources
+from kumaco.kube.retry import OnError
 
 UM = "kured.dev/UnderMaintenance"
 
@@ -89,9 +93,7 @@ def test_an_echo_is_not_decoded_and_images_are_cut_before_decoding(
     cfg = k8s_client.Configuration(host=f"http://127.0.0.1:{server.server_address[1]}")
     stop = threading.Event()
     r = Reflector(
-        Kube(cfg, "kumaco-test/1 (unit)", env={}),
-        "/api/v1/nodes",
-        "",
+        KubeResources(Kube(cfg, "kumaco-test/1 (unit)", env={})).nodes(""),
         store,
         stop,
         name="nodes",
@@ -118,3 +120,51 @@ def test_an_echo_is_not_decoded_and_images_are_cut_before_decoding(
     assert all("resourceVersion=21" in p for p in Stream.paths[1:])  # resumed after the last
     r.thread.join(10)
     assert not r.thread.is_alive()
+
+
+class Failing:
+    """A collection whose watches fail until its LIST (a relist) stops the run."""
+
+    def __init__(self, stop: threading.Event) -> None:
+        self.stop = stop
+        self.calls: list[str] = []
+
+    def list_pages(self, page: int = 250, shrink: Any = None) -> Iterator[Any]:
+        self.calls.append("list")
+        self.stop.set()
+        return iter([([], "30")])
+
+    def list_all(self) -> tuple[list[Any], str]:
+        raise AssertionError("a reflector lists page by page")
+
+    def watch(self, resource_version: str, *_: Any, **__: Any) -> Iterator[Any]:
+        self.calls.append(f"watch {resource_version}")
+        if self.stop.is_set():
+            return iter([])  # the server closes it: the run ends
+        raise TransportError("connection reset by peer")
+
+
+def test_failures_back_off_as_the_error_policy_says() -> None:
+    stop = threading.Event()
+    collection = Failing(stop)
+    told: list[tuple[str, int]] = []
+    restarts: list[str] = []
+
+    def on_error(exc: BaseException, failures: int) -> OnError:
+        told.append((str(exc), failures))
+        return OnError(0.0, relist=failures >= 2)
+
+    r = Reflector(
+        collection,
+        NodeStore(),
+        stop,
+        name="nodes",
+        on_restart=lambda _c, reason: restarts.append(reason),
+        on_error=on_error,
+    )
+    r.resource_version = "20"
+    r.run()
+    assert collection.calls == ["watch 20", "watch 20", "list", "watch 30"]
+    assert told == [("connection reset by peer", 1), ("connection reset by peer", 2)]
+    assert restarts == ["error", "error", "closed"]
+    assert r.resource_version == "30" and r.relists == 1

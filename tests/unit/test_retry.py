@@ -1,15 +1,19 @@
-"""The one retry policy at the I/O edge (kumaco.kube.retry.retrying) and error mapping.
+"""The one retry policy at the I/O edge (kumaco.kube.retry) and error mapping.
+
+``retrying`` for requests, ``backoff_forever`` for a reflector's list-then-watch.
 
 Sleeps are recorded, not slept: a callable injected into the policy.
 """
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from kumaco.kube.errors import ApiError, TransportError
 from kumaco.kube.errors import api_error as _api_error
-from kumaco.kube.retry import RetryPolicy, retrying
+from kumaco.kube.retry import OnError, RetryPolicy, backoff_forever, retrying
 
 
 class Flaky:
@@ -81,3 +85,24 @@ def test_a_status_body_becomes_an_api_error() -> None:
     junk = _api_error(502, b"<html>bad gateway</html>", {})
     assert (junk.status, junk.retryable, junk.retry_after) == (502, True, None)
     assert "bad gateway" in junk.message
+
+
+def test_a_reflector_backs_off_exponentially_with_jitter_up_to_30_s_and_relists_after_5() -> None:
+    on_error = backoff_forever(random.Random(7))
+    same = random.Random(7)
+    failure = TransportError("reset")
+    for n in range(1, 12):
+        want = min(30.0, 0.2 * 2 ** min(n, 8)) * (0.5 + same.random())
+        assert on_error(failure, n) == OnError(want, relist=n >= 5), n
+    assert 0.2 <= on_error(failure, 1).sleep < 0.6
+    assert 15.0 <= on_error(failure, 50).sleep < 45.0
+
+
+def test_a_reflector_waits_what_retry_after_says_capped() -> None:
+    rng = random.Random(1)
+    on_error = backoff_forever(rng)
+    assert on_error(ApiError(429, "", "", retry_after=3.0), 1) == OnError(3.0)
+    assert on_error(ApiError(503, "", "", retry_after=3600), 5) == OnError(30.0, relist=True)
+    # The jitter is drawn either way: the same random sequence as before Retry-After.
+    same = random.Random(1)
+    assert rng.random() == [same.random() for _ in range(3)][-1]
