@@ -1,7 +1,8 @@
 """``kumaco timeline`` and ``kubectl kumaco timeline``: the picture, from files or a cluster.
 
 Contract: :func:`add_timeline_flags` registers the flags both share;
-:func:`draw` turns windows (and optionally nodes) into the SVG or HTML of
+:func:`draw` turns windows (and optionally nodes, counted per window by
+:func:`kumaco.core.planner.plan`) into the SVG or HTML of
 :mod:`kumaco.views.timeline` and writes it to standard output or ``--output-file PATH``;
 :func:`cmd_timeline` is the offline command. Usage errors raise
 :class:`~kumaco.cmd.flags.UsageError`.
@@ -18,6 +19,7 @@ from kumaco.cmd.flags import UsageError, selector_flag
 from kumaco.core.durations import HOUR
 from kumaco.core.manifests import node_views
 from kumaco.core.nodes import NodeSet
+from kumaco.core.planner import Policy, plan
 from kumaco.core.windows import YEAR, InvalidWindow, Window, occurrences
 from kumaco.views import timeline
 
@@ -82,15 +84,19 @@ def draw(
     found, truncated = occurrences(windows, start, until, args.limit, YEAR)
     if truncated:
         err.write(f"warning: picture truncated to {args.limit} occurrences\n")
+    counts = None
+    if nodes is not None:
+        # The planner's count of the nodes in scope each window selects (the controller's path).
+        lanes = timeline.windows_by_key(entries)[0].values()
+        matching = plan(lanes, nodes, now, Policy(scope=scope)).matching
+        counts = timeline.NodeCounts(len(scope.select(nodes.index)), matching, args.node_selector)
     picture = timeline.build(
         entries,
         found,
         start=start,
         until=until,
         now=now,
-        nodes=nodes,
-        scope=scope if nodes is not None else None,
-        scope_text=args.node_selector,
+        nodes=counts,
         truncated=truncated,
         source=source,
     )

@@ -1,0 +1,77 @@
+"""The maintenance schedule as a picture: a timeline in plain SVG or one self-contained HTML file.
+
+Contract
+--------
+Pure rendering. :func:`build` takes window entries (valid and invalid), the
+open intervals ``kumaco windows`` computes for them (:func:`kumaco.core.windows.occurrences`,
+passed in by the caller) and optionally the planner's node counts (a
+:class:`NodeCounts`: the command asks :func:`kumaco.core.planner.plan`; views
+never plan), and returns a :class:`Timeline`; :func:`render_svg` and
+:func:`render_html` turn it into text. No I/O, no clock (``now`` is an
+argument), no ``kubernetes`` import, no plotting library: equal inputs give
+byte-identical output.
+
+Modules: :mod:`~kumaco.views.timeline.model` (the picture's data and
+:func:`build`), :mod:`~kumaco.views.timeline.zones` (wall times and offset
+changes), :mod:`~kumaco.views.timeline.svg` (geometry, escaping, text
+fitting, label placement), :mod:`~kumaco.views.timeline.axis` (layout and
+the UTC axis), :mod:`~kumaco.views.timeline.draw` (the SVG) and
+:mod:`~kumaco.views.timeline.page` (the HTML page). This package re-exports
+what the commands and :mod:`kumaco.views.report` use.
+
+What is drawn
+~~~~~~~~~~~~~
+* One lane per valid window, sorted by ``namespace/name``; one bar per open
+  interval, exactly the intervals given (so exactly ``kumaco windows``' rows),
+  clipped to the range. Each bar is ``<rect class="kt-bar">`` with
+  ``data-window`` (``namespace/name``), ``data-start`` and ``data-end`` (the
+  interval's RFC 3339 UTC bounds, unclipped). Its ``x`` is
+  ``data-plot-x + (max(start, from) - from) * data-plot-width / (until - from)``
+  and its width the clipped span on the same scale, at least
+  :data:`MIN_BAR_WIDTH` -- the root ``<svg>`` carries ``data-from``,
+  ``data-until``, ``data-now``, ``data-plot-x`` and ``data-plot-width``.
+  Coordinates are written with two decimals.
+* A UTC axis with calendar-aligned gridlines whose density follows the
+  range: hours for a day, days for a month, months for a year; a second row
+  names the dates (days, months or years). Weekends are shaded when days
+  matter (ranges of 2 to 62 days).
+* Above each bar its start time in the window's own zone (``03:00 CET``;
+  ``UTC`` for UTC windows), placed without overlap; a label that differs
+  from the previous bar's (a DST shift) is placed first. Where the zone's
+  UTC offset changes inside the range a dashed marker names the change
+  (``CET→CEST``; ``<line class="kt-dst" data-at=...>``): on the UTC axis
+  the bars visibly move by the shift while their local labels stay put.
+* The instant ``now`` as a vertical line (``class="kt-now"``, ``data-at``),
+  when it lies in the range.
+* Each lane is ``<g class="kt-lane" data-window=...>``; with node counts it
+  says (and carries as ``data-nodes``) how many nodes in scope the window's
+  selector matches.
+* Invalid windows with their reason: rows under the chart in the
+  standalone SVG, a list in the HTML.
+
+The HTML is one file: inline CSS and inline SVG, no script, no external
+resource; it follows ``prefers-color-scheme`` (light and dark) and is laid
+out for 1280-1440 px wide screens (the SVG scales with the page).
+"""
+
+from __future__ import annotations
+
+from kumaco.views.timeline.draw import render_svg
+from kumaco.views.timeline.model import Lane, NodeCounts, Timeline, Turn, build, windows_by_key
+from kumaco.views.timeline.page import render_html
+from kumaco.views.timeline.svg import MIN_BAR_WIDTH
+from kumaco.views.timeline.zones import format_local, local_time
+
+__all__ = [
+    "MIN_BAR_WIDTH",
+    "Lane",
+    "NodeCounts",
+    "Timeline",
+    "Turn",
+    "build",
+    "format_local",
+    "local_time",
+    "render_html",
+    "render_svg",
+    "windows_by_key",
+]
