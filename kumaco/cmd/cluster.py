@@ -4,9 +4,10 @@ Contract: :func:`connect` loads credentials as kubectl would
 (``--kubeconfig``, ``--context``, ``--as``, ``--as-group``, ``--request-timeout``;
 :mod:`kumaco.kube.config`) and picks the
 namespaces (``-n``/``--namespaces``, else the context's, else ``default``);
-:func:`gather` reads what the status report needs into a
-:class:`~kumaco.views.report.Snapshot`, recording a failed read as a problem
-and reading on. Only reads: GET and LIST through :class:`~kumaco.kube.reader.Reader`.
+a :class:`ClusterSource` is the cluster as ``kubectl kumaco``'s commands read
+it: the window ConfigMaps (a namespace that cannot be read fails the command:
+:class:`ClusterError`) and the nodes in scope, after checking the selectors it
+sends. Only reads: GET and LIST through :class:`~kumaco.kube.reader.Reader`.
 The Kubernetes client is imported only when a command connects, so offline
 commands never load it.
 """
@@ -16,16 +17,15 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TextIO
 
 from kumaco import __version__
-from kumaco.cmd.flags import UsageError
-from kumaco.core.configmaps import windows_of
+from kumaco.cmd.flags import UsageError, selector_flag
+from kumaco.core.configmaps import DEFAULT_CONFIGMAP_SELECTOR, windows_of
 from kumaco.core.durations import SECOND, parse_go_duration
 from kumaco.core.errors import InvalidInput
 from kumaco.core.nodes import NodeSet
 from kumaco.core.windows import InvalidWindow, Window
-from kumaco.views.report import Scope, Snapshot
 
 if TYPE_CHECKING:
     from kumaco.kube.reader import Reader
@@ -123,28 +123,49 @@ def nodes(cluster: Cluster, node_selector: str, owned: tuple[str, ...] = ()) -> 
     return NodeSet(list_nodes(cluster.reader, node_selector, owned))
 
 
-def gather(cluster: Cluster, scope: Scope) -> Snapshot:
-    """Read everything the status report needs; a failed read becomes a problem."""
-    from kumaco.kube.errors import ApiError  # noqa: PLC0415
-    from kumaco.kube.reader import (  # noqa: PLC0415
-        get_lease,
-        list_nodes,
-        list_window_configmaps,
-        problem,
-    )
+def configmap_selector(args: argparse.Namespace) -> str:
+    """``--configmap-selector`` (default: the controller's), checked."""
+    selector: str = getattr(args, "configmap_selector", None) or DEFAULT_CONFIGMAP_SELECTOR
+    selector_flag("--configmap-selector", selector)
+    return selector
 
-    configmaps, problems = list_window_configmaps(
-        cluster.reader, scope.namespaces, scope.configmap_selector
-    )
-    found: tuple[Any, ...] | None = None
-    try:
-        owned = (scope.under_maintenance, scope.in_progress)
-        found = tuple(list_nodes(cluster.reader, scope.node_selector, owned))
-    except ApiError as exc:
-        problems.append(problem("list nodes", exc))
-    lease = None
-    try:
-        lease = get_lease(cluster.reader, scope.lease_ns, scope.lease_name)
-    except ApiError as exc:
-        problems.append(problem(f"get Lease {scope.lease_ns}/{scope.lease_name}", exc))
-    return Snapshot(tuple(configmaps), found, lease, tuple(problems))
+
+@dataclass(frozen=True)
+class ClusterSource:
+    """A command's input read from the cluster (``kubectl kumaco``).
+
+    ``reads_nodes``: the command lists nodes with ``--node-selector``, which is then
+    checked before anything is read.
+    """
+
+    cluster: Cluster
+    args: argparse.Namespace
+    reads_nodes: bool = False
+
+    def windows(self, err: TextIO) -> list[Window | InvalidWindow]:
+        """The window ConfigMaps; a namespace that cannot be read is a :class:`ClusterError`."""
+        if self.reads_nodes:
+            selector_flag("--node-selector", self.args.node_selector)
+        entries, problems = window_entries(self.cluster, configmap_selector(self.args))
+        if problems:
+            raise ClusterError("; ".join(problems))
+        return entries
+
+    @property
+    def has_nodes(self) -> bool:
+        return True
+
+    def nodes(self, owned: tuple[str, ...] = ()) -> NodeSet:
+        """The nodes ``--node-selector`` selects (the server applies it)."""
+        return nodes(self.cluster, self.args.node_selector, owned)
+
+    def origin(self, detailed: bool = False) -> str:
+        """What the input was, for a picture's caption: the cluster (and its context)."""
+        context = self.cluster.context
+        name = f"cluster{f' (context {context})' if context else ''}"
+        if not detailed:
+            return name
+        return (
+            f"{name}: ConfigMaps {configmap_selector(self.args)} in "
+            f"{', '.join(self.cluster.namespaces)}"
+        )

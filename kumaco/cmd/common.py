@@ -1,29 +1,38 @@
-"""What every command line shares: the clock, reading input files, times and exit codes.
+"""What every command line shares: the clock, input files, the output, times and exit codes.
 
 Contract: :func:`now_ns` is kumaco's one reading of the wall clock (everything
 below ``cmd`` is handed ``now``); :func:`load_objects` reads YAML/JSON files
 (``-`` is standard input) into objects, Lists unwrapped, and :func:`read_windows`
 keeps the window ConfigMaps among them; :func:`time_flag`
-parses a time given to a flag. Input that cannot be used raises
-:class:`~kumaco.cmd.flags.UsageError` (exit status 2).
+parses a time given to a flag; a :class:`FilesSource` is a command's input read
+from files (``kumaco``; :class:`~kumaco.cmd.cluster.ClusterSource` is the cluster's
+twin). An :class:`Output` is a result type's one table of
+output formats: it declares ``-o/--output`` (and ``--output-file``) -- the only
+place either is declared -- and writes the chosen rendering through
+:func:`write_output`, the one writer of every command's output. Input that cannot
+be used raises :class:`~kumaco.cmd.flags.UsageError` (exit status 2).
 """
 
 from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Generic, TextIO, TypeVar
 
 from kumaco.cmd.flags import UsageError, selector_flag
 from kumaco.core.configmaps import DEFAULT_CONFIGMAP_SELECTOR
 from kumaco.core.errors import InvalidInput
-from kumaco.core.manifests import ManifestError, load_documents, select_windows
+from kumaco.core.manifests import ManifestError, load_documents, node_views, select_windows
+from kumaco.core.nodes import NodeSet
 from kumaco.core.times import parse_time
 from kumaco.core.windows import InvalidWindow, Window
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+#: ``--output-file``'s help, unless a command says otherwise.
+OUTPUT_FILE_HELP = "write the output here (default: standard output)"
 TIME_HELP = "RFC 3339 (2027-03-20T02:00:00Z), or a date alone for its midnight UTC"
 
 
@@ -88,6 +97,37 @@ def read_windows(
     return found.entries
 
 
+@dataclass(frozen=True)
+class FilesSource:
+    """A command's input read from files: window ConfigMaps and, for some, nodes.
+
+    ``nodes_path`` is ``--nodes`` (None: the command takes none, or it was not given).
+    """
+
+    paths: Sequence[str]
+    nodes_path: str | None
+    args: argparse.Namespace
+    stdin: TextIO
+
+    def windows(self, err: TextIO) -> list[Window | InvalidWindow]:
+        """The window ConfigMaps of the files (:func:`read_windows`)."""
+        return read_windows(self.paths, self.args, self.stdin, err)
+
+    @property
+    def has_nodes(self) -> bool:
+        return bool(self.nodes_path)
+
+    def nodes(self, owned: tuple[str, ...] = ()) -> NodeSet:
+        """The nodes of ``--nodes`` (``owned``: the conditions whose writers to keep)."""
+        assert self.nodes_path is not None
+        return NodeSet(node_views(load_objects([self.nodes_path], self.stdin), owned))
+
+    def origin(self, detailed: bool = False) -> str:
+        """What the input was, for a picture's caption: the files."""
+        text = "windows: " + ", ".join(self.paths)
+        return text + (f" · nodes: {self.nodes_path}" if self.nodes_path else "")
+
+
 def write_output(text: str, path: str | None, out: TextIO) -> None:
     """``text`` to ``--output-file``'s ``path`` if given (``-``: standard output), else ``out``.
 
@@ -101,6 +141,37 @@ def write_output(text: str, path: str | None, out: TextIO) -> None:
         Path(path).write_text(text, encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"--output-file {path}: {exc}") from None
+
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class Output(Generic[R]):
+    """A result type's output formats (format name -> renderer) and how its flags read.
+
+    ``formats`` keeps its order: the first is not the default unless ``default`` says
+    so, and ``-o``'s choices are listed in this order. ``file_help`` is
+    ``--output-file``'s help; ``None``: the command writes to standard output only.
+    """
+
+    formats: Mapping[str, Callable[[R], str]]
+    default: str
+    help: str
+    file_help: str | None = OUTPUT_FILE_HELP
+
+    def add_flags(self, p: argparse.ArgumentParser) -> None:
+        """``-o/--output FORMAT`` and, when the command has one, ``--output-file PATH``."""
+        p.add_argument(
+            "--output", "-o", choices=tuple(self.formats), default=self.default, help=self.help
+        )
+        if self.file_help is not None:
+            p.add_argument("--output-file", metavar="PATH", help=self.file_help)
+
+    def write(self, result: R, args: argparse.Namespace, out: TextIO) -> None:
+        """``result`` in the format ``-o`` chose, through :func:`write_output`."""
+        path = args.output_file if self.file_help is not None else None
+        write_output(self.formats[args.output](result), path, out)
 
 
 def time_flag(text: str) -> int:

@@ -4,7 +4,10 @@ Contract: :func:`add_policy_flags` registers the flags that make up a
 :class:`~kumaco.core.planner.Policy` (scope, condition names, the ceiling and
 its rules) on ``kumaco run``, ``kumaco plan`` and ``kubectl kumaco plan`` alike;
 :func:`policy_from_args` is the one place they are validated, raising
-:class:`UsageError` naming the flag. :func:`apply_env_defaults` lets
+:class:`UsageError` naming the flag, and it derives the
+:class:`~kumaco.core.instance.Instance` with them (:func:`instance_from_args`: the
+condition types and, for ``run`` and ``status``, the field manager and the Lease).
+:func:`apply_env_defaults` lets
 ``KUMACO_<FLAG>`` set any flag's default (the command line still wins).
 """
 
@@ -16,6 +19,7 @@ from collections.abc import Mapping
 from kumaco.core.ceilings import Ceiling
 from kumaco.core.durations import parse_go_duration
 from kumaco.core.errors import InvalidInput, excerpt
+from kumaco.core.instance import Instance, default_field_manager
 from kumaco.core.labelsyntax import qualified_name_problems
 from kumaco.core.planner import IN_PROGRESS, UNDER_MAINTENANCE, Policy, parse_ceiling
 from kumaco.core.selectors import Selector, parse_selector
@@ -101,20 +105,33 @@ def add_condition_flags(p: argparse.ArgumentParser) -> None:
     """``--under-maintenance-condition`` and ``--in-progress-condition``: an instance's names.
 
     Declared once, for :func:`add_policy_flags` and ``kubectl kumaco status``; read with
-    :func:`condition_names`.
+    :func:`instance_from_args`.
     """
     p.add_argument("--under-maintenance-condition", default=UNDER_MAINTENANCE, metavar="TYPE")
     p.add_argument("--in-progress-condition", default=IN_PROGRESS, metavar="TYPE")
 
 
-def condition_names(args: argparse.Namespace) -> tuple[str, str]:
-    """The validated types of :func:`add_condition_flags`: (under maintenance, in progress).
+def instance_from_args(args: argparse.Namespace, lease_namespace: str | None = None) -> Instance:
+    """The instance the flags name, derived once (a bad condition type names its flag).
 
-    A bad one is a usage error naming its flag.
+    Its condition types come from :func:`add_condition_flags`. With ``lease_namespace``
+    (``run`` and ``status``, which have ``--leader-election-id`` and ``--field-manager``)
+    also its Lease and field manager (default ``kumaco/<leader-election-id>``); without
+    (``plan``, ``forecast``: they write nothing) only the condition types.
     """
-    return (
-        condition_flag("--under-maintenance-condition", args.under_maintenance_condition),
-        condition_flag("--in-progress-condition", args.in_progress_condition),
+    under_maintenance = condition_flag(
+        "--under-maintenance-condition", args.under_maintenance_condition
+    )
+    in_progress = condition_flag("--in-progress-condition", args.in_progress_condition)
+    if lease_namespace is None:
+        return Instance(under_maintenance, in_progress)
+    lease: str = args.leader_election_id
+    return Instance(
+        under_maintenance,
+        in_progress,
+        lease_name=lease,
+        lease_namespace=lease_namespace,
+        field_manager=args.field_manager or default_field_manager(lease),
     )
 
 
@@ -181,8 +198,13 @@ def per_label_ceilings(values: list[str] | None) -> tuple[tuple[str, Ceiling], .
     return tuple(out)
 
 
-def policy_from_args(args: argparse.Namespace, manager: str = "") -> Policy:
-    """The planner policy from the flags of :func:`add_policy_flags`."""
+def policy_from_args(
+    args: argparse.Namespace, lease_namespace: str | None = None
+) -> tuple[Instance, Policy]:
+    """The instance (:func:`instance_from_args`) and the planner policy of :func:`add_policy_flags`.
+
+    The policy writes under the instance's condition types and field manager.
+    """
     scope = selector_flag("--node-selector", args.node_selector)
     ceiling = (
         ceiling_flag("--max-in-progress", args.max_in_progress)
@@ -190,11 +212,11 @@ def policy_from_args(args: argparse.Namespace, manager: str = "") -> Policy:
         else None
     )
     timeout = duration_flag("--in-progress-timeout", args.in_progress_timeout)
-    under_maintenance, in_progress = condition_names(args)
-    return Policy(
+    instance = instance_from_args(args, lease_namespace)
+    return instance, Policy(
         scope=scope,
-        under_maintenance=under_maintenance,
-        in_progress=in_progress,
+        under_maintenance=instance.under_maintenance,
+        in_progress=instance.in_progress,
         ceiling=ceiling,
         require=tuple(
             condition_flag("--require-condition", c) for c in args.require_condition or ()
@@ -205,7 +227,7 @@ def policy_from_args(args: argparse.Namespace, manager: str = "") -> Policy:
         in_progress_timeout=timeout or None,
         count_unavailable=bool(args.count_unavailable),
         admission_cutoff=duration_flag("--admission-cutoff", args.admission_cutoff),
-        manager=manager,
+        manager=instance.field_manager,
     )
 
 

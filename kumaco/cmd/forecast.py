@@ -1,38 +1,74 @@
 """``kumaco forecast`` and ``kubectl kumaco forecast``: will the window be long enough.
 
-Contract: :func:`add_forecast_flags` registers the flags both share (the
-time range, the maintenance durations, the output); :func:`run_forecast`
-simulates with :func:`kumaco.core.forecast.forecast` -- the planner ``kumaco
-run`` uses, with the same policy flags -- and prints text, JSON, or the
-timeline picture with a lane per node. Exit 0 when every node that needs
-maintenance finishes before ``--until``, 1 when some do not, 2 on bad input.
+Contract: :data:`FORECAST` is the command (:mod:`kumaco.cmd.registry`), its body
+written once for files and the cluster: it simulates with
+:func:`kumaco.core.forecast.forecast` -- the planner ``kumaco run`` uses, with the
+same policy flags -- and prints through :data:`FORECASTS`, the table of its
+formats: text, JSON, YAML, or the timeline picture with a lane per node. Exit 0
+when every node that needs maintenance finishes before ``--until``, 1 when some do
+not, 2 on bad input.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TextIO
 
-from kumaco.cmd.common import (
-    EXIT_INVALID,
-    EXIT_OK,
-    load_objects,
-    read_windows,
-    time_flag,
-    write_output,
-)
-from kumaco.cmd.flags import UsageError, duration_flag
+from kumaco.cmd.common import EXIT_INVALID, EXIT_OK, Output, time_flag
+from kumaco.cmd.flags import UsageError, duration_flag, policy_from_args
+from kumaco.cmd.registry import KUBECTL, KUMACO, PLANNER_INPUT, Command, Source
 from kumaco.core.errors import InvalidInput
-from kumaco.core.forecast import DurationRule, forecast, parse_duration_rule
-from kumaco.core.manifests import node_views
-from kumaco.core.nodes import NodeSet
-from kumaco.core.planner import Policy
+from kumaco.core.forecast import DurationRule, Forecast, forecast, parse_duration_rule
 from kumaco.core.windows import InvalidWindow, Window, occurrences
 from kumaco.views import listing, timeline
 
 
-def add_forecast_flags(p: argparse.ArgumentParser) -> None:
+@dataclass(frozen=True)
+class ForecastRun:
+    """A forecast and what its picture shows: the windows, the range, the input's origin."""
+
+    result: Forecast
+    entries: Sequence[Window | InvalidWindow]
+    windows: Sequence[Window]
+    start: int
+    until: int
+    source: str
+
+
+def _picture(run: ForecastRun) -> timeline.Timeline:
+    found, truncated = occurrences(run.windows, run.start, run.until, 5000)
+    return timeline.build(
+        run.entries,
+        found,
+        start=run.start,
+        until=run.until,
+        now=run.start,
+        truncated=truncated,
+        source=run.source,
+        turns=tuple(
+            timeline.Turn(t.name, t.admitted, t.finished, t.windows) for t in run.result.turns
+        ),
+    )
+
+
+def _listed(render: Callable[[Forecast], str]) -> Callable[[ForecastRun], str]:
+    return lambda run: render(run.result)
+
+
+FORECASTS: Output[ForecastRun] = Output(
+    {
+        **{name: _listed(render) for name, render in listing.FORECAST.items()},
+        "svg": lambda run: timeline.render_svg(_picture(run)),
+        "html": lambda run: timeline.render_html(_picture(run)),
+    },
+    "text",
+    "the format (svg and html: the timeline with a lane per node)",
+)
+
+
+def add_forecast_flags(p: argparse.ArgumentParser, _cluster: bool = False) -> None:
     """``--from``/``--until``, the maintenance durations and the output of ``forecast``."""
     p.add_argument("--from", dest="from_", required=True, metavar="T", help="RFC 3339")
     p.add_argument("--until", required=True, metavar="T", help="RFC 3339")
@@ -49,16 +85,7 @@ def add_forecast_flags(p: argparse.ArgumentParser) -> None:
         help="another duration for the nodes with this label value (repeatable; the first "
         "match wins), e.g. nvidia.com/gpu.present=true:45m",
     )
-    p.add_argument(
-        "--output",
-        "-o",
-        choices=("text", "json", "yaml", "svg", "html"),
-        default="text",
-        help="the format (svg and html: the timeline with a lane per node)",
-    )
-    p.add_argument(
-        "--output-file", metavar="PATH", help="write the output here (default: standard output)"
-    )
+    FORECASTS.add_flags(p)
 
 
 def _rules(values: Sequence[str] | None) -> list[DurationRule]:
@@ -71,16 +98,11 @@ def _rules(values: Sequence[str] | None) -> list[DurationRule]:
     return rules
 
 
-def run_forecast(
-    args: argparse.Namespace,
-    entries: Sequence[Window | InvalidWindow],
-    nodes: NodeSet,
-    policy: Policy,
-    source: str,
-    out: TextIO,
-    err: TextIO,
-) -> int:
+def _forecast(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO) -> int:
     """Simulate and print; the exit code says whether every node fits."""
+    _instance, policy = policy_from_args(args)
+    entries = source.windows(err)
+    nodes = source.nodes(policy.owned)
     start, until = time_flag(args.from_), time_flag(args.until)
     if until <= start:
         raise UsageError("--until must be after --from")
@@ -97,34 +119,21 @@ def run_forecast(
         )
     except InvalidInput as exc:
         raise UsageError(exc.reason) from None
-    if args.output in ("svg", "html"):
-        found, truncated = occurrences(windows, start, until, 5000)
-        picture = timeline.build(
-            entries,
-            found,
-            start=start,
-            until=until,
-            now=start,
-            truncated=truncated,
-            source=source,
-            turns=tuple(
-                timeline.Turn(t.name, t.admitted, t.finished, t.windows) for t in result.turns
-            ),
-        )
-        text = (
-            timeline.render_svg(picture) if args.output == "svg" else timeline.render_html(picture)
-        )
-    else:
-        text = listing.forecast(result, args.output)
-    write_output(text, args.output_file, out)
+    source_text = f"forecast · {source.origin()}"
+    FORECASTS.write(ForecastRun(result, entries, windows, start, until, source_text), args, out)
     return EXIT_OK if result.all_finished else EXIT_INVALID
 
 
-def cmd_forecast(
-    args: argparse.Namespace, policy: Policy, out: TextIO, err: TextIO, stdin: TextIO
-) -> int:
-    """``kumaco forecast --windows FILE... --nodes FILE``: the offline forecast."""
-    entries = read_windows(args.windows, args, stdin, err)
-    nodes = NodeSet(node_views(load_objects([args.nodes], stdin), policy.owned))
-    source = f"forecast · windows: {', '.join(args.windows)} · nodes: {args.nodes}"
-    return run_forecast(args, entries, nodes, policy, source, out, err)
+FORECAST = Command(
+    "forecast",
+    _forecast,
+    {
+        KUMACO: "simulate a maintenance run: who gets a turn when, and what does not fit (offline)",
+        KUBECTL: "simulate a maintenance run on the cluster's windows and nodes",
+    },
+    add_forecast_flags,
+    files=PLANNER_INPUT,
+    policy=True,
+    env=True,
+    reads_nodes=True,
+)

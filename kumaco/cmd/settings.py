@@ -5,6 +5,8 @@ environment variables (``KUMACO_<FLAG>``, e.g. ``KUMACO_MAX_IN_PROGRESS``;
 a flag on the command line wins) and the pod's identity (``POD_NAME``,
 ``POD_NAMESPACE``, the service-account namespace file). Everything else
 receives a :class:`Settings` -- or the part of it it needs: the
+:class:`~kumaco.core.instance.Instance` (condition types, field manager, Lease;
+derived once, with the policy, by :func:`~kumaco.cmd.flags.policy_from_args`), the
 :class:`~kumaco.core.planner.Policy` and the
 :class:`~kumaco.controller.loop.ControllerOptions`. Bad values are usage
 errors with the flag's name. Flag names follow controller-runtime where one
@@ -47,6 +49,7 @@ from kumaco.controller.options import (
 from kumaco.core.configmaps import DEFAULT_CONFIGMAP_SELECTOR
 from kumaco.core.durations import SECOND, parse_go_duration
 from kumaco.core.errors import InvalidInput
+from kumaco.core.instance import Instance
 from kumaco.core.planner import Ceiling, Policy
 from kumaco.kube.config import SA_NAMESPACE_FILE, own_namespace
 
@@ -79,10 +82,10 @@ class Settings:
     namespaces: tuple[str, ...]
     configmap_selector: str
     node_selector: str
+    #: Who it is: condition types, field manager, Lease (the same value as the policy's).
+    instance: Instance
     policy: Policy
     leader_elect: bool
-    leader_election_id: str
-    leader_election_namespace: str
     lease_duration: float
     renew_deadline: float
     retry_period: float
@@ -91,11 +94,22 @@ class Settings:
     log_format: str
     log_level: str
     identity: str
-    field_manager: str
     write_concurrency: int
     event_lookback: float
     config_settle: float
     watch_silence_timeout: float = 130.0
+
+    @property
+    def leader_election_id(self) -> str:
+        return self.instance.lease_name
+
+    @property
+    def leader_election_namespace(self) -> str:
+        return self.instance.lease_namespace
+
+    @property
+    def field_manager(self) -> str:
+        return self.instance.field_manager
 
     @property
     def user_agent(self) -> str:
@@ -210,8 +224,7 @@ def settings_from_args(
     if not namespaces:
         raise UsageError("--namespaces: no namespace given and POD_NAMESPACE is not set")
     lease_ns = args.leader_election_namespace or own or namespaces[0]
-    field_manager = args.field_manager or f"kumaco/{args.leader_election_id}"
-    policy = policy_from_args(args, manager=field_manager)
+    instance, policy = policy_from_args(args, lease_ns)
     selector_flag("--configmap-selector", args.configmap_selector)
     lease = _duration("leader-elect-lease-duration", args.leader_elect_lease_duration)
     renew = _duration("leader-elect-renew-deadline", args.leader_elect_renew_deadline)
@@ -225,10 +238,9 @@ def settings_from_args(
         namespaces=namespaces,
         configmap_selector=args.configmap_selector,
         node_selector=args.node_selector,
+        instance=instance,
         policy=policy,
         leader_elect=args.leader_elect,
-        leader_election_id=args.leader_election_id,
-        leader_election_namespace=lease_ns,
         lease_duration=lease,
         renew_deadline=renew,
         retry_period=retry,
@@ -237,7 +249,6 @@ def settings_from_args(
         log_format=args.log_format,
         log_level=args.log_level,
         identity=make_identity(env),
-        field_manager=field_manager,
         write_concurrency=args.write_concurrency,
         event_lookback=_duration("event-lookback", args.event_lookback),
         config_settle=_duration("config-settle", args.config_settle),

@@ -1,11 +1,12 @@
 """``kumaco timeline`` and ``kubectl kumaco timeline``: the picture, from files or a cluster.
 
-Contract: :func:`add_timeline_flags` registers the flags both share;
-:func:`draw` turns windows (and optionally nodes, counted per window by
-:func:`kumaco.core.planner.plan`) into the SVG or HTML of
-:mod:`kumaco.views.timeline` and writes it to standard output or ``--output-file PATH``;
-:func:`cmd_timeline` is the offline command. Usage errors raise
-:class:`~kumaco.cmd.flags.UsageError`.
+Contract: :data:`TIMELINE` is the command (:mod:`kumaco.cmd.registry`), its body
+written once for files and the cluster; :func:`add_timeline_flags` registers its
+flags; :func:`draw` turns windows (and optionally nodes, counted per window by
+:func:`kumaco.core.planner.plan`) into the picture of
+:mod:`kumaco.views.timeline` and writes it through :data:`PICTURES`, the table of
+its formats (SVG, HTML), to standard output or ``--output-file PATH``. Usage
+errors raise :class:`~kumaco.cmd.flags.UsageError`.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ import argparse
 from collections.abc import Sequence
 from typing import TextIO
 
-from kumaco.cmd.common import EXIT_OK, load_objects, now_ns, read_windows, time_flag, write_output
+from kumaco.cmd.common import EXIT_OK, Output, now_ns, time_flag
 from kumaco.cmd.flags import UsageError, selector_flag
+from kumaco.cmd.registry import KUBECTL, KUMACO, Command, Files, Source
 from kumaco.core.durations import HOUR
-from kumaco.core.manifests import node_views
 from kumaco.core.nodes import NodeSet
 from kumaco.core.planner import Policy, plan
 from kumaco.core.windows import YEAR, InvalidWindow, Window, occurrences
@@ -26,6 +27,13 @@ from kumaco.views import timeline
 TIMELINE_LIMIT = 5000
 DAY = 24 * HOUR
 DEFAULT_SPAN = 7 * DAY
+
+PICTURES: Output[timeline.Timeline] = Output(
+    {"svg": timeline.render_svg, "html": timeline.render_html},
+    "svg",
+    "format (default: svg)",
+    "write the picture here (default: standard output)",
+)
 
 
 def time_range(args: argparse.Namespace, now: int, align: int = HOUR) -> tuple[int, int]:
@@ -37,8 +45,9 @@ def time_range(args: argparse.Namespace, now: int, align: int = HOUR) -> tuple[i
     return start, until
 
 
-def add_timeline_flags(p: argparse.ArgumentParser, *, range_required: bool) -> None:
-    """The flags of ``timeline`` (offline and cluster variants alike)."""
+def add_timeline_flags(p: argparse.ArgumentParser, cluster: bool) -> None:
+    """The flags of ``timeline``; in the cluster ``--from``/``--until`` have defaults."""
+    range_required = not cluster
     later = "" if range_required else " (default: today 00:00 UTC)"
     p.add_argument(
         "--from", dest="from_", required=range_required, metavar="T", help="RFC 3339" + later
@@ -56,15 +65,7 @@ def add_timeline_flags(p: argparse.ArgumentParser, *, range_required: bool) -> N
         metavar="SEL",
         help="nodes in scope, for the node count of each window (default: all)",
     )
-    p.add_argument(
-        "--output", "-o", choices=("svg", "html"), default="svg", help="format (default: svg)"
-    )
-    p.add_argument(
-        "--output-file",
-        dest="path",
-        metavar="PATH",
-        help="write the picture here (default: standard output)",
-    )
+    PICTURES.add_flags(p)
     p.add_argument("--limit", type=int, default=TIMELINE_LIMIT, help=argparse.SUPPRESS)
 
 
@@ -100,17 +101,26 @@ def draw(
         truncated=truncated,
         source=source,
     )
-    text = timeline.render_svg(picture) if args.output == "svg" else timeline.render_html(picture)
-    write_output(text, args.path, out)
+    PICTURES.write(picture, args, out)
     return EXIT_OK
 
 
-def cmd_timeline(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
-    """``kumaco timeline FILE...``: the picture of the windows in files (offline)."""
+def _timeline(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO) -> int:
+    """The picture of the windows (and the nodes, if any) of ``source``."""
     now = time_flag(args.at) if args.at else now_ns()
-    entries = read_windows(args.files, args, stdin, err)
-    nodes = NodeSet(node_views(load_objects([args.nodes], stdin))) if args.nodes else None
-    source = "windows: " + ", ".join(args.files)
-    if args.nodes:
-        source += f" · nodes: {args.nodes}"
-    return draw(args, entries, nodes, source, now, out, err)
+    entries = source.windows(err)
+    nodes = source.nodes() if source.has_nodes else None
+    return draw(args, entries, nodes, source.origin(detailed=True), now, out, err)
+
+
+TIMELINE = Command(
+    "timeline",
+    _timeline,
+    {
+        KUMACO: "draw when windows are open, as SVG or HTML (offline)",
+        KUBECTL: "draw the cluster's windows as SVG or HTML",
+    },
+    add_timeline_flags,
+    files=Files(nodes="nodes to count per window (as for plan)"),
+    reads_nodes=True,
+)

@@ -3,7 +3,8 @@
 Contract: pure. :func:`changes` diffs a :class:`~kumaco.core.policy.Plan` against the
 nodes as they are and returns the status writes (revocations before grants) and the
 conditions another kumaco instance owns (reported, never written);
-:func:`out_of_scope` is the write that hands back a node leaving the scope. The
+:func:`written_by_another` is the one ownership rule (also ``kubectl kumaco
+status``'s); :func:`out_of_scope` is the write that hands back a node leaving the scope. The
 controller sends these; ``kumaco forecast`` applies them to its simulated nodes.
 """
 
@@ -23,6 +24,15 @@ from kumaco.core.times import format_instant
 
 #: Field managers of kumaco instances are ``kumaco/<instance>``.
 KUMACO_MANAGER_PREFIX = "kumaco/"
+
+
+def written_by_another(owner: str, manager: str) -> bool:
+    """Whether a condition last written by field manager ``owner`` is another kumaco instance's.
+
+    ``manager`` is this instance's own field manager; any writer that is not a
+    ``kumaco/...`` manager (a person, a script) owns nothing.
+    """
+    return owner.startswith(KUMACO_MANAGER_PREFIX) and owner != manager
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +138,7 @@ def changes(
         if policy.manager:
             for d, _cur in differ:
                 owner = node.owners.get(d.type, "")
-                if owner.startswith(KUMACO_MANAGER_PREFIX) and owner != policy.manager:
+                if written_by_another(owner, policy.manager):
                     conflicts.append(Conflict(np.name, d.type, owner))
             taken = {c.type for c in conflicts if c.node == np.name}
             differ = [(d, cur) for d, cur in differ if d.type not in taken]

@@ -2,9 +2,13 @@
 
 The ``kubectl kumaco`` twins print through the same functions. Contract: pure
 renderers, each returning the whole output as a string; the same objects give
-the same bytes whether they came from files or from a cluster. ``yaml`` is the
-JSON document as YAML. The JSON shapes are a contract (README): ``validate`` a
-list of ``{namespace, name, valid, errors: [{key, message}], warnings}``;
+the same bytes whether they came from files or from a cluster. Each result type
+has one table of its formats (format name -> renderer): :data:`VALIDATE`
+(:class:`Verdicts`), :data:`WINDOWS` (:class:`Openings`; also ``ics``),
+:data:`PLAN` (a :class:`~kumaco.core.planner.Plan`) and :data:`FORECAST` (a
+:class:`~kumaco.core.forecast.Forecast`); ``yaml`` is the JSON document as
+YAML. The JSON shapes are a contract (README): ``validate`` a list of
+``{namespace, name, valid, errors: [{key, message}], warnings}``;
 ``windows`` a list of ``{namespace, name, start, end}`` (``end`` null for an
 occurrence that never closes, ``freeze: true`` for a freeze); ``plan`` ``{at,
 nodes: [{name, underMaintenance, windows, maintenanceInProgress, reason,
@@ -15,7 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
 
 import yaml
 from icalendar import Calendar, Event
@@ -31,6 +37,10 @@ from kumaco.views.table import table
 #: The formats every listing takes (``windows`` also ``ics``).
 FORMATS = ("text", "json", "yaml")
 
+R = TypeVar("R")
+#: A result type's formats: format name -> renderer of the whole output.
+Formats = dict[str, Callable[[R], str]]
+
 
 def serialize(doc: object, output: str) -> str:
     """A JSON-ready document as JSON or YAML."""
@@ -39,39 +49,53 @@ def serialize(doc: object, output: str) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-def validate(
-    entries: Sequence[Window | InvalidWindow],
-    output: str,
-    warnings: Mapping[str, Sequence[str]] | None = None,
-) -> str:
-    """One verdict per ConfigMap: ``valid ns/name`` or ``invalid ns/name: key: reason``.
+def formats(text: Callable[[R], str], doc: Callable[[R], object]) -> Formats[R]:
+    """The table of :data:`FORMATS`: ``text``, and the document ``doc`` as JSON or YAML."""
+    return {
+        "text": text,
+        "json": lambda r: serialize(doc(r), "json"),
+        "yaml": lambda r: serialize(doc(r), "yaml"),
+    }
 
-    ``warnings`` (by window key) go into the JSON/YAML entries; in text they are the
-    caller's to print (on standard error).
+
+@dataclass(frozen=True)
+class Verdicts:
+    """What ``kumaco validate`` found: each window ConfigMap, and warnings by window key.
+
+    The warnings go into the JSON/YAML entries; in text they are the caller's to print
+    (on standard error).
     """
-    warnings = warnings or {}
-    if output in ("json", "yaml"):
-        return serialize(
-            [
-                {
-                    "namespace": e.namespace,
-                    "name": e.name,
-                    "valid": isinstance(e, Window),
-                    "errors": []
-                    if isinstance(e, Window)
-                    else [{"key": f.key, "message": f.message} for f in e.errors],
-                    "warnings": list(warnings.get(e.key, ())),
-                }
-                for e in entries
-            ],
-            output,
-        )
+
+    entries: Sequence[Window | InvalidWindow]
+    warnings: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+
+def _validate_doc(v: Verdicts) -> object:
+    return [
+        {
+            "namespace": e.namespace,
+            "name": e.name,
+            "valid": isinstance(e, Window),
+            "errors": []
+            if isinstance(e, Window)
+            else [{"key": f.key, "message": f.message} for f in e.errors],
+            "warnings": list(v.warnings.get(e.key, ())),
+        }
+        for e in v.entries
+    ]
+
+
+def _validate_text(v: Verdicts) -> str:
+    """One verdict per ConfigMap: ``valid ns/name`` or ``invalid ns/name: key: reason``."""
     return "".join(
         f"valid {one_line(e.key)}\n"
         if isinstance(e, Window)
         else f"invalid {one_line(e.key)}: {one_line(e.reason)}\n"
-        for e in entries
+        for e in v.entries
     )
+
+
+VALIDATE: Formats[Verdicts] = formats(_validate_text, _validate_doc)
 
 
 def skipped(entry: InvalidWindow) -> str:
@@ -79,39 +103,48 @@ def skipped(entry: InvalidWindow) -> str:
     return f"skipping invalid {one_line(entry.key)}: {one_line(entry.reason)}\n"
 
 
-def windows(
-    found: Sequence[Occurrence],
-    output: str,
-    freezes: frozenset[str] = frozenset(),
-    by_key: Mapping[str, Window] | None = None,
-) -> str:
-    """Occurrences as ``kumaco windows`` prints them.
+@dataclass(frozen=True)
+class Openings:
+    """Occurrences as ``kumaco windows`` prints them, and the windows they are of.
 
-    ``freezes`` are the keys of freeze windows: marked ``"freeze": true`` in JSON
-    and ``(freeze)`` in text. An open-ended occurrence (it never closes, or not
-    within the look-ahead) has ``"end": null`` and ``open-ended`` in text.
-    ``ics``: an RFC 5545 calendar (:func:`calendar`; needs ``by_key``).
+    Freeze windows' occurrences are marked ``"freeze": true`` in JSON and
+    ``(freeze)`` in text. An open-ended occurrence (it never closes, or not within
+    the look-ahead) has ``"end": null`` and ``open-ended`` in text. ``ics``: an
+    RFC 5545 calendar (:func:`calendar`).
     """
-    if output == "ics":
-        return calendar(found, by_key or {})
-    if output in ("json", "yaml"):
-        return serialize(
-            [
-                {
-                    "namespace": o.namespace,
-                    "name": o.name,
-                    "start": format_instant(o.start),
-                    "end": None if o.open_ended else format_instant(o.end),
-                    **({"freeze": True} if o.key in freezes else {}),
-                }
-                for o in found
-            ],
-            output,
-        )
+
+    found: Sequence[Occurrence]
+    windows: Sequence[Window]
+
+    @property
+    def freezes(self) -> frozenset[str]:
+        return frozenset(w.key for w in self.windows if w.freeze)
+
+    @property
+    def by_key(self) -> dict[str, Window]:
+        return {w.key: w for w in self.windows}
+
+
+def _windows_doc(o: Openings) -> object:
+    freezes = o.freezes
+    return [
+        {
+            "namespace": x.namespace,
+            "name": x.name,
+            "start": format_instant(x.start),
+            "end": None if x.open_ended else format_instant(x.end),
+            **({"freeze": True} if x.key in freezes else {}),
+        }
+        for x in o.found
+    ]
+
+
+def _windows_text(o: Openings) -> str:
+    freezes = o.freezes
     return "".join(
-        f"{format_instant(o.start)}  {'open-ended' if o.open_ended else format_instant(o.end)}"
-        f"  {o.namespace}/{o.name}" + ("  (freeze)" if o.key in freezes else "") + "\n"
-        for o in found
+        f"{format_instant(x.start)}  {'open-ended' if x.open_ended else format_instant(x.end)}"
+        f"  {x.namespace}/{x.name}" + ("  (freeze)" if x.key in freezes else "") + "\n"
+        for x in o.found
     )
 
 
@@ -161,6 +194,12 @@ def calendar(found: Sequence[Occurrence], by_key: Mapping[str, Window]) -> str:
     return text.decode()
 
 
+WINDOWS: Formats[Openings] = {
+    **formats(_windows_text, _windows_doc),
+    "ics": lambda o: calendar(o.found, o.by_key),
+}
+
+
 def _detail(v: Verdict | None) -> str:
     """One line saying what decided a node's MaintenanceInProgress, for the plan's table."""
     if v is None:
@@ -205,39 +244,33 @@ def _verdict_json(v: Verdict | None, uses: dict[str, CeilingUse]) -> dict[str, o
     }
 
 
-def plan(result: Plan, output: str) -> str:
-    """A plan as ``kumaco plan`` prints it (a table or the JSON document).
-
-    Each node carries the rule that decided its MaintenanceInProgress and what
-    it involved: the required conditions missing, the blocking ones present,
-    which ceiling is full and who holds its places, the ceilings an admitted
-    (or holding, settling, unavailable) node counts toward.
-    """
+def _plan_doc(result: Plan) -> object:
     uses = {c.name: c for c in result.ceilings}
-    if output in ("json", "yaml"):
-        rows = [
-            {
-                "name": n.name,
-                "underMaintenance": n.is_under_maintenance,
-                "windows": list(n.windows),
-                "freezes": list(n.freezes),
-                "maintenanceInProgress": n.is_in_progress,
-                "reason": (n.in_progress or n.under_maintenance).reason,
-                "message": (n.in_progress or n.under_maintenance).message,
-                **_verdict_json(n.verdict, uses),
-            }
-            for n in result.nodes
-        ]
-        doc = {
-            "at": format_instant(result.at),
-            "inProgress": result.in_progress if result.ceiling is not None else None,
-            "ceilings": [
-                {"name": c.name, "limit": c.limit, "used": c.used, "nodes": list(c.occupants)}
-                for c in result.ceilings
-            ],
-            "nodes": rows,
+    rows = [
+        {
+            "name": n.name,
+            "underMaintenance": n.is_under_maintenance,
+            "windows": list(n.windows),
+            "freezes": list(n.freezes),
+            "maintenanceInProgress": n.is_in_progress,
+            "reason": (n.in_progress or n.under_maintenance).reason,
+            "message": (n.in_progress or n.under_maintenance).message,
+            **_verdict_json(n.verdict, uses),
         }
-        return serialize(doc, output)
+        for n in result.nodes
+    ]
+    return {
+        "at": format_instant(result.at),
+        "inProgress": result.in_progress if result.ceiling is not None else None,
+        "ceilings": [
+            {"name": c.name, "limit": c.limit, "used": c.used, "nodes": list(c.occupants)}
+            for c in result.ceilings
+        ],
+        "nodes": rows,
+    }
+
+
+def _plan_text(result: Plan) -> str:
     head = f"at {format_instant(result.at)}"
     if result.ceiling is not None:
         head += f"; in progress {result.in_progress}"
@@ -267,38 +300,47 @@ def plan(result: Plan, output: str) -> str:
     return "\n".join(lines) + "\n" + table(table_rows)
 
 
-def forecast(f: Forecast, output: str) -> str:
-    """A forecast as ``kumaco forecast`` prints it: a table by admission and a summary, or JSON.
+#: A plan as ``kumaco plan`` prints it (a table or the JSON document). Each node carries
+#: the rule that decided its MaintenanceInProgress and what it involved: the required
+#: conditions missing, the blocking ones present, which ceiling is full and who holds its
+#: places, the ceilings an admitted (or holding, settling, unavailable) node counts toward.
+PLAN: Formats[Plan] = formats(_plan_text, _plan_doc)
 
-    JSON: ``{from, until, finishedAt (null if not all finished), nodes: [{name,
-    admitted, finished, windows}], unfinished: [names], nextChance: {name:
-    {at, window}}}``.
-    """
 
-    def ts(t: int | None) -> str | None:
-        return None if t is None else format_instant(t)
+def plan(result: Plan, output: str) -> str:
+    """``result`` in :data:`PLAN`'s format ``output`` (text for any other)."""
+    return PLAN.get(output, _plan_text)(result)
 
-    if output in ("json", "yaml"):
-        doc = {
-            "from": format_instant(f.start),
-            "until": format_instant(f.until),
-            "finishedAt": ts(f.finished_at),
-            "nodes": [
-                {
-                    "name": t.name,
-                    "admitted": ts(t.admitted),
-                    "finished": ts(t.finished),
-                    "windows": list(t.windows),
-                }
-                for t in f.turns
-            ],
-            "unfinished": list(f.unfinished),
-            "nextChance": {
-                name: {"at": format_instant(at), "window": key}
-                for name, (at, key) in sorted(f.next_chance.items())
-            },
-        }
-        return serialize(doc, output)
+
+def _ts(t: int | None) -> str | None:
+    return None if t is None else format_instant(t)
+
+
+def _forecast_doc(f: Forecast) -> object:
+    ts = _ts
+    return {
+        "from": format_instant(f.start),
+        "until": format_instant(f.until),
+        "finishedAt": ts(f.finished_at),
+        "nodes": [
+            {
+                "name": t.name,
+                "admitted": ts(t.admitted),
+                "finished": ts(t.finished),
+                "windows": list(t.windows),
+            }
+            for t in f.turns
+        ],
+        "unfinished": list(f.unfinished),
+        "nextChance": {
+            name: {"at": format_instant(at), "window": key}
+            for name, (at, key) in sorted(f.next_chance.items())
+        },
+    }
+
+
+def _forecast_text(f: Forecast) -> str:
+    ts = _ts
     rows = [("NODE", "ADMITTED", "FINISHED", "WINDOWS")]
     rows += [
         (t.name, ts(t.admitted) or "-", ts(t.finished) or "-", ",".join(t.windows) or "-")
@@ -321,3 +363,9 @@ def forecast(f: Forecast, output: str) -> str:
             at, key = min(f.next_chance.values())
             summary += f"; next chance: {format_instant(at)} ({key})"
     return table(rows) + summary + "\n"
+
+
+#: A forecast as ``kumaco forecast`` prints it: a table by admission and a summary, or
+#: JSON: ``{from, until, finishedAt (null if not all finished), nodes: [{name, admitted,
+#: finished, windows}], unfinished: [names], nextChance: {name: {at, window}}}``.
+FORECAST: Formats[Forecast] = formats(_forecast_text, _forecast_doc)

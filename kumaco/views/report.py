@@ -1,22 +1,24 @@
-"""What kumaco is doing in a cluster right now: the status report, built on the planner.
+"""What kumaco is doing in a cluster right now: the status report, from the planner's answer.
 
 Contract
 --------
-* :func:`report` is pure: a :class:`Snapshot` (what ``kubectl kumaco`` read:
-  window ConfigMaps, the nodes in scope, the Lease, and what could not be
-  read), a :class:`Scope` and an instant ``now`` (passed in; nothing here
-  reads a clock) give a :class:`StatusReport`. Windows are parsed through
-  :func:`kumaco.core.configmaps.windows_of` and judged by
-  :func:`kumaco.core.planner.plan` -- the controller's own path -- so each
-  window's state (open or closed at ``now`` and when that changes), the
-  number of nodes in scope it selects, and the windows open for each node
-  are exactly what the controller computes. Each node whose
-  ``UnderMaintenance`` condition is True is listed with its
-  ``MaintenanceInProgress`` condition *as kumaco wrote it* (reason
+* :func:`report` is pure and only arranges what it is given: a :class:`Snapshot`
+  (what ``kubectl kumaco`` read -- window ConfigMaps, the nodes in scope, the
+  Lease, what could not be read, and where it looked), the
+  :class:`~kumaco.core.instance.Instance` looked at, the windows parsed from the
+  snapshot's ConfigMaps (:func:`kumaco.core.configmaps.windows_of`), the
+  planner's answer for them (:func:`kumaco.core.planner.plan`, run by the
+  command: the controller's own path) and an instant ``now`` (passed in; nothing
+  here reads a clock) give a :class:`StatusReport`. So each window's state (open
+  or closed at ``now`` and when that changes), the number of nodes in scope it
+  selects, and the windows open for each node are exactly what the controller
+  computes. Each node whose ``UnderMaintenance`` condition is True is listed with
+  its ``MaintenanceInProgress`` condition *as kumaco wrote it* (reason
   ``BlockedByCondition``, ``RequiredConditionNotTrue``,
-  ``ConcurrencyCeilingReached``... see :mod:`kumaco.core.planner`) and
-  since when; the Lease holder with whether its lease still runs
-  (``renewTime + leaseDurationSeconds`` against ``now``).
+  ``ConcurrencyCeilingReached``... see :mod:`kumaco.core.planner`) and since
+  when, and with the other instance that owns one of its conditions
+  (:func:`kumaco.core.changes.written_by_another`); the Lease holder with whether
+  its lease still runs (``renewTime + leaseDurationSeconds`` against ``now``).
   A window open for longer than :mod:`kumaco.core.windows` follows its chained
   occurrences has no known close: it is reported as closing *after* the
   instant kumaco will look again (``closesAfter`` in JSON).
@@ -26,56 +28,39 @@ Contract
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kumaco.core.configmaps import DEFAULT_CONFIGMAP_SELECTOR, windows_of
+from kumaco.core.changes import written_by_another
+from kumaco.core.configmaps import DEFAULT_CONFIGMAP_SELECTOR
 from kumaco.core.durations import SECOND
+from kumaco.core.instance import Instance
 from kumaco.core.lease import parse_lease
 from kumaco.core.nodes import TRUE, Condition, NodeSet, NodeView
-from kumaco.core.planner import HELD, IN_PROGRESS, UNDER_MAINTENANCE, Policy, plan
+from kumaco.core.planner import HELD, Plan
 from kumaco.core.times import format_instant, parse_timestamp
-from kumaco.core.windows import FieldError, Window, WindowState
+from kumaco.core.windows import FieldError, InvalidWindow, Window, WindowState
 from kumaco.views.table import Cell, aligned, paint
 from kumaco.views.timeline import format_local, local_time
 from kumaco.views.wording import next_change, next_change_text, when
 
-DEFAULT_LEASE = "kumaco"
-
-
-@dataclass(frozen=True)
-class Scope:
-    """What to look at, and under which names."""
-
-    namespaces: tuple[str, ...]
-    configmap_selector: str = DEFAULT_CONFIGMAP_SELECTOR
-    node_selector: str = ""
-    under_maintenance: str = UNDER_MAINTENANCE
-    in_progress: str = IN_PROGRESS
-    lease_namespace: str = ""
-    lease_name: str = DEFAULT_LEASE
-    #: The instance's field manager (default ``kumaco/<lease name>``): conditions last
-    #: written by another ``kumaco/...`` manager are shown as owned by that instance.
-    field_manager: str = ""
-
-    @property
-    def manager(self) -> str:
-        return self.field_manager or f"kumaco/{self.lease_name}"
-
-    @property
-    def lease_ns(self) -> str:
-        return self.lease_namespace or self.namespaces[0]
-
 
 @dataclass(frozen=True)
 class Snapshot:
-    """Raw reads: window ConfigMaps, nodes in scope (trimmed), the Lease; and what failed."""
+    """Raw reads: window ConfigMaps, nodes in scope (trimmed), the Lease; what failed; and where.
+
+    ``namespaces`` and the selectors say where it looked: the ConfigMaps of those
+    namespaces that ``configmap_selector`` selects, the nodes ``node_selector`` selects.
+    """
 
     configmaps: tuple[Mapping[str, Any], ...]
     nodes: tuple[NodeView, ...] | None
     lease: Mapping[str, Any] | None
     problems: tuple[str, ...] = ()
+    namespaces: tuple[str, ...] = ()
+    configmap_selector: str = DEFAULT_CONFIGMAP_SELECTOR
+    node_selector: str = ""
 
 
 # ----------------------------------------------------------------------------- the report
@@ -148,7 +133,11 @@ class StatusReport:
     """Everything ``kubectl kumaco status`` shows."""
 
     at: int
-    scope: Scope
+    instance: Instance
+    #: Where it looked (:class:`Snapshot`).
+    namespaces: tuple[str, ...]
+    configmap_selector: str
+    node_selector: str
     windows: tuple[WindowStatus, ...]
     nodes_in_scope: int | None
     nodes: tuple[NodeStatus, ...]
@@ -157,15 +146,15 @@ class StatusReport:
     context: str | None = None
 
 
-def _leader(scope: Scope, lease: Mapping[str, Any] | None, now: int) -> LeaderStatus:
+def _leader(instance: Instance, lease: Mapping[str, Any] | None, now: int) -> LeaderStatus:
     if lease is None:
-        return LeaderStatus(scope.lease_ns, scope.lease_name, found=False)
+        return LeaderStatus(instance.lease_namespace, instance.lease_name, found=False)
     record = parse_lease(lease)
     renewed = parse_timestamp(record.renew_time)
     expires = renewed + record.duration * SECOND if renewed is not None else None
     return LeaderStatus(
-        namespace=scope.lease_ns,
-        name=scope.lease_name,
+        namespace=instance.lease_namespace,
+        name=instance.lease_name,
         found=True,
         holder=record.holder,
         renew_time=record.renew_time,
@@ -177,38 +166,47 @@ def _leader(scope: Scope, lease: Mapping[str, Any] | None, now: int) -> LeaderSt
     )
 
 
-def report(snapshot: Snapshot, scope: Scope, now: int, context: str | None = None) -> StatusReport:
-    """The status at instant ``now`` (pure; see the module contract)."""
-    entries = windows_of(snapshot.configmaps)
-    valid = [e for e in entries if isinstance(e, Window)]
-    nodes = NodeSet(snapshot.nodes or ())
+def report(
+    snapshot: Snapshot,
+    instance: Instance,
+    entries: Sequence[Window | InvalidWindow],
+    answer: Plan,
+    now: int,
+    context: str | None = None,
+) -> StatusReport:
+    """The status at instant ``now`` (pure; see the module contract).
+
+    ``entries`` are the windows of ``snapshot.configmaps``, ``answer`` the planner's
+    answer for the valid ones and the snapshot's nodes at ``now``.
+    """
     # The snapshot holds the nodes in scope only (the server applied --node-selector).
-    policy = Policy(under_maintenance=scope.under_maintenance, in_progress=scope.in_progress)
-    result = plan(valid, nodes, now, policy)
+    nodes = NodeSet(snapshot.nodes or ())
     known = snapshot.nodes is not None
     windows = tuple(
         WindowStatus(
             e.namespace,
             e.name,
             e,
-            state=result.windows[e.key],
-            matching_nodes=result.matching.get(e.key) if known else None,
-            since=e.run_start(now) if result.windows[e.key].open else None,
+            state=answer.windows[e.key],
+            matching_nodes=answer.matching.get(e.key) if known else None,
+            since=e.run_start(now) if answer.windows[e.key].open else None,
         )
         if isinstance(e, Window)
         else WindowStatus(e.namespace, e.name, None, errors=e.errors)
         for e in entries
     )
-    planned = {n.name: n for n in result.nodes}
+    planned = {n.name: n for n in answer.nodes}
     under: list[NodeStatus] = []
     for node in sorted(nodes, key=lambda n: n.name):
-        um, ip = node.condition(scope.under_maintenance), node.condition(scope.in_progress)
+        um, ip = node.condition(instance.under_maintenance), node.condition(instance.in_progress)
         others = {
             m
-            for t in (scope.under_maintenance, scope.in_progress)
-            if (m := node.owners.get(t, "")).startswith("kumaco/") and m != scope.manager
+            for t in (instance.under_maintenance, instance.in_progress)
+            if written_by_another(m := node.owners.get(t, ""), instance.field_manager)
         }
-        if not (node.is_true(scope.under_maintenance) or node.is_true(scope.in_progress) or others):
+        if not (
+            node.is_true(instance.under_maintenance) or node.is_true(instance.in_progress) or others
+        ):
             continue
         np = planned.get(node.name)
         keys = (*np.windows, *np.freezes) if np is not None else ()
@@ -217,11 +215,14 @@ def report(snapshot: Snapshot, scope: Scope, now: int, context: str | None = Non
         )
     return StatusReport(
         at=now,
-        scope=scope,
+        instance=instance,
+        namespaces=snapshot.namespaces,
+        configmap_selector=snapshot.configmap_selector,
+        node_selector=snapshot.node_selector,
         windows=windows,
         nodes_in_scope=len(nodes) if known else None,
         nodes=tuple(under),
-        leader=_leader(scope, snapshot.lease, now),
+        leader=_leader(instance, snapshot.lease, now),
         problems=snapshot.problems,
         context=context,
     )
@@ -312,13 +313,13 @@ def to_json(r: StatusReport) -> dict[str, Any]:
     return {
         "at": format_instant(r.at),
         "context": r.context,
-        "namespaces": list(r.scope.namespaces),
-        "configMapSelector": r.scope.configmap_selector,
-        "nodeSelector": r.scope.node_selector,
+        "namespaces": list(r.namespaces),
+        "configMapSelector": r.configmap_selector,
+        "nodeSelector": r.node_selector,
         "nodesInScope": r.nodes_in_scope,
         "conditions": {
-            "underMaintenance": r.scope.under_maintenance,
-            "inProgress": r.scope.in_progress,
+            "underMaintenance": r.instance.under_maintenance,
+            "inProgress": r.instance.in_progress,
         },
         "windows": windows,
         "nodes": nodes,
@@ -396,17 +397,17 @@ def _node_row(n: NodeStatus, now: int) -> list[Cell]:
 
 def format_report(r: StatusReport, color: bool = False) -> str:
     """The human-readable status: a header, then windows, nodes and the leader."""
-    s = r.scope
+    s = r.instance
     out: list[str] = []
     scope_text = f"nodes in scope: {r.nodes_in_scope if r.nodes_in_scope is not None else '?'}"
-    if s.node_selector:
-        scope_text += f" ({s.node_selector})"
+    if r.node_selector:
+        scope_text += f" ({r.node_selector})"
     ctx = f"context {r.context}; " if r.context else ""
     out.append(
         paint(f"kumaco status at {format_instant(r.at)}", "bold", color)
-        + f" ({ctx}namespaces {','.join(s.namespaces)}; {scope_text})\n\n"
+        + f" ({ctx}namespaces {','.join(r.namespaces)}; {scope_text})\n\n"
     )
-    out.append(paint(f"WINDOWS ({s.configmap_selector})", "cyan+bold", color) + "\n")
+    out.append(paint(f"WINDOWS ({r.configmap_selector})", "cyan+bold", color) + "\n")
     if r.windows:
         head = [
             "WINDOW",

@@ -1,7 +1,8 @@
 """``kubectl kumaco status``'s pure parts: the report, the leader's currency, the wording.
 
 Moved from tests/e2e/test_status.py, where they used no API server: the report of a
-snapshot at an instant (:func:`kumaco.views.report.report`, its text and JSON forms),
+snapshot at an instant (:func:`kumaco.cmd.status.status_report`, the planner's answer
+rendered by :func:`kumaco.views.report.report`; its text and JSON forms),
 the leader's ``current`` as renewTime plus the Lease duration, relative times and the
 colour rule, the default namespace from the kubeconfig contexts as kubectl picks it,
 and a continuously open window's ``closesAfter``. The plugin against the real server
@@ -14,15 +15,15 @@ import os
 from pathlib import Path
 
 from kumaco.cmd.kubectl import use_color
+from kumaco.cmd.status import status_report as report
+from kumaco.core.instance import Instance
 from kumaco.core.nodes import Condition
 from kumaco.core.times import format_instant
 from kumaco.views.report import (
     LeaderStatus,
     NodeStatus,
-    Scope,
     Snapshot,
     format_report,
-    report,
     to_json,
 )
 from kumaco.views.wording import relative
@@ -34,7 +35,7 @@ def _cond(ctype: str, status: str, reason: str = "", message: str = "") -> Condi
 
 def test_report_without_in_progress_condition_and_released_lease() -> None:
     at = 1_774_748_400 * 10**9  # 2026-03-29T01:40:00Z
-    scope = Scope(namespaces=("maintenance",))
+    scope = Instance(lease_namespace="maintenance", field_manager="kumaco/kumaco")
     node = {
         "metadata": {"name": "w1", "labels": {"pool": "a"}},
         "status": {
@@ -67,7 +68,7 @@ def test_report_without_in_progress_condition_and_released_lease() -> None:
 
     view = node_view(node)
     assert view is not None
-    r = report(Snapshot((cm,), (view,), released), scope, at)
+    r = report(Snapshot((cm,), (view,), released, namespaces=("maintenance",)), scope, at)
     assert r.nodes == (
         NodeStatus(
             "w1", ("maintenance/nightly",), _cond("kured.dev/UnderMaintenance", "True"), None
@@ -85,7 +86,7 @@ def test_report_without_in_progress_condition_and_released_lease() -> None:
 
 
 def test_leader_current_is_renew_time_plus_duration() -> None:
-    scope = Scope(namespaces=("ns",))
+    scope = Instance(lease_namespace="ns", field_manager="kumaco/kumaco")
     lease = {
         "spec": {
             "holderIdentity": "a",
@@ -161,7 +162,11 @@ def test_a_continuously_open_window_closes_after_the_recheck_instant() -> None:
         "metadata": {"namespace": "ops", "name": "always"},
         "data": {"startTime": "* * * * *", "duration": "2h", "nodeSelector": ""},
     }
-    r = report(Snapshot((cm,), (), None), Scope(namespaces=("ops",)), at)
+    r = report(
+        Snapshot((cm,), (), None, namespaces=("ops",)),
+        Instance(lease_namespace="ops", field_manager="kumaco/kumaco"),
+        at,
+    )
     state = r.windows[0].state
     assert state is not None and state.open and state.closes is None and state.recheck is not None
     doc = to_json(r)["windows"][0]

@@ -1,0 +1,166 @@
+"""``validate``, ``windows`` and ``plan``: the listing commands, offline and in the cluster.
+
+Contract: each is a :class:`~kumaco.cmd.registry.Command`, its body written once
+against a :class:`~kumaco.cmd.registry.Source` and its output one table of
+:mod:`kumaco.views.listing`:
+
+* :data:`VALIDATE` (``kumaco`` only): one verdict line per window ConfigMap; exit 0
+  all valid, 1 any invalid. ConfigMaps that ``--configmap-selector`` does not
+  select are skipped with a note; a window that never closes gets a warning.
+* :data:`WINDOWS`: the open intervals of every valid window intersecting
+  ``[from, until)`` (``-o ics``: an iCalendar feed); offline ``--from`` and
+  ``--until`` are required, in the cluster they default to the current hour and
+  seven days on.
+* :data:`PLAN`: what the controller would set on each node at ``--at`` (default: now).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import TextIO
+
+from kumaco.cmd.common import (
+    EXIT_INVALID,
+    EXIT_OK,
+    TIME_HELP,
+    FilesSource,
+    Output,
+    now_ns,
+    time_flag,
+)
+from kumaco.cmd.flags import UsageError, policy_from_args
+from kumaco.cmd.registry import KUBECTL, KUMACO, PLANNER_INPUT, Command, Files, Source
+from kumaco.cmd.timeline import time_range
+from kumaco.core.errors import one_line
+from kumaco.core.planner import plan
+from kumaco.core.windows import YEAR, InvalidWindow, Window, occurrences
+from kumaco.views import listing
+from kumaco.views.listing import Openings, Verdicts
+
+MAX_OCCURRENCES = 100_000
+#: How far beyond ``--until`` an occurrence still open is followed for its end.
+LOOKAHEAD = YEAR
+
+VERDICTS = Output(listing.VALIDATE, "text", "format", file_help=None)
+OPENINGS = Output(listing.WINDOWS, "text", "format (default: text)")
+PLANS = Output(listing.PLAN, "text", "format (default: text)")
+
+
+def unbounded_warnings(entries: Sequence[Window | InvalidWindow], now: int) -> dict[str, list[str]]:
+    """For each window that never closes (or not within a year): the warning, by key."""
+    out: dict[str, list[str]] = {}
+    for e in entries:
+        if isinstance(e, Window) and not e.freeze and e.never_closes(now):
+            out[e.key] = [
+                f"never closes: its occurrences chain without a gap ({e.start_time!r} for "
+                f"{e.duration_text}), so its nodes would stay under maintenance for good"
+            ]
+    return out
+
+
+def valid_windows(entries: Sequence[Window | InvalidWindow], err: TextIO) -> list[Window]:
+    """The valid windows; a note on ``err`` for each invalid one."""
+    for e in entries:
+        if isinstance(e, InvalidWindow):
+            err.write(listing.skipped(e))
+    return [e for e in entries if isinstance(e, Window)]
+
+
+def _validate(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO) -> int:
+    entries = source.windows(err)
+    if not entries:
+        err.write(f"no window ConfigMap selected by {args.configmap_selector!r} in the input\n")
+        return EXIT_OK
+    warnings = unbounded_warnings(entries, now_ns())
+    VERDICTS.write(Verdicts(entries, warnings), args, out)
+    out.flush()  # the verdicts, then the warnings about them (one order on a shared terminal)
+    if args.output == "text":
+        for key, lines in warnings.items():
+            for line in lines:
+                err.write(f"warning: {one_line(key)} {line}\n")
+    return EXIT_OK if all(isinstance(e, Window) for e in entries) else EXIT_INVALID
+
+
+def _validate_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
+    VERDICTS.add_flags(p)
+
+
+VALIDATE = Command(
+    "validate",
+    _validate,
+    {KUMACO: "check window ConfigMaps (offline)"},
+    _validate_flags,
+    files=Files(),
+)
+
+
+def _span(args: argparse.Namespace, source: Source) -> tuple[int, int]:
+    """``--from``/``--until``: both given offline; in the cluster, defaults from now."""
+    if not isinstance(source, FilesSource):
+        return time_range(args, now_ns())
+    start, until = time_flag(args.from_), time_flag(args.until)
+    if until <= start:
+        raise UsageError("--until must be after --from")
+    return start, until
+
+
+def _windows(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO) -> int:
+    start, until = _span(args, source)
+    windows = valid_windows(source.windows(err), err)
+    found, truncated = occurrences(windows, start, until, args.limit, LOOKAHEAD)
+    if truncated:
+        err.write(f"warning: output truncated to {args.limit} occurrences (--limit)\n")
+    OPENINGS.write(Openings(found, windows), args, out)
+    return EXIT_OK
+
+
+def _windows_flags(p: argparse.ArgumentParser, cluster: bool) -> None:
+    if cluster:
+        p.add_argument("--from", dest="from_", metavar="T", help="RFC 3339 (default: now)")
+        p.add_argument("--until", metavar="T", help="RFC 3339 (default: --from + 7 days)")
+    else:
+        p.add_argument("--from", dest="from_", required=True, metavar="T", help=TIME_HELP)
+        p.add_argument("--until", required=True, metavar="T", help=TIME_HELP)
+    OPENINGS.add_flags(p)
+    p.add_argument("--limit", type=int, default=MAX_OCCURRENCES, help=argparse.SUPPRESS)
+
+
+WINDOWS = Command(
+    "windows",
+    _windows,
+    {
+        KUMACO: "list when windows are open (offline)",
+        KUBECTL: "when the cluster's windows are open",
+    },
+    _windows_flags,
+    files=Files(),
+)
+
+
+def _plan(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO) -> int:
+    _instance, policy = policy_from_args(args)
+    at = time_flag(args.at) if args.at else now_ns()
+    windows = valid_windows(source.windows(err), err)
+    PLANS.write(plan(windows, source.nodes(policy.owned), at, policy), args, out)
+    return EXIT_OK
+
+
+def _plan_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
+    p.add_argument("--at", metavar="T", help="the instant to plan for (default: now)")
+    PLANS.add_flags(p)
+
+
+PLAN = Command(
+    "plan",
+    _plan,
+    {
+        KUMACO: "what the controller would set on each node (offline)",
+        KUBECTL: "what kumaco would set on each node of the cluster",
+    },
+    _plan_flags,
+    files=PLANNER_INPUT,
+    policy=True,
+    env=True,
+    reads_nodes=True,
+)

@@ -1,0 +1,206 @@
+"""The command registry of ``kumaco`` and ``kubectl kumaco``: each command defined once.
+
+Contract: a :class:`Command` is a name, a body, its flags and the programs that
+offer it (with its one-line help in each). Its body is written once against a
+:class:`Source` -- where its windows and nodes come from: files for ``kumaco``
+(:class:`~kumaco.cmd.common.FilesSource`, what :class:`Files` says it reads),
+the cluster for ``kubectl kumaco`` (:class:`~kumaco.cmd.cluster.ClusterSource`).
+A :class:`Program` lists its commands and builds its parser from them, in one
+shape for all: the input (file arguments, or the connection flags), the
+command's flags, ``--configmap-selector`` (offline), then the policy flags.
+Its :meth:`Program.main` runs the chosen body: a
+:class:`~kumaco.cmd.flags.UsageError` is exit status 2 and a
+:class:`~kumaco.cmd.cluster.ClusterError` 1, each one line on standard error
+naming the program and the command; a closed pipe is success.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol, TextIO
+
+from kumaco import __version__
+from kumaco.cmd.cluster import Cluster, ClusterError, ClusterSource
+from kumaco.cmd.common import EXIT_OK, EXIT_USAGE, FilesSource, add_input_flags
+from kumaco.cmd.flags import UsageError, add_policy_flags, apply_env_defaults
+from kumaco.core.nodes import NodeSet
+from kumaco.core.windows import InvalidWindow, Window
+
+EXIT_CLUSTER = 1
+#: The two programs, by the name they are invoked as.
+KUMACO, KUBECTL = "kumaco", "kubectl kumaco"
+NODES_HELP = "as printed by kubectl get nodes -o yaml|json"
+
+
+class Source(Protocol):
+    """Where a command's input comes from: files or the cluster."""
+
+    def windows(self, err: TextIO) -> list[Window | InvalidWindow]:
+        """The window ConfigMaps, valid or not (notes about the input on ``err``)."""
+        ...
+
+    @property
+    def has_nodes(self) -> bool:
+        """Whether there are nodes to read."""
+        ...
+
+    def nodes(self, owned: tuple[str, ...] = ()) -> NodeSet:
+        """The nodes (``owned``: the condition types whose writers to keep)."""
+        ...
+
+    def origin(self, detailed: bool = False) -> str:
+        """What the input was, for a caption (``detailed``: with the selectors)."""
+        ...
+
+
+Body = Callable[[argparse.Namespace, Source, TextIO, TextIO], int]
+#: A parsed command line's handler: ``(args, out, err, stdin) -> exit status``.
+Handler = Callable[[argparse.Namespace, TextIO, TextIO, TextIO], int]
+
+
+@dataclass(frozen=True)
+class Files:
+    """What a command reads offline: the window files and maybe a node list.
+
+    ``windows_flag``: the windows are ``--windows FILE...`` (else positional ``FILE...``);
+    ``nodes``: ``--nodes FILE``'s help (None: no ``--nodes``), required or not.
+    """
+
+    windows_flag: bool = False
+    nodes: str | None = None
+    nodes_required: bool = False
+
+    def add_flags(self, p: argparse.ArgumentParser) -> None:
+        if self.windows_flag:
+            p.add_argument("--windows", nargs="+", required=True, metavar="FILE")
+        else:
+            p.add_argument("windows", nargs="+", metavar="FILE")
+        if self.nodes is not None:
+            p.add_argument("--nodes", required=self.nodes_required, metavar="FILE", help=self.nodes)
+
+
+#: What ``plan`` and ``forecast`` read offline: ``--windows FILE...`` and ``--nodes FILE``.
+PLANNER_INPUT = Files(windows_flag=True, nodes=NODES_HELP, nodes_required=True)
+
+
+def _no_flags(_p: argparse.ArgumentParser, _cluster: bool) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command, for every program that offers it.
+
+    ``help``: the program (:data:`KUMACO`, :data:`KUBECTL`) -> the command's one-line
+    help there. ``flags(parser, cluster)`` adds its own flags (``cluster``: for
+    ``kubectl kumaco``). ``files``: what it reads offline (None: no input files, so
+    no ``--configmap-selector`` either). ``policy``: it takes the policy flags.
+    ``env``: offline, ``KUMACO_<FLAG>`` sets its flags' defaults.
+    """
+
+    name: str
+    run: Body
+    help: Mapping[str, str]
+    flags: Callable[[argparse.ArgumentParser, bool], None] = _no_flags
+    files: Files | None = None
+    policy: bool = False
+    env: bool = False
+    #: ``kubectl kumaco``: the command lists nodes with ``--node-selector``.
+    reads_nodes: bool = False
+
+
+@dataclass(frozen=True)
+class Program:
+    """``kumaco`` (offline: files) or ``kubectl kumaco`` (the cluster), and its commands.
+
+    ``label`` names it in messages (``kumaco``, ``kubectl-kumaco``); ``connection``
+    adds its connection flags to the top parser and each command's (cluster only).
+    """
+
+    name: str
+    label: str
+    description: str
+    commands: Sequence[Command]
+    connection: Callable[[argparse.ArgumentParser], None] | None = None
+    connect: Callable[[argparse.Namespace], Cluster] | None = None
+
+    def build_parser(self) -> argparse.ArgumentParser:
+        """The argument parser of every command of the program."""
+        parser = argparse.ArgumentParser(prog=self.name, description=self.description)
+        parser.add_argument("--version", action="version", version=f"{self.label} {__version__}")
+        if self.connection is not None:
+            self.connection(parser)
+        sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+        with_env: list[argparse.ArgumentParser] = []
+        for command in self.commands:
+            p = sub.add_parser(command.name, help=command.help[self.name])
+            self._add_flags(p, command)
+            p.set_defaults(func=self._bind(command))
+            if command.env and self.connection is None:
+                with_env.append(p)
+        # KUMACO_<FLAG> sets any flag's default: all of run's, and the policy flags of plan and
+        # forecast (the same flags, with the same meaning, as the operator's environment).
+        try:
+            for p in with_env:
+                apply_env_defaults(p, os.environ)
+        except UsageError as exc:
+            parser.error(str(exc))
+        return parser
+
+    def _add_flags(self, p: argparse.ArgumentParser, command: Command) -> None:
+        cluster = self.connection is not None
+        if self.connection is not None:
+            self.connection(p)
+        elif command.files is not None:
+            command.files.add_flags(p)
+        command.flags(p, cluster)
+        if not cluster and command.files is not None:
+            add_input_flags(p)
+        if command.policy:
+            add_policy_flags(p)
+
+    def _bind(self, command: Command) -> Handler:
+        """The command's body with its source: the files named, or a cluster connection."""
+        connect, files = self.connect, command.files
+
+        def offline(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
+            paths: Sequence[str] = args.windows if files is not None else ()
+            nodes = args.nodes if files is not None and files.nodes is not None else None
+            return command.run(args, FilesSource(paths, nodes, args, stdin), out, err)
+
+        def online(args: argparse.Namespace, out: TextIO, err: TextIO, _stdin: TextIO) -> int:
+            from kumaco.kube.errors import ApiError, TransportError  # noqa: PLC0415
+
+            assert connect is not None
+            cluster = connect(args)
+            try:
+                source = ClusterSource(cluster, args, command.reads_nodes)
+                return command.run(args, source, out, err)
+            except TransportError as exc:
+                raise ClusterError(f"cannot reach the API server: {exc}") from None
+            except ApiError as exc:
+                raise ClusterError(f"{exc.status} {exc.reason}: {exc.message}") from None
+            finally:
+                cluster.close()
+
+        return offline if connect is None else online
+
+    def main(self, argv: Sequence[str] | None = None, stdin: TextIO | None = None) -> int:
+        """Parse ``argv``, run the command, turn its errors into exit codes."""
+        out, err = sys.stdout, sys.stderr
+        args = self.build_parser().parse_args(argv)
+        try:
+            rc: int = args.func(args, out, err, stdin or sys.stdin)
+        except UsageError as exc:
+            err.write(f"{self.label} {args.command}: {exc}\n")
+            return EXIT_USAGE
+        except ClusterError as exc:
+            err.write(f"{self.label} {args.command}: {exc}\n")
+            return EXIT_CLUSTER
+        except BrokenPipeError:  # e.g. `kumaco windows ... | head`
+            return EXIT_OK
+        return rc
