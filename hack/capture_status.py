@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Capture the real outputs shown in docs/status.md and the README's debugging section.
+"""Capture the real outputs shown in docs/status.md and docs/observability.md.
 
     python hack/capture_status.py > /tmp/status-transcript.md
 

@@ -4,9 +4,9 @@
   ``UnderMaintenance=False``); both get SIGTERM; a window ConfigMap, already open, is created
   while none runs; two new replicas start. The nodes the window selects get
   ``UnderMaintenance=True`` (the other stays False), and ``WindowStarted`` is on the server
-  exactly once -- also after a takeover makes the other replica announce it again (the
-  README: once per occurrence, also across restarts). The time from the start to the
-  conditions being right is recorded (``catch_up.open_s``).
+  exactly once -- also after a takeover makes the other replica announce it again
+  (docs/observability.md, Events: once per occurrence, also across restarts). The time from
+  the start to the conditions being right is recorded (``catch_up.open_s``).
 * **A close missed while kumaco was down.** A window open now that closes a few seconds
   later (no minute boundary waited for); two replicas announce it (``WindowStarted``) and
   mark its nodes, both get SIGTERM before it closes, it closes while none runs (the watcher

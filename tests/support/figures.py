@@ -1,7 +1,8 @@
 """Published figures: recorded by the tests that measure them, checked against the docs.
 
-Contract. Every measured figure in README.md and docs/*.md comes from a named command
-whose output is kept in ``docs/*.json``:
+Contract. Every measured figure in the documents (:func:`documents`: README.md,
+CONTRIBUTING.md and docs/*.md) comes from a named command whose output is kept in
+``docs/*.json``:
 
 * the e2e tests record what they measure with :meth:`Figures.record` (the session
   fixture ``figures``, tests/conftest.py); when ``KUMACO_FIGURES`` names a file,
@@ -527,16 +528,21 @@ class CiComparison:
     problems: list[str] = field(default_factory=list)
 
 
+def documents(root: Path) -> list[Path]:
+    """The Markdown files whose figures are checked: README.md, CONTRIBUTING.md, docs/*.md."""
+    return [root / "README.md", root / "CONTRIBUTING.md", *sorted((root / "docs").glob("*.md"))]
+
+
 def ci_figures(root: Path, fresh: Path) -> tuple[list[str], list[str]]:
     """CI's check of the docs' e2e quotes against this run (hack/ci_verdict.py).
 
-    ``(report lines, problems)``: every quote of ``docs/e2e-figures.json`` in README.md
-    and docs/*.md compared with ``fresh`` (``artifacts/figures.json``); a missing
+    ``(report lines, problems)``: every quote of ``docs/e2e-figures.json`` in the
+    :func:`documents` compared with ``fresh`` (``artifacts/figures.json``); a missing
     ``fresh`` is a problem, since the e2e tier always records figures.
     """
     if not fresh.is_file():
         return [], [f"{fresh}: no figures recorded: the docs' e2e figures cannot be compared"]
-    docs = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    docs = documents(root)
     kept = root / "docs" / "e2e-figures.json"
     got = compare_with_run(docs, root, kept, fresh)
     run = record_of(load(kept))

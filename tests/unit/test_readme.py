@@ -4,10 +4,11 @@ Every ```console block whose commands are all ``kumaco ...`` (or ``echo $?``) is
 in docs/examples with the installed console script, standard error merged into
 standard output as a terminal shows them, and must print exactly what the README
 shows. Blocks with other commands (``kubectl``, the demo) are not run: they need a
-cluster. The README's indented ``kubectl kumaco status`` block (in "Operating it") is
-checked against its source instead: it must be, line for line once its indentation is
-removed, the transcript of the same command in docs/status.md, both captured by
-``python hack/capture_status.py`` from the test control plane with kumaco running.
+cluster. The indented ``kubectl kumaco status`` block of docs/observability.md (it was
+the README's, in "Debugging") is checked against its source instead: it must be, line
+for line once its indentation is removed, the transcript of the same command in
+docs/status.md, both captured by ``python hack/capture_status.py`` from the test control
+plane with kumaco running.
 """
 
 from __future__ import annotations
@@ -69,10 +70,10 @@ def test_a_readme_example_prints_what_the_readme_shows(block: list[tuple[str, st
         assert got == expected, f"$ {command}"
 
 
-def indented_status_block(readme: str) -> str:
-    """The README's indented console block of ``kubectl kumaco status``, indentation removed."""
-    m = re.search(r"```console\n(  \$ kubectl kumaco status .*?)\n  ```\n", readme, re.S)
-    assert m, "README.md has no indented `kubectl kumaco status` console block"
+def indented_status_block(doc: str) -> str:
+    """The indented console block of ``kubectl kumaco status`` in ``doc``, indentation removed."""
+    m = re.search(r"```console\n(  \$ kubectl kumaco status .*?)\n  ```\n", doc, re.S)
+    assert m, "docs/observability.md has no indented `kubectl kumaco status` console block"
     lines = m.group(1).split("\n")
     assert all(line.startswith("  ") for line in lines), "a line of the block is not indented"
     return "".join(line[2:] + "\n" for line in lines)
@@ -84,7 +85,7 @@ def captured_status(status_md: str) -> str:
     return status_md[start : status_md.index("```", start)]
 
 
-def test_the_readme_status_block_is_the_captured_transcript() -> None:
-    block = indented_status_block((ROOT / "README.md").read_text())
+def test_the_observability_status_block_is_the_captured_transcript() -> None:
+    block = indented_status_block((ROOT / "docs" / "observability.md").read_text())
     assert block.startswith(STATUS_COMMAND)
     assert block == captured_status((ROOT / "docs" / "status.md").read_text())
