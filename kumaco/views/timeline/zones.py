@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
 from kumaco.core.durations import HOUR, SECOND
-from kumaco.core.zones import load_zone
 from kumaco.core.times import to_datetime
+from kumaco.core.zones import load_zone
 
 
 def local_time(t: int, zone_name: str) -> dt.datetime:
