@@ -10,7 +10,7 @@ Contract:
   fields passed as ``extra=``, every key in lowerCamelCase (as Kubernetes'
   structured logging); a logged exception adds ``exception`` (its traceback).
   Values go in fields (window, node, namespace, reason, identity), never into
-  ``msg``. The schema is stable (:data:`LOG_KEYS`); README lists the keys.
+  ``msg``. The schema is stable (:data:`LOG_KEYS`); docs/observability.md lists the keys.
 * :func:`serve_metrics` exposes the private registry of
   :class:`kumaco.controller.metrics.Metrics` (no global default registry).
 * :class:`HealthServer` answers ``/healthz`` (the process and its election

@@ -12,7 +12,7 @@ derived once, with the policy, by :func:`~kumaco.cmd.flags.policy_from_args`), t
 errors with the flag's name. Flag names follow controller-runtime where one
 exists; the policy flags are :mod:`kumaco.cmd.flags`'s, shared with ``plan``.
 
-Exit codes of ``kumaco run`` (documented in the README):
+Exit codes of ``kumaco run`` (documented in docs/reference.md):
 
 * 0 -- stopped by SIGTERM/SIGINT;
 * 1 -- cannot start (no API access, bad configuration);

@@ -7,7 +7,7 @@ with the process, platform and garbage-collector collectors of
 attributes and callbacks (:meth:`Metrics.observe_request` for every API
 request, :meth:`Metrics.watch_restarted` for every watch that ended),
 :func:`kumaco.cmd.observability.serve_metrics` exposes it. The names, labels
-and meanings are listed in README.md (Metrics); alerts on them are in
+and meanings are listed in docs/observability.md (Metrics); alerts on them are in
 kustomize/components/monitoring.
 
 Gauges about the nodes (under maintenance, in progress, conflicts, holders)

@@ -7,7 +7,7 @@ has one table of its formats (format name -> renderer): :data:`VALIDATE`
 (:class:`Verdicts`), :data:`WINDOWS` (:class:`Openings`; also ``ics``),
 :data:`PLAN` (a :class:`~kumaco.core.planner.Plan`) and :data:`FORECAST` (a
 :class:`~kumaco.core.forecast.Forecast`); ``yaml`` is the JSON document as
-YAML. The JSON shapes are a contract (README): ``validate`` a list of
+YAML. The JSON shapes are a contract (docs/reference.md): ``validate`` a list of
 ``{namespace, name, valid, errors: [{key, message}], warnings}``;
 ``windows`` a list of ``{namespace, name, start, end}`` (``end`` null for an
 occurrence that never closes, ``freeze: true`` for a freeze); ``plan`` ``{at,
