@@ -10,7 +10,7 @@ The rates' defaults are a real fleet's (docs/benchmarks.md, "A living
 cluster"); ``--churn-scale`` multiplies the rare events. The micro-benchmarks
 alone: ``--planner``, ``--memory``, ``--levers NODES``; a kumaco follower alone
 over many static nodes (memory where a full run cannot finish): ``--probe NODES``. What is measured, and how:
-``tests/support/bench.py``.
+``tools/bench.py``.
 """
 
 from __future__ import annotations
@@ -23,17 +23,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.support.bench import (
+from tests.support.env.kwok import KwokSettings
+from tools.bench import (
     Scale,
     follower_probe,
     memory_per_node,
     planner_benchmark,
     run_benchmarks,
 )
-from tests.support.benchreport import write_chart, write_markdown
-from tests.support.churn import ChurnRates
-from tests.support.kwok import KwokSettings
-from tests.support.levers import lever_benchmarks
+from tools.benchreport import write_chart, write_markdown
+from tools.churn import ChurnRates
+from tools.levers import lever_benchmarks
 
 
 def main() -> int:

@@ -3,7 +3,7 @@
 
 Usage: ``python hack/bench_transport.py [--nodes 50] [--writes 2000] [--rounds 5]
 [--kumaco-src DIR] [--output FILE]``. It starts its own control plane, registers the
-nodes, and prints (and writes to --output) what tests/support/transport_bench.py
+nodes, and prints (and writes to --output) what tools/transport_bench.py
 measures. ``--kumaco-src DIR`` measures another kumaco tree (e.g. an older commit:
 ``git archive <commit> kumaco | tar -x -C DIR``): its ``kumaco`` package is imported
 first. docs/benchmarks.md shows a before/after run and the commands.
@@ -32,8 +32,8 @@ def main() -> int:
         sys.path.insert(0, str(a.kumaco_src.resolve()))
     sys.path.insert(1 if a.kumaco_src is not None else 0, str(ROOT))
 
-    from tests.support.controlplane import ControlPlane, ensure_assets, seed_nodes
-    from tests.support.transport_bench import measure
+    from tests.support.env.controlplane import ControlPlane, ensure_assets, seed_nodes
+    from tools.transport_bench import measure
 
     with (
         tempfile.TemporaryDirectory(prefix="kumaco-transport-bench-") as tmp,

@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.support.controlplane import ControlPlane, ensure_assets
-from tests.support.harness import MIP, REQUIRED, UM, Api, Kumaco, condition_status, wait_for
+from tests.support.env.controlplane import ControlPlane, ensure_assets
+from tests.support.env.harness import MIP, REQUIRED, UM, Api, Kumaco, condition_status, wait_for
 
 NS = "maintenance"
 SCENE = "kured.dev/RebootInhibited"

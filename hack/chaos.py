@@ -4,7 +4,7 @@
 ``python hack/chaos.py`` runs the full form (30 kills, default lease timings, its own
 control plane; a stand-in kured rebooting the admitted nodes, reboots outlasting the
 window, blockers raised mid-maintenance) and writes its summary to ``--output``; exit
-status 0 if it passed. The scenario and its pass conditions: ``tests/support/chaos.py``.
+status 0 if it passed. The scenario and its pass conditions: ``tools/chaos.py``.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.support.chaos import Settings, full_form
-from tests.support.supervisor import Timings
+from tests.support.env.supervisor import Timings
+from tools.chaos import Settings, full_form
 
 
 def main() -> int:

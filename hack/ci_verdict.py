@@ -3,10 +3,10 @@
 
 ``python hack/ci_verdict.py JUNIT.xml [JUNIT.xml ...] artifacts/e2e-proof.json`` (the
 tiers' JUnit reports, read as one, then the e2e proof); exit status 1
-with the reasons on stderr when the run must fail. The rules: ``tests/support/junit.py``;
+with the reasons on stderr when the run must fail. The rules: ``tests/support/judges/junit.py``;
 and the docs' quotes of docs/e2e-figures.json must be reproduced by this run's
 ``figures.json`` (next to the e2e proof: ``artifacts/figures.json``), within the tolerance
-of ``tests/support/figures.py`` (:func:`~tests.support.figures.ci_figures`).
+of ``tests/support/judges/figures.py`` (:func:`~tests.support.judges.figures.ci_figures`).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.support.figures import ci_figures
-from tests.support.junit import verdict
+from tests.support.judges.figures import ci_figures
+from tests.support.judges.junit import verdict
 
 ROOT = Path(__file__).resolve().parent.parent
 

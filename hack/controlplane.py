@@ -8,7 +8,7 @@ Command-line contract (other tools script against it; keep it stable)::
         of the benchmarks; found through TEST_ASSET_KWOK, $KUBEBUILDER_ASSETS
         or the cache, built otherwise) and kured v2's prototype agents (the
         real-agents tests; found through TEST_ASSET_KURED_V2 or the cache,
-        built from the shared archive otherwise: tests/support/kured.py);
+        built from the shared archive otherwise: tests/support/env/kured.py);
         print the directory holding kube-apiserver and etcd (one line on
         stdout; progress on stderr).
     python hack/controlplane.py up --kubeconfig PATH [--nodes N]
@@ -18,7 +18,7 @@ Command-line contract (other tools script against it; keep it stable)::
         both processes and remove all temporary data.
 
 The library (asset look-up and build, PKI, :class:`ControlPlane`, Node seeding)
-is ``tests/support/controlplane.py``.
+is ``tests/support/env/controlplane.py``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.support.controlplane import ensure_assets, ensure_kwok, log, serve
+from tests.support.env.controlplane import ensure_assets, ensure_kwok, log, serve
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -57,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         assets = ensure_assets()
         if args.cmd == "assets":
             log(f"kwok: {ensure_kwok()}")
-            from tests.support.kured import ensure_kured  # its YAML needs the test extra
+            from tests.support.env.kured import ensure_kured  # its YAML needs the test extra
 
             log(f"kured v2 prototype: {ensure_kured()}")
     except RuntimeError as exc:

@@ -8,7 +8,7 @@ Contract (``hack/demo.sh`` installs everything, then runs this; tests run it dir
                         [--kill-after S] [--reboot-after S]
 
 The scenario, how it ends, what it cleans up and the lines a script may rely
-on: ``tests/support/demo.py``. Exit status: 0 after the scenario, --duration or
+on: ``tools/demo.py``. Exit status: 0 after the scenario, --duration or
 a stop signal; 1 when the set-up failed; 2 usage.
 """
 
@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 # Only the standard library at import time: --help works before the virtualenv exists.
-from tests.support.demo import Demo, DemoOptions
+from tools.demo import Demo, DemoOptions
 
 
 def _signal_name(text: str) -> str:

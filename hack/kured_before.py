@@ -7,7 +7,7 @@ simulated machines, 5 needing a reboot, a ceiling of 2) on a control plane of it
 the kumaco of that source tree (``git -C . worktree add /tmp/kumaco-c25f683 c25f683``),
 observes it for ``--seconds`` without stopping at the first excess reboot, and writes the
 reboots per node, the most nodes in progress / disrupted / down at once (audit log replays
-and the machines' reboot log, tests/support/kured.py) with the command and the commit.
+and the machines' reboot log, tests/support/env/kured.py) with the command and the commit.
 ``--scheduler kured`` puts kured's own ``maintenance-scheduler`` in kumaco's place (its
 window opens at the next minute); ``--also-kured`` records both side by side. Exit 0 once
 written: it records, it does not judge.
@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.support.kured import fleet_record
+from tools.kured_record import fleet_record
 
 
 def _commit(tree: Path) -> str:

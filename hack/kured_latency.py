@@ -3,8 +3,8 @@
 
 Usage: ``python hack/kured_latency.py`` (1,000 nodes, kwok's kubelet-default heartbeats,
 a 180 s bound; writes docs/kured-v2-latency.json and prints a summary). ``--churn`` also
-measures both controllers again under tests/support/churn.py's default fleet rates. What
-is measured, and how: ``tests/support/kured_latency.py``; the reading: docs/kured-v2-latency.md.
+measures both controllers again under tools/churn.py's default fleet rates. What
+is measured, and how: ``tools/kured_latency.py``; the reading: docs/kured-v2-latency.md.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.support.churn import ChurnRates
-from tests.support.kured_latency import Settings, run, summary
-from tests.support.kwok import KwokSettings
+from tests.support.env.kwok import KwokSettings
+from tools.churn import ChurnRates
+from tools.kured_latency import Settings, run, summary
 
 
 def main() -> int:

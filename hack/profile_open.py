@@ -2,7 +2,7 @@
 """Where kumaco's CPU goes during one window opening over every node (py-spy; not in CI).
 
 ``python hack/profile_open.py [--nodes 5000] [--no-follower]``; needs py-spy
-(``pip install -e ".[profile]"``). What it runs and prints: ``tests/support/profile.py``.
+(``pip install -e ".[profile]"``). What it runs and prints: ``tools/profile.py``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.support.profile import profile_opening
+from tools.profile import profile_opening
 
 
 def main() -> int:

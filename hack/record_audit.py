@@ -2,7 +2,7 @@
 """Record the audit logs the ceiling judge's unit tests replay (tests/data/audit/).
 
 ``python hack/record_audit.py`` starts its own audited control plane, runs the scenario of
-``tests/support/violation.py`` twice -- with kumaco as built, and with a test-only
+``tests/support/judges/violation.py`` twice -- with kumaco as built, and with a test-only
 monkeypatch that grants one node more than the ceiling -- and writes the audit-log lines
 about each run's nodes to ``tests/data/audit/honest.log`` and ``tests/data/audit/broken.log``.
 """
@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.support.audit import audited_control_plane
-from tests.support.violation import record_run
+from tests.support.env.auditing import audited_control_plane
+from tests.support.judges.violation import record_run
 
 
 def main() -> int:

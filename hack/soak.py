@@ -3,7 +3,7 @@
 
 Not part of CI. ``python hack/soak.py [--minutes 30]`` writes ``--output`` and a
 summary on stdout; exit status 0 if every pass condition held, else 1. The
-scenario, its checks and how resources are judged: ``tests/support/soak.py``.
+scenario, its checks and how resources are judged: ``tools/soak.py``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.support.soak import SoakOptions, soak
+from tools.soak import SoakOptions, soak
 
 
 def main() -> int:

@@ -38,7 +38,7 @@ export CONTAINERS_CONF="${CONTAINERS_CONF:-$PWD/hack/containers.conf}"
 
 mkdir -p artifacts
 export KUMACO_E2E_PROOF="$PWD/artifacts/e2e-proof.json"
-export KUMACO_FIGURES="$PWD/artifacts/figures.json"  # what the tests measure (tests/support/figures.py)
+export KUMACO_FIGURES="$PWD/artifacts/figures.json"  # what the tests measure (tests/support/judges/figures.py)
 rm -f "$KUMACO_E2E_PROOF" "$KUMACO_FIGURES" artifacts/junit*.xml artifacts/tiers.txt
 echo "setup: $(($(date +%s) - started))s" >> artifacts/tiers.txt
 if [ "$#" -gt 0 ]; then
@@ -51,8 +51,8 @@ fi
 mypy_key=$({ python -c 'import sys; print(sys.version)'; cat pyproject.toml; } | sha256sum | cut -c1-16)
 export MYPY_CACHE_DIR="${KUMACO_CACHE_DIR:-$HOME/.cache/kumaco}/mypy/$mypy_key"
 static_checks() {
-  ruff check kumaco tests hack &&
-    ruff format --check kumaco tests hack &&
+  ruff check kumaco tests tools hack &&
+    ruff format --check kumaco tests tools hack &&
     mypy &&
     lint-imports &&
     bash hack/static-checks.sh

@@ -17,7 +17,7 @@ Hypothesis profiles (``HYPOTHESIS_PROFILE``, or pytest's ``--hypothesis-profile`
 In ``dev`` the session draws one seed (or takes ``--hypothesis-seed``), prints it in
 the header and again after a failing test: ``--hypothesis-seed=N`` replays the run.
 
-Figures: the session fixture ``figures`` (:class:`tests.support.figures.Figures`) collects
+Figures: the session fixture ``figures`` (:class:`tests.support.judges.figures.Figures`) collects
 what the tests measure; with ``KUMACO_FIGURES`` set the session writes them there.
 Under pytest-xdist the workers write parts of it and of the e2e proof
 (``KUMACO_E2E_PROOF``), which the controller merges when the session ends.
@@ -34,9 +34,9 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-from tests.support.figures import ENV as FIGURES_ENV
-from tests.support.figures import Figures
-from tests.support.workers import clear, merge_figures, merge_proofs, per_worker
+from tests.support.env.workers import clear, merge_figures, merge_proofs, per_worker
+from tests.support.judges.figures import ENV as FIGURES_ENV
+from tests.support.judges.figures import Figures
 
 PROOF_ENV = "KUMACO_E2E_PROOF"
 
@@ -105,7 +105,7 @@ def figures() -> Iterator[Figures]:
     """What the tests measure, written to ``$KUMACO_FIGURES`` at the end of the session.
 
     Under pytest-xdist each worker writes its part and the controller merges them
-    (tests/support/workers.py).
+    (tests/support/env/workers.py).
     """
     recorded = Figures()
     yield recorded

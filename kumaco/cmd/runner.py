@@ -4,7 +4,7 @@ Contract: :func:`run` takes a :class:`~kumaco.cmd.settings.Settings` and returns
 the process exit code (see :mod:`kumaco.cmd.settings`). Its ``now_ns`` is the one wall
 clock of the process -- the controller's instants and the Lease's times alike -- and is
 :func:`kumaco.cmd.common.now_ns` unless a caller injects another (the tests run kumaco
-through ``tests/support/shifted.py`` to put it a known time before a window opens,
+through ``tests/support/env/shifted.py`` to put it a known time before a window opens,
 instead of waiting for the wall clock: no flag or variable of the product changes it).
 SIGTERM and SIGINT stop the controller cleanly (in-flight writes finish, a leader
 releases its Lease, exit 0). Nothing here decides anything; it only connects the parts.

@@ -15,7 +15,7 @@ the time forward at all (a calendar day skipped by a date-line change) robfig
 loops forever; this steps on by one more day (month) until the time moves.
 
 The executable specification is ``next_reference`` in
-``tests/support/reference.py``; this takes shortcuts only where they cannot
+``tests/support/judges/reference.py``; this takes shortcuts only where they cannot
 change the answer (runs of identical steps over a constant zone offset).
 Pure: reads no clock, does no I/O.
 """
@@ -82,7 +82,7 @@ def next_fire(s: CronSchedule, after: int) -> int | None:
     """The next firing, as robfig's ``SpecSchedule.Next`` finds it, in jumps where it can.
 
     The executable specification, replayed line by line, is ``next_reference``
-    in ``tests/support/reference.py``; this must agree with it everywhere. A
+    in ``tests/support/judges/reference.py``; this must agree with it everywhere. A
     jump over a run of identical steps is only taken where the zone offset is
     constant over the whole run (so every skipped step would have been a plain
     ``+60s``/``+1h``/``+1 day`` that matched nothing); otherwise the step is

@@ -14,7 +14,7 @@ Contract
   the instant on which that offset is constant; callers may cache it.
 * Go's ``time.Date`` (used by the schedule engine as ``_Offsets.date``, and
   kept whole, with ``AddDate`` and the wall-clock reading, as the reference in
-  ``tests/support/reference.py``): out-of-range month, day, hour, minute and
+  ``tests/support/judges/reference.py``): out-of-range month, day, hour, minute and
   second are normalised by carrying (floor division), and a wall clock that
   falls into a gap or an overlap resolves the way Go resolves it::
 

@@ -1,8 +1,8 @@
 """Fixtures for the end-to-end tier: a real kube-apiserver + etcd on loopback.
 
 The control plane is the very code of ``hack/controlplane.py`` (its library,
-``tests/support/controlplane.py``), started once per session, with the audit
-policy of ``tests/support/audit.py``. If its binaries cannot be found or built the session FAILS:
+``tests/support/env/controlplane.py``), started once per session, with the audit
+policy of ``tests/support/judges/audit.py``. If its binaries cannot be found or built the session FAILS:
 these tests are never skipped, because a silently skipped e2e tier would let
 a broken controller pass CI.
 
@@ -19,7 +19,7 @@ a fixture of its closure is a started :class:`ControlPlane` (``control_plane``,
 ``own_control_plane``, a module's own such as test_kured_v2's ``plane``, or anything built
 on them), or it started one itself during its call (the benchmarks' short forms), or it
 carries the marker ``real_server(why)``: its server runs in a process it starts
-(hack/demo.py). ``.ci/run`` checks that file (tests/support/junit.py): every test of
+(hack/demo.py). ``.ci/run`` checks that file (tests/support/judges/junit.py): every test of
 tests/e2e must be listed, so a test that touches no server fails CI until it moves to
 tests/unit.
 """
@@ -36,11 +36,11 @@ from typing import Any
 import pytest
 from kubernetes import client, config
 
-from tests.support.audit import audit_args
-from tests.support.controlplane import ControlPlane, ensure_assets
-from tests.support.figures import Figures
-from tests.support.harness import Api, Kumaco, Shift
-from tests.support.workers import per_worker
+from tests.support.env.auditing import audit_args
+from tests.support.env.controlplane import ControlPlane, ensure_assets
+from tests.support.env.harness import Api, Kumaco, Shift
+from tests.support.env.workers import per_worker
+from tests.support.judges.figures import Figures
 
 #: Rough wall time of the longest modules (s), measured in CI: under pytest-xdist they are
 #: handed out first, so that no long module starts last and keeps the run waiting.
@@ -169,7 +169,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
 
 
 def _audited(logs: Path, figures: Figures) -> ControlPlane:
-    """A started control plane auditing with tests/support/audit.py's policy into ``logs``."""
+    """A started control plane auditing with tests/support/judges/audit.py's policy into ``logs``."""
     try:
         assets = ensure_assets()
     except RuntimeError as exc:
@@ -231,7 +231,7 @@ def raw(control_plane: ControlPlane) -> Api:
 def spawn(kubeconfig_path: Path, tmp_path: Path) -> Iterator[Callable[..., Kumaco]]:
     """Start ``kumaco run`` processes (admin kubeconfig); any left alive is SIGKILLed after.
 
-    ``shift``: run it on a shifted wall clock (:func:`tests.support.harness.shift_before`).
+    ``shift``: run it on a shifted wall clock (:func:`tests.support.env.harness.shift_before`).
     """
     started: list[Kumaco] = []
 
@@ -244,7 +244,7 @@ def spawn(kubeconfig_path: Path, tmp_path: Path) -> Iterator[Callable[..., Kumac
         k = Kumaco(
             kubeconfig_path, args, tmp_path / f"{name}-{len(started)}.log", env or {}, name=name
         )
-        if shift is not None:  # kumaco's wall clock shifted (tests/support/shifted.py)
+        if shift is not None:  # kumaco's wall clock shifted (tests/support/env/shifted.py)
             k.launcher = shift.launcher
         started.append(k.start())
         return k

@@ -1,9 +1,9 @@
 """The ceiling judge live: the audit log of the session's API server catches a broken kumaco.
 
-A kumaco with a test-only monkeypatch (tests/support/violation.py: its planner gets a
+A kumaco with a test-only monkeypatch (tests/support/judges/violation.py: its planner gets a
 ceiling one higher than configured) grants MaintenanceInProgress to two nodes under
 ``--max-in-progress 1``. Replaying the audit log in commit order
-(tests.support.audit.judge_ceiling) must show exactly that, and agree with a separate
+(tests.support.judges.audit.judge_ceiling) must show exactly that, and agree with a separate
 watcher that did not relist; kumaco as built must show one.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.audit import judge_ceiling
-from tests.support.controlplane import ControlPlane
-from tests.support.violation import record_run
+from tests.support.env.controlplane import ControlPlane
+from tests.support.judges.audit import judge_ceiling
+from tests.support.judges.violation import record_run
 
 
 def test_the_audit_log_catches_a_kumaco_that_grants_one_node_too_many(

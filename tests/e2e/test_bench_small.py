@@ -1,6 +1,6 @@
 """The benchmark's short forms, each on its own control plane, as CI runs them.
 
-They keep hack/bench.py (tests/support/bench.py) working and assert the
+They keep hack/bench.py (tools/bench.py) working and assert the
 invariants that are counts, not times, read from the API server's audit log
 (kumaco's user agent): at most one successful status write per node at
 start-up and per window opening, and -- while no window changes -- no LIST and
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.bench import Scale, check, conflicts, run_scale
-from tests.support.churn import ChurnRates
-from tests.support.kwok import KwokSettings
+from tests.support.env.kwok import KwokSettings
+from tools.bench import Scale, check, conflicts, run_scale
+from tools.churn import ChurnRates
 
 
 def _show(label: str, res: dict[str, object]) -> None:

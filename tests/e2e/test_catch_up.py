@@ -41,10 +41,8 @@ from typing import Any
 
 import pytest
 
-from tests.support.audit import audit_check, judge_ceiling, read_audit_log
-from tests.support.controlplane import ControlPlane
-from tests.support.figures import Figures
-from tests.support.harness import (
+from tests.support.env.controlplane import ControlPlane
+from tests.support.env.harness import (
     MIP,
     REQUIRED,
     RUN_LABEL,
@@ -57,8 +55,10 @@ from tests.support.harness import (
     unique,
     wait_for,
 )
-from tests.support.harness import holding as holding_now
-from tests.support.supervisor import Timings, leader_of, scope_flags, wait_leader
+from tests.support.env.harness import holding as holding_now
+from tests.support.env.supervisor import Timings, leader_of, scope_flags, wait_leader
+from tests.support.judges.audit import audit_check, judge_ceiling, read_audit_log
+from tests.support.judges.figures import Figures
 
 FAST = Timings(lease=4.0, renew=3.0, retry=1.0)
 #: The previous release: the commit before the exactly-once rule (boot markers).

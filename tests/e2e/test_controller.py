@@ -16,9 +16,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.support.controlplane import ControlPlane
-from tests.support.figures import Figures
-from tests.support.harness import (
+from tests.support.env.controlplane import ControlPlane
+from tests.support.env.harness import (
     MIP,
     RUN_LABEL,
     UM,
@@ -34,7 +33,8 @@ from tests.support.harness import (
     unique,
     wait_for,
 )
-from tests.support.supervisor import scope_flags
+from tests.support.env.supervisor import scope_flags
+from tests.support.judges.figures import Figures
 
 ALWAYS = {"startTime": "* * * * *", "duration": "2m"}  # fires every minute, lasts two: always open
 

@@ -16,7 +16,7 @@ import pytest
 from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
 
-from tests.support.controlplane import ControlPlane
+from tests.support.env.controlplane import ControlPlane
 
 
 def _node(name: str) -> client.V1Node:

@@ -1,7 +1,7 @@
 """The deployment manifests (kustomize/) against the real kube-apiserver.
 
 (What needs no server, the rendered manifests' contract of docs/deploy.md, is in
-tests/unit/test_manifests.py, rendered with the helpers of tests/support/manifests.py.)
+tests/unit/test_manifests.py, rendered with the helpers of tests/support/env/manifests.py.)
 
 Proven here, on the API server of ``hack/controlplane.py``:
 
@@ -57,10 +57,9 @@ from kubernetes.client.rest import ApiException
 
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import Window
-from tests.support.audit import forbidden, requests_of
-from tests.support.controlplane import ControlPlane
-from tests.support.harness import run_command, unique
-from tests.support.manifests import (
+from tests.support.env.controlplane import ControlPlane
+from tests.support.env.harness import run_command, unique
+from tests.support.env.manifests import (
     CLUSTER_SCOPED,
     COMPONENTS,
     KUSTOMIZE,
@@ -78,6 +77,7 @@ from tests.support.manifests import (
     render,
     rules_of,
 )
+from tests.support.judges.audit import forbidden, requests_of
 
 T = TypeVar("T")
 
@@ -430,7 +430,7 @@ def assert_no_forbidden(
     """The API server never refused kumaco's ServiceAccount (``ns/kumaco``) since ``since``.
 
     Judged from the API server's audit log, which records every request of a
-    ServiceAccount with its response code (tests/support/audit.py), not from kumaco's
+    ServiceAccount with its response code (tests/support/judges/audit.py), not from kumaco's
     own account: the log must show kumaco doing its whole job (node status, Lease,
     Events, its watches) and not one 403. kumaco's own log, which names every API
     error as '<status> <reason>: <message>', is a second opinion.

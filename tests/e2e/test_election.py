@@ -16,8 +16,8 @@ import pytest
 from kumaco.kube.client import Kube
 from kumaco.kube.config import load_configuration
 from kumaco.kube.election import LeaseElection
-from tests.support.clocks import FakeClock
-from tests.support.harness import Api, unique, wait_for
+from tests.support.env.clocks import FakeClock
+from tests.support.env.harness import Api, unique, wait_for
 
 
 @pytest.fixture

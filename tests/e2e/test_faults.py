@@ -1,6 +1,6 @@
 """Faults on the real control plane: kumaco recovers from each one, safely (issue: faults).
 
-Every test runs three replicas (``tests.support.supervisor.Supervisor`` restarts an exited one
+Every test runs three replicas (``tests.support.env.supervisor.Supervisor`` restarts an exited one
 after 0.5 s, as the kubelet would) with short lease timings (8 s / 5 s / 1 s, as
 tests/e2e/test_ha.py and test_lifecycle.py use) -- except the kube-apiserver kill, which
 keeps the production ones (15 s / 10 s / 2 s), so that one recovery is measured at the
@@ -13,7 +13,7 @@ for ``2m``). Once two nodes are in progress, one fault is injected:
 1. kube-apiserver SIGKILLed and started again;
 2. etcd paused (SIGSTOP) for two renew deadlines (10 s), then resumed;
 3. every connection cut, once a second for 10 s, by the loopback TCP proxy
-   that kumaco's kubeconfig points at (``tests/support/faultproxy.py``);
+   that kumaco's kubeconfig points at (``tests/support/env/faultproxy.py``);
 4. 409 conflicts: a second writer patches ``example.com/Heartbeat`` on the
    same nodes every 50 ms, so kumaco's resourceVersion-guarded status patches
    conflict;
@@ -38,7 +38,7 @@ then asserts:
 
 * restarts: at most 3 during the fault, none after recovery (a quiet period);
 * the API server's audit log, every write to the test's nodes replayed in
-  commit order (``tests.support.audit.judge_ceiling``), never shows more
+  commit order (``tests.support.judges.audit.judge_ceiling``), never shows more
   than 2 nodes ``MaintenanceInProgress=True``;
 * a separate watcher (resuming from its last resourceVersion, so it misses
   no event) agrees with that maximum; it must not relist (a gap in its
@@ -47,7 +47,7 @@ then asserts:
   its count can only be lower;
 * the API server's audit log shows no node-status write by a replica while
   another one's lease period was current, nor outside its own lease period
-  (``tests.support.audit.audit_check``);
+  (``tests.support.judges.audit.audit_check``);
 * the nodes reach the planner's answer -- what ``kumaco plan`` computes,
   here in process on the live nodes, as a fixed point -- within a bound after
   the fault clears. That time is measured and printed (``FAULT ...`` lines).
@@ -56,7 +56,7 @@ The faults that damage the API server or load it as a whole (1, 2, 5) run on a
 control plane of their own (``own_control_plane``, tests/e2e/conftest.py), so a
 bad recovery fails that test and not every later one; proxies, threads,
 FlowSchemas and cluster-scoped RBAC are removed by the fixture. Each outcome is
-recorded as a figure (``faults``, tests/support/figures.py).
+recorded as a figure (``faults``, tests/support/judges/figures.py).
 """
 
 from __future__ import annotations
@@ -91,18 +91,9 @@ from kumaco.kube.client import Kube
 from kumaco.kube.config import load_configuration
 from kumaco.kube.resources import KubeResources
 from kumaco.kube.retry import MAX_RETRY_AFTER
-from tests.support.audit import (
-    UPPER_BOUND,
-    audit_check,
-    failed_writes,
-    judge_ceiling,
-    read_audit_log,
-    unresolved_problems,
-)
-from tests.support.controlplane import ControlPlane
-from tests.support.faultproxy import FaultProxy
-from tests.support.figures import Figures
-from tests.support.harness import (
+from tests.support.env.controlplane import ControlPlane
+from tests.support.env.faultproxy import FaultProxy
+from tests.support.env.harness import (
     MIP,
     REQUIRED,
     RUN_LABEL,
@@ -115,13 +106,22 @@ from tests.support.harness import (
     unique,
     wait_for,
 )
-from tests.support.supervisor import (
+from tests.support.env.supervisor import (
     ReplicaFactory,
     Supervisor,
     Timings,
     leader_of,
     replica_flags,
 )
+from tests.support.judges.audit import (
+    UPPER_BOUND,
+    audit_check,
+    failed_writes,
+    judge_ceiling,
+    read_audit_log,
+    unresolved_problems,
+)
+from tests.support.judges.figures import Figures
 
 REPO = Path(__file__).resolve().parents[2]
 ALWAYS = {"startTime": "* * * * *", "duration": "2m", "nodeSelector": ""}
@@ -1294,7 +1294,7 @@ def test_fault_a_lease_renewed_late_does_not_strand_a_change(
 def test_the_fault_proxy_only_talks_to_loopback(control_plane: ControlPlane) -> None:
     import inspect
 
-    from tests.support import faultproxy
+    from tests.support.env import faultproxy
 
     assert faultproxy.LOOPBACK == "127.0.0.1"
     assert "host" not in inspect.signature(FaultProxy).parameters

@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from tests.support.harness import (
+from tests.support.env.harness import (
     MIP,
     REQUIRED,
     RUN_LABEL,
@@ -48,7 +48,7 @@ from tests.support.harness import (
     unique,
     wait_for,
 )
-from tests.support.supervisor import Timings, scope_flags
+from tests.support.env.supervisor import Timings, scope_flags
 
 FAST = Timings(lease=4.0, renew=3.0, retry=1.0)
 #: Slack on every time bound: a loop turn, a write and its watch event on a loaded machine.

@@ -1,8 +1,8 @@
 """High availability end to end: three replicas as processes, a real API server with auditing.
 
 Takeovers are measured from the kill to the Lease naming a new holder and
-recorded as figures (tests/support/figures.py, with their lease timings). The
-chaos short form (tests/support/chaos.py) judges the ceiling three ways -- the
+recorded as figures (tests/support/judges/figures.py, with their lease timings). The
+chaos short form (tools/chaos.py) judges the ceiling three ways -- the
 stand-in kured's own record of its reboots, the audit log replayed in commit
 order, a separate watcher that must not relist -- and the absence of
 overlapping writers in the audit log; it asserts how many kills and takeovers
@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.chaos import Settings, run_chaos
-from tests.support.controlplane import ControlPlane
-from tests.support.figures import Figures
-from tests.support.harness import RUN_LABEL, UM, Api, Kumaco, condition_status, unique, wait_for
-from tests.support.supervisor import ReplicaFactory, Supervisor, Timings, leader_of, scope_flags
+from tests.support.env.controlplane import ControlPlane
+from tests.support.env.harness import RUN_LABEL, UM, Api, Kumaco, condition_status, unique, wait_for
+from tests.support.env.supervisor import ReplicaFactory, Supervisor, Timings, leader_of, scope_flags
+from tests.support.judges.figures import Figures
+from tools.chaos import Settings, run_chaos
 
 ALWAYS = {"startTime": "* * * * *", "duration": "2m"}
 
@@ -161,7 +161,7 @@ def test_chaos_short_form_never_exceeds_the_ceiling_nor_overlaps_writers(
 ) -> None:
     timings = Timings(lease=4, renew=3, retry=1)
     # The run took 54.5 s (chaos_short.seconds); one that has not done what it claims by
-    # 150 s ends and fails (tests/support/chaos.py).
+    # 150 s ends and fails (tools/chaos.py).
     settings = Settings(kills=8, nodes=20, ceiling=2, max_seconds=150)
     result = run_chaos(
         control_plane, kubeconfig_path, tmp_path, control_plane.audit_log, settings, timings
@@ -176,7 +176,7 @@ def test_chaos_short_form_never_exceeds_the_ceiling_nor_overlaps_writers(
     # The ceiling, three ways: the consumer's reboots, the audit log, the watcher.
     assert result.max_rebooting <= 2
     assert result.audit_max_in_progress <= 2
-    # No write of unknown outcome that may hide a holder (tests.support.audit.assert_resolved).
+    # No write of unknown outcome that may hide a holder (tests.support.judges.audit.assert_resolved).
     assert result.audit_unresolved == [], result.audit_unresolved[:5]
     assert result.watcher_relists == 1
     assert result.max_in_progress_seen == result.audit_max_in_progress

@@ -45,9 +45,9 @@ from kumaco.core.planner import Policy, plan
 from kumaco.core.selectors import parse_selector
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import InvalidWindow, Window
-from tests.support.corpus import HUGE_PATTERNS, INFLATE, ONE_MIB, inflated_value
-from tests.support.figures import Figures
-from tests.support.harness import RUN_LABEL, UM, Api, Kumaco, log_message, unique, wait_for
+from tests.support.env.harness import RUN_LABEL, UM, Api, Kumaco, log_message, unique, wait_for
+from tests.support.judges.corpus import HUGE_PATTERNS, INFLATE, ONE_MIB, inflated_value
+from tests.support.judges.figures import Figures
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 WINDOW_LABEL = "kured.dev/maintenance-window"

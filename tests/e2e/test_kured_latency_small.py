@@ -6,7 +6,7 @@ least 10 s away -- a future opening, not one already open at start: robfig/cron,
 kured's scheduler uses, only fires on the schedule, so a window already open when it starts
 is never opened by it, and for kumaco an already-open window would measure its start-up,
 not an opening. To fit one minute boundary, both controllers run at that same opening on
-disjoint halves of the nodes (tests/support/kured_latency.py, ``side_by_side``): kumaco on
+disjoint halves of the nodes (tools/kured_latency.py, ``side_by_side``): kumaco on
 pools 0-1 (``--node-selector``), kured's window on pools 2-3, so kumaco's writes never
 touch a node kured's window covers.
 
@@ -26,9 +26,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from tests.support.figures import Figures
-from tests.support.kured_latency import Settings, side_by_side
-from tests.support.kwok import KwokSettings
+from tests.support.env.kwok import KwokSettings
+from tests.support.judges.figures import Figures
+from tools.kured_latency import Settings, side_by_side
 
 NODES = 50
 KUMACO_BOUND = 15.0  # seconds from the opening to the last of its nodes True

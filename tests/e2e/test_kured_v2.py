@@ -1,14 +1,14 @@
 """kumaco with kured v2's real agents (issue 25): simulated machines that really reboot.
 
 Every node is a Node object on a control plane of this module's own (audited with
-``tests.support.kured.KURED_AUDIT_POLICY``) and a machine of ``tests/support/kured.py``:
+``tests.support.env.kured.KURED_AUDIT_POLICY``) and a machine of ``tests/support/env/kured.py``:
 PID 1 of its own PID and mount namespaces, running the prototype's real
 ``reboot-required-detector`` and ``reboot-daemon --reboot-method=signal``; one real
 ``reboot-inhibitors`` per test. kumaco runs with the agents' condition names, a ceiling of
 2 and ``--count-unavailable``. Each scenario is judged from the machines' reboot log (the
 ground truth: every SIGRTMIN+5 a PID 1 received), from the audit log replayed in commit
 order (``kured.dev/maintenance-in-progress`` holders: ``audit.judge_ceiling``; nodes
-cordoned or not Ready: ``kured.judge_disruption``) and from the audit log's 403s for the
+cordoned or not Ready: ``tests.support.judges.kured.judge_disruption``) and from the audit log's 403s for the
 agents' ServiceAccounts (the prototype's own RBAC must suffice). A node rebooted more often
 than the scenario expects ends the wait at once: that is the reboot loop of issue 25.
 
@@ -32,32 +32,31 @@ from typing import Any
 
 import pytest
 
-from tests.support.audit import judge_ceiling
-from tests.support.controlplane import ControlPlane, ensure_assets
-from tests.support.figures import Figures
-from tests.support.harness import Api, Kumaco, unique, wait_for
-from tests.support.kured import (
+from tests.support.env.controlplane import ControlPlane, ensure_assets
+from tests.support.env.harness import Api, Kumaco, unique, wait_for
+from tests.support.env.kured import (
     IN_PROGRESS,
     INHIBITED,
     REBOOT_REQUIRED,
     AgentTimings,
     Fleet,
     Outcome,
-    admissions,
     ensure_kured,
     kumaco_flags,
     kured_audit_args,
     observe,
-    summary,
     window_open_for,
 )
-from tests.support.supervisor import (
+from tests.support.env.supervisor import (
     ReplicaFactory,
     Supervisor,
     Timings,
     leader_of,
     wait_leader,
 )
+from tests.support.judges.audit import judge_ceiling
+from tests.support.judges.figures import Figures
+from tests.support.judges.kured import admissions, summary
 
 FAST = Timings(lease=4.0, renew=3.0, retry=1.0)
 CEILING = 2

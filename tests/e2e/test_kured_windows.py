@@ -19,7 +19,7 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
-from tests.support.harness import (
+from tests.support.env.harness import (
     RUN_LABEL,
     Api,
     Kumaco,

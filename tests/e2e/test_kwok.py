@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.support.controlplane import ControlPlane
-from tests.support.harness import RUN_LABEL, UM, Api, unique, wait_for
-from tests.support.kwok import REBOOT, REBOOT_UNTIL, STOPPED, Kwok, KwokSettings
+from tests.support.env.controlplane import ControlPlane
+from tests.support.env.harness import RUN_LABEL, UM, Api, unique, wait_for
+from tests.support.env.kwok import REBOOT, REBOOT_UNTIL, STOPPED, Kwok, KwokSettings
 
 
 def _node(raw: Api, name: str) -> dict[str, Any]:

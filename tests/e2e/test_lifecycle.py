@@ -23,9 +23,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.support.audit import judge_ceiling, read_audit_log
-from tests.support.controlplane import ControlPlane
-from tests.support.harness import (
+from tests.support.env.controlplane import ControlPlane
+from tests.support.env.harness import (
     MIP,
     REQUIRED,
     RUN_LABEL,
@@ -38,8 +37,15 @@ from tests.support.harness import (
     unique,
     wait_for,
 )
-from tests.support.harness import holding as holding_now
-from tests.support.supervisor import ReplicaFactory, Supervisor, Timings, scope_flags, wait_leader
+from tests.support.env.harness import holding as holding_now
+from tests.support.env.supervisor import (
+    ReplicaFactory,
+    Supervisor,
+    Timings,
+    scope_flags,
+    wait_leader,
+)
+from tests.support.judges.audit import judge_ceiling, read_audit_log
 
 BLOCK = "kured.dev/RebootInhibited"
 FAST = Timings(lease=4.0, renew=3.0, retry=1.0)

@@ -27,8 +27,8 @@ from typing import Any
 
 import pytest
 
-from tests.support.controlplane import ControlPlane
-from tests.support.harness import (
+from tests.support.env.controlplane import ControlPlane
+from tests.support.env.harness import (
     REQUIRED,
     RUN_LABEL,
     UM,
@@ -41,8 +41,8 @@ from tests.support.harness import (
     unique,
     wait_for,
 )
-from tests.support.prometheus import Prometheus, extract_rules
-from tests.support.supervisor import scope_flags
+from tests.support.env.prometheus import Prometheus, extract_rules
+from tests.support.env.supervisor import scope_flags
 
 REPO = Path(__file__).resolve().parents[2]
 MONITORING = REPO / "kustomize" / "components" / "monitoring"
@@ -100,7 +100,7 @@ def observed(
         with prometheus:
             wait_for(k.ready, 30, what="kumaco ready")  # start-up: 1-4 s (test_catch_up.py)
             query = 'kumaco_nodes_under_maintenance{job="kumaco"}'
-            # Scrapes every 1 s (tests/support/prometheus.py): 30 s for a loaded machine.
+            # Scrapes every 1 s (tests/support/env/prometheus.py): 30 s for a loaded machine.
             before = wait_for(lambda: prometheus.query(query), 30, 0.5, "the first scrape")
             wait_for(
                 lambda: condition_status(raw.conditions(f"{run}-0"), UM) == "True",

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.controlplane import ControlPlane
-from tests.support.harness import (
+from tests.support.env.controlplane import ControlPlane
+from tests.support.env.harness import (
     RUN_LABEL,
     UM,
     Api,
@@ -37,8 +37,8 @@ from tests.support.harness import (
     unique,
     wait_for,
 )
-from tests.support.supervisor import scope_flags
-from tests.support.tinyproxy import Tinyproxy
+from tests.support.env.supervisor import scope_flags
+from tests.support.env.tinyproxy import Tinyproxy
 
 ALWAYS = {"startTime": "* * * * *", "duration": "2m", "nodeSelector": ""}
 SERVER_NAME = "127.1"

@@ -9,7 +9,7 @@ The zipapp is run from an empty directory with no virtualenv and a bare environm
 every other CPython >= 3.11 found on this machine, against the test control plane with a
 window ConfigMap and a node under maintenance. The krew archive and the manifest rendered
 from ``plugins/kumaco.yaml`` are checked against each other, and krew itself (built from
-the Go module proxy, :mod:`tests.support.krew`) installs the plugin from them -- and
+the Go module proxy, :mod:`tests.support.env.krew`) installs the plugin from them -- and
 refuses a manifest whose sha256 does not match the archive.
 """
 
@@ -31,9 +31,9 @@ import pytest
 import yaml
 
 import kumaco
-from tests.support.harness import UM, Api, unique
-from tests.support.image import build_image, run_hack
-from tests.support.krew import ensure_krew
+from tests.support.env.harness import UM, Api, unique
+from tests.support.env.image import build_image, run_hack
+from tests.support.env.krew import ensure_krew
 
 REPO = Path(__file__).resolve().parents[2]
 SYSTEM_PYTHON = Path("/usr/bin/python3.11")

@@ -24,8 +24,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.support.consumer import Consumer
-from tests.support.harness import (
+from tests.support.env.harness import (
     MIP,
     REQUIRED,
     RUN_LABEL,
@@ -39,7 +38,8 @@ from tests.support.harness import (
     unique,
     wait_for,
 )
-from tests.support.supervisor import scope_flags
+from tests.support.env.supervisor import scope_flags
+from tests.support.judges.consumer import Consumer
 
 ZONE = "topology.kubernetes.io/zone"
 

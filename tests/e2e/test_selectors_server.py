@@ -1,7 +1,7 @@
 """Differential test: kumaco's label-selector semantics against the real kube-apiserver.
 
 A population of Nodes with random labels (from the shared vocabulary of
-``tests/support/strategies.py``) is created once; then, for hypothesis-generated
+``tests/support/judges/strategies.py``) is created once; then, for hypothesis-generated
 selector strings, a LIST with ``labelSelector`` is compared with
 :func:`kumaco.core.selectors.parse_selector` + ``matches``: the same nodes must
 match, and exactly the selectors the server rejects (400) must be rejected,
@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 
 from kumaco.core.errors import InvalidInput
 from kumaco.core.selectors import parse_selector
-from tests.support.controlplane import ControlPlane
-from tests.support.strategies import VALID_KEYS, VALID_VALUES, selector_texts
+from tests.support.env.controlplane import ControlPlane
+from tests.support.judges.strategies import VALID_KEYS, VALID_VALUES, selector_texts
 
 POPULATION = 60
 

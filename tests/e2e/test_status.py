@@ -44,8 +44,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tests.support.audit import read_audit_log
-from tests.support.controlplane import ControlPlane
+from tests.support.env.controlplane import ControlPlane
+from tests.support.judges.audit import read_audit_log
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
@@ -716,7 +716,7 @@ def test_status_namespace_flags_and_lease_flags(scene: Scene, control_plane: Con
     )
     assert {w["name"]: w.get("matchingNodes") for w in doc["windows"]}["open-now"] == 5
     # Even as cluster-admin the plugin wrote nothing: the control plane audits every Lease and
-    # node write (tests/support/audit.py), and none carries the plugin's user agent. (The log
+    # node write (tests/support/judges/audit.py), and none carries the plugin's user agent. (The log
     # also holds every request of a ServiceAccount, the viewer's reads included.)
     events = read_audit_log(control_plane.audit_log)
     writes = [e for e in events if e.verb not in ("get", "list", "watch")]

@@ -35,7 +35,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.controlplane import ControlPlane
+from tests.support.env.controlplane import ControlPlane
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.controlplane import ControlPlane
-from tests.support.harness import RUN_LABEL, Api, unique
-from tests.support.transport_bench import measure
+from tests.support.env.controlplane import ControlPlane
+from tests.support.env.harness import RUN_LABEL, Api, unique
+from tools.transport_bench import measure
 
 
 def test_transport_benchmark_short_form(control_plane: ControlPlane, kubeconfig_path: Path) -> None:

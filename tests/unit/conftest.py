@@ -1,5 +1,5 @@
 """Shared fixtures for the unit tests."""
 
-from tests.support.oracle import robfig_oracle
+from tests.support.judges.oracle import robfig_oracle
 
 __all__ = ["robfig_oracle"]

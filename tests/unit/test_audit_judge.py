@@ -1,7 +1,7 @@
-"""The ceiling judge (tests.support.audit.judge_ceiling) on audit logs recorded from a real API server.
+"""The ceiling judge (tests.support.judges.audit.judge_ceiling) on audit logs recorded from a real API server.
 
 ``tests/data/audit/honest.log`` and ``broken.log`` are the audit-log lines about one run's
-nodes, recorded by ``python hack/record_audit.py`` (tests/support/violation.py): three nodes
+nodes, recorded by ``python hack/record_audit.py`` (tests/support/judges/violation.py): three nodes
 needing a reboot, ceiling 1, once with kumaco as built and once with a test-only
 monkeypatch that grants one node more than the ceiling. The judge must pass the first and
 catch the second, whatever the order of the lines, and refuse a log it cannot judge
@@ -20,15 +20,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.support.audit import (
-    AUDIT_POLICY,
+from tests.support.env.auditing import AUDIT_POLICY
+from tests.support.env.harness import NodeWatcher, Observation, WatcherGap
+from tests.support.judges.audit import (
     AuditJudgeError,
     CeilingVerdict,
     assert_resolved,
     judge_ceiling,
     unresolved_problems,
 )
-from tests.support.harness import NodeWatcher, Observation, WatcherGap
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "audit"
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from kumaco.core.schedule import parse_schedule
-from tests.support.bench import Plan, keep_in_history
-from tests.support.benchreport import (
+from tools.bench import Plan, keep_in_history
+from tools.benchreport import (
     ANALYSIS,
     PANELS,
     chart,

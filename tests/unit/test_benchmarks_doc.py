@@ -1,9 +1,9 @@
 """docs/benchmarks.md and its chart are what ``python hack/bench.py --report`` makes of the JSON.
 
 ``hack/bench.py --report`` rewrites docs/benchmarks.md from docs/benchmarks.json
-(:func:`tests.support.benchreport.write_markdown`: the generated tables, then the
-hand-written analysis after :data:`~tests.support.benchreport.ANALYSIS`, kept from the file
-itself) and docs/images/bench-scale.svg (:func:`~tests.support.benchreport.write_chart`).
+(:func:`tools.benchreport.write_markdown`: the generated tables, then the
+hand-written analysis after :data:`~tools.benchreport.ANALYSIS`, kept from the file
+itself) and docs/images/bench-scale.svg (:func:`~tools.benchreport.write_chart`).
 Rendering them again from the committed JSON must give the committed files byte for byte:
 a number edited by hand in the Markdown, or a JSON regenerated without its report, fails
 here. To fix a failure, regenerate with ``python hack/bench.py --report``.
@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from tests.support.benchreport import ANALYSIS, write_chart, write_markdown
+from tools.benchreport import ANALYSIS, write_chart, write_markdown
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"

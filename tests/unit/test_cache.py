@@ -133,7 +133,7 @@ def test_dropping_images_changes_nothing_else() -> None:
 
     from kumaco.core.nodes import node_view
     from kumaco.kube.wire import drop_images
-    from tests.support.controlplane import node_object
+    from tests.support.env.controlplane import node_object
 
     objs = [node_object(i, random.Random(i)) for i in range(5)]
     objs[0]["status"]["images"] = []

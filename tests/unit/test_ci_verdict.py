@@ -1,4 +1,4 @@
-"""CI's verdict (hack/ci_verdict.py, tests/support/junit.py): a skip or a failure in any tier fails CI.
+"""CI's verdict (hack/ci_verdict.py, tests/support/judges/junit.py): a skip or a failure in any tier fails CI.
 
 Before, ``.ci/run`` judged the e2e tier only: a skipped or failed unit test passed CI
 as long as pytest's exit status was 0 (a skip leaves it 0). And an e2e test counts by what
@@ -16,7 +16,7 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from tests.support.junit import junit_case, verdict
+from tests.support.judges.junit import junit_case, verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 

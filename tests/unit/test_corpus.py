@@ -14,7 +14,7 @@ reject. Its annotations say what the test expects:
 
 Each file, and the 1 MiB variants, go through ``kumaco validate`` both in a
 process of its own (``python -m kumaco``, forked from one that imported kumaco
-once: tests/support/forkrun.py) and in-process (``kumaco.cmd.cli.main``), in
+once: tests/support/env/forkrun.py) and in-process (``kumaco.cmd.cli.main``), in
 text and JSON output: exit status 1, no traceback, nothing on stderr, exactly
 the expected keys named, each message one printable line under 1000
 characters, and the text line ``invalid <ns>/<name>: <key>: <reason>`` made of
@@ -39,8 +39,8 @@ import yaml
 
 from kumaco.cmd import cli
 from kumaco.core.windowdata import KNOWN_KEYS, REQUIRED_KEYS
-from tests.support.corpus import INFLATE, ONE_MIB, inflated_value
-from tests.support.forkrun import ForkRunner
+from tests.support.env.forkrun import ForkRunner
+from tests.support.judges.corpus import INFLATE, ONE_MIB, inflated_value
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from kumaco.core.durations import parse_go_duration
 from kumaco.core.errors import InvalidInput
-from tests.support.oracle import Oracle
+from tests.support.judges.oracle import Oracle
 
 pytestmark = pytest.mark.oracle
 

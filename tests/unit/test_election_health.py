@@ -9,7 +9,7 @@ round, and unhealthy after.
 from __future__ import annotations
 
 from kumaco.kube.election import LeaseElection
-from tests.support.clocks import FakeClock
+from tests.support.env.clocks import FakeClock
 
 
 def test_health_reports_a_stuck_loop() -> None:

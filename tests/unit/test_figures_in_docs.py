@@ -1,8 +1,8 @@
 """Every measured figure in the docs is the one value of the JSON its marker names.
 
-The docs are README.md, CONTRIBUTING.md and docs/*.md (:func:`tests.support.figures.documents`).
+The docs are README.md, CONTRIBUTING.md and docs/*.md (:func:`tests.support.judges.figures.documents`).
 
-The rules are tests/support/figures.py's: a ``<!-- figures: FILE ITEMS -->`` comment before a
+The rules are tests/support/judges/figures.py's: a ``<!-- figures: FILE ITEMS -->`` comment before a
 table or paragraph names the JSON kept from the command that measured it (the e2e tier's
 ``docs/e2e-figures.json``, ``docs/chaos.json``, ``docs/soak.json``, ...) and, in reading
 order, one item per number of the block: a path to one value, shown at its precision, or a
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.figures import (
+from tests.support.judges.figures import (
     Figures,
     blocks,
     check_counts,
@@ -283,7 +283,7 @@ def test_a_wrong_file_count_is_caught(tmp_path: Path) -> None:
 
 
 def test_a_fault_runs_counts_may_move_a_little_but_small_counts_not_at_all() -> None:
-    from tests.support.figures import within
+    from tests.support.judges.figures import within
 
     assert within("faults.blackhole.extra.blackholed_connections", 12, 13)
     assert within("faults.blackhole.extra.blackholed_connections", 12, 9)

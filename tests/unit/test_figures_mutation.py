@@ -2,8 +2,8 @@
 
 Each checked figure of README.md, CONTRIBUTING.md and docs/*.md (a number of a
 ``figures:`` block or a ``files:`` count) has its last digit raised by one (9 becomes 0),
-one at a time, and the checks of tests/support/figures.py run on the changed document
-(:func:`tests.support.figures.mutation_score`). The caught/total figure is printed (the
+one at a time, and the checks of tests/support/judges/figures.py run on the changed document
+(:func:`tests.support.judges.figures.mutation_score`). The caught/total figure is printed (the
 CI log shows it with ``-s``/in the captured output of a failure) and recorded as the
 ``figures_mutation`` figure of the run.
 """
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import figures as figs
-from tests.support.figures import Figures, documents, mutation_score
+from tests.support.judges import figures as figs
+from tests.support.judges.figures import Figures, documents, mutation_score
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = documents(ROOT)

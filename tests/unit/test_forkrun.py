@@ -1,4 +1,4 @@
-"""tests/support/forkrun.py: a forked run reports what ``python -m`` run as a subprocess does."""
+"""tests/support/env/forkrun.py: a forked run reports what ``python -m`` run as a subprocess does."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.forkrun import ForkRunner
+from tests.support.env.forkrun import ForkRunner
 
 REPO = Path(__file__).resolve().parents[2]
 VALID = REPO / "tests" / "data" / "valid"

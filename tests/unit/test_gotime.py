@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from kumaco.core import gotime
 from kumaco.core.zones import load_zone, zone_location, zone_names
-from tests.support import reference
-from tests.support.oracle import Oracle
+from tests.support.judges import reference
+from tests.support.judges.oracle import Oracle
 
 UTC = dt.UTC
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import yaml
 
-from tests.support.kwok import REBOOT, REBOOT_UNTIL, STOPPED, KwokSettings, kwok_config
+from tests.support.env.kwok import REBOOT, REBOOT_UNTIL, STOPPED, KwokSettings, kwok_config
 
 
 def _docs(settings: KwokSettings) -> list[dict]:  # type: ignore[type-arg]

@@ -26,8 +26,8 @@ from kumaco.core.labelselector import (
 from kumaco.core.selectors import parse_selector
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import InvalidWindow, Window
-from tests.support.oracle import Oracle
-from tests.support.strategies import label_keys, label_sets, label_values, selector_texts
+from tests.support.judges.oracle import Oracle
+from tests.support.judges.strategies import label_keys, label_sets, label_values, selector_texts
 
 NAME_RULE = (
     "must consist of alphanumeric characters, '-', '_' or '.', and must start and end "

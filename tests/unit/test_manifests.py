@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.support.manifests import (
+from tests.support.env.manifests import (
     CLUSTER_SCOPED,
     COMPONENTS,
     KURED_V2_ENV,

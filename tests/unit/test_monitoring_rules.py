@@ -4,7 +4,7 @@ Moved from tests/e2e/test_monitoring.py, where it used no API server:
 ``promtool check rules`` accepts the rules extracted from the PrometheusRule, ``promtool
 test rules`` passes alerts.test.yaml, and every alert of the rule file has at least one
 promtool unit test. promtool is Debian's (hack/debian-packages.txt,
-:func:`tests.support.prometheus.binary`); a missing promtool fails the test.
+:func:`tests.support.env.prometheus.binary`); a missing promtool fails the test.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from tests.support.prometheus import binary, extract_rules
+from tests.support.env.prometheus import binary, extract_rules
 
 REPO = Path(__file__).resolve().parents[2]
 MONITORING = REPO / "kustomize" / "components" / "monitoring"

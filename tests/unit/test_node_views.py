@@ -6,7 +6,7 @@ import json
 import random
 
 from kumaco.core.nodes import node_view
-from tests.support.controlplane import node_object
+from tests.support.env.controlplane import node_object
 
 OWNED = ("kured.dev/UnderMaintenance",)
 

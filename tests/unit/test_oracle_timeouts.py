@@ -1,4 +1,4 @@
-"""The oracle never takes a slow answer for a hang (tests.support.oracle.Oracle).
+"""The oracle never takes a slow answer for a hang (tests.support.judges.oracle.Oracle).
 
 Before, an answer slower than 10 s became ``{"hang": True}`` and the comparison was
 weakened to ``mine > after``; on a loaded machine that hid real disagreements. Now a
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.oracle import Oracle, OracleTimeout
+from tests.support.judges.oracle import Oracle, OracleTimeout
 
 
 def _fake(tmp_path: Path, body: str) -> Path:

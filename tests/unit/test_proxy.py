@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kumaco.kube.proxy import NoProxy, ProxyConfigError, choose_proxy
-from tests.support.oracle import Oracle
+from tests.support.judges.oracle import Oracle
 
 P = "http://proxy.corp:3128"
 NO = "10.96.0.0/12,.svc,*.cluster.local,example.com:6443,api.example.com,192.168.1.5:6443,[fd00::1]:6443,fd00::2"

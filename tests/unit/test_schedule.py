@@ -21,7 +21,7 @@ from kumaco.core.cronfields import GO_SPACE, STAR
 from kumaco.core.errors import InvalidInput
 from kumaco.core.schedule import Schedule, parse_schedule
 from kumaco.core.zones import load_zone, zone_location
-from tests.support.reference import next_reference
+from tests.support.judges.reference import next_reference
 
 
 def unix(text: str) -> int:
@@ -495,7 +495,7 @@ def test_dst(zone: str, spec: str, after: str, expected: list[str]) -> None:
 # hang the real robfig, by CPU time, in test_schedule_oracle.py); kumaco moves on to the next
 # day that exists. So the expected answers are kumaco's own choice, with no robfig answer to
 # compare: test_skipped_calendar_day checks them against the literal replay of robfig's
-# algorithm (tests/support/reference.py), which takes the same way out.
+# algorithm (tests/support/judges/reference.py), which takes the same way out.
 DATE_LINE_CASES: list[tuple[str, str, str, list[str]]] = [
     (
         "Pacific/Apia",

@@ -8,7 +8,7 @@ crosses a calendar day that a zone skipped (a date-line change, e.g. Apia's
 (:meth:`Oracle.hangs`), and a random input is taken for such a hang only when it
 is of that kind: its zone skipped a day between the instant asked and kumaco's
 answer. Every other request must be answered; a slow oracle is asked again and
-then fails the test (:class:`tests.support.oracle.OracleTimeout`), it never
+then fails the test (:class:`tests.support.judges.oracle.OracleTimeout`), it never
 weakens a comparison.
 """
 
@@ -25,7 +25,7 @@ from kumaco.core.cronfields import GO_SPACE
 from kumaco.core.errors import InvalidInput
 from kumaco.core.schedule import Schedule, parse_schedule
 from kumaco.core.zones import zone_location
-from tests.support.oracle import Oracle
+from tests.support.judges.oracle import Oracle
 from tests.unit.test_schedule import (
     DATE_LINE_CASES,
     DAY_COMBINATION,

@@ -25,7 +25,7 @@ from kumaco.core.errors import InvalidInput
 from kumaco.core.labelindex import LabelIndex
 from kumaco.core.labelrequirements import Operator, Requirement
 from kumaco.core.selectors import Selector, parse_selector
-from tests.support.strategies import (
+from tests.support.judges.strategies import (
     INVALID_KEYS,
     INVALID_VALUES,
     VALID_KEYS,
@@ -720,7 +720,7 @@ class Oracle:
 
 
 def build_oracle() -> Path:
-    """Build the Go program once per source version, cached like ``tests/support/oracle.py``.
+    """Build the Go program once per source version, cached like ``tests/support/judges/oracle.py``.
 
     The binary lands in ``$KUMACO_CACHE_DIR/selector-oracle/<hash>/`` (default
     ``~/.cache/kumaco``). As for the project's other Go oracle, a missing toolchain

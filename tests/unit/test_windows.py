@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from kumaco.core.durations import HOUR, SECOND
 from kumaco.core.windowdata import MAX_VALUE_LENGTH, parse_window
 from kumaco.core.windows import Interval, InvalidWindow, Window, WindowState
-from tests.support.oracle import Oracle
+from tests.support.judges.oracle import Oracle
 
 
 def at(text: str) -> int:

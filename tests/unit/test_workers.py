@@ -1,4 +1,4 @@
-"""tests/support/workers.py: the per-worker result files of an xdist session, merged exactly."""
+"""tests/support/env/workers.py: the per-worker result files of an xdist session, merged exactly."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.workers import clear, merge_figures, merge_proofs, parts, per_worker
+from tests.support.env.workers import clear, merge_figures, merge_proofs, parts, per_worker
 
 
 def _figures(path: Path, sections: dict[str, dict[str, object]]) -> None:

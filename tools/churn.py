@@ -10,7 +10,7 @@ multiplied by ``scale`` (a short test compresses a day into a minute):
 * problems: an NPD condition (``KernelDeadlock`` ...) turns True on a random
   node and back to False ``problem_seconds`` later;
 * label changes: node-feature-discovery's kernel-version label moves to a new value;
-* reboots: the annotation that kwok's reboot Stage (:mod:`tests.support.kwok`)
+* reboots: the annotation that kwok's reboot Stage (:mod:`tests.support.env.kwok`)
   turns into NotReady for ``reboot_seconds`` and back;
 * replacements: a random node is deleted and a new one registers
   (``churn-NNNNN``), as an autoscaler retiring expired nodes.
@@ -35,8 +35,8 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from tests.support.controlplane import NPD_CONDITIONS, ControlPlane, node_object
-from tests.support.kwok import REBOOT
+from tests.support.env.controlplane import NPD_CONDITIONS, ControlPlane, node_object
+from tests.support.env.kwok import REBOOT
 
 USER_AGENT = "kumaco-bench-churn"
 KERNEL_LABEL = "feature.node.kubernetes.io/kernel-version.full"

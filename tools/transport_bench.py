@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.support.controlplane import ControlPlane
+from tests.support.env.controlplane import ControlPlane
 
 STRATEGIC_MERGE = "application/strategic-merge-patch+json"
 
@@ -79,7 +79,6 @@ def measure(
     warmup: int = 100,
 ) -> dict[str, Any]:
     """See the module contract."""
-
     import kumaco
 
     clients = _clients(cp, kubeconfig, names)

@@ -39,7 +39,7 @@ from typing import Any
 import kumaco.core.nodes as nodes_module
 from kumaco.controller.stores import NodeStore
 from kumaco.kube.wire import drop_images
-from tests.support.controlplane import NPD_CONDITIONS, ControlPlane, node_object
+from tests.support.env.controlplane import NPD_CONDITIONS, ControlPlane, node_object
 
 UM = "kured.dev/UnderMaintenance"
 MIP = "MaintenanceInProgress"
@@ -186,7 +186,8 @@ def event_costs() -> dict[str, Any]:
 
 def store_bytes_per_node(count: int = 5000) -> dict[str, int]:
     """Bytes a NodeStore keeps per realistic node: interning off, on, and keeping only the
-    conditions the planner reads (as the controller does)."""
+    conditions the planner reads (as the controller does).
+    """
     raws = [drop_images(_event(realistic_node(i, 1000 + i))) for i in range(count)]
     from kumaco.controller.stores import planner_conditions
     from kumaco.core.planner import Policy
@@ -213,7 +214,7 @@ def store_bytes_per_node(count: int = 5000) -> dict[str, int]:
 
 def protobuf_list_cost(cp: ControlPlane, pid: int, rounds: int = 3) -> dict[str, Any]:
     """The API server's CPU seconds and the bytes of one LIST of every node, JSON vs protobuf."""
-    from tests.support.bench import proc_stats
+    from tools.bench import proc_stats
 
     out: dict[str, Any] = {}
     for label, accept in (
@@ -269,7 +270,7 @@ def lever_benchmarks(nodes: int) -> dict[str, Any]:
     import tempfile
     from pathlib import Path
 
-    from tests.support.controlplane import ensure_assets, seed_nodes
+    from tests.support.env.controlplane import ensure_assets, seed_nodes
 
     with tempfile.TemporaryDirectory(prefix="kumaco-levers-") as tmp:
         cp = ControlPlane(ensure_assets(), log_dir=Path(tmp))

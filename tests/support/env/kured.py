@@ -1,10 +1,10 @@
-"""kured v2's real agents as a test bed: the prototype's binaries, simulated machines, judges.
+"""kured v2's real agents as a test bed: the prototype's binaries, simulated machines, their record.
 
 Contract.
 
 *The binaries* (:func:`ensure_kured`). kured's v2 prototype is not a published Go module
 version; its only copy is the shared archive (:data:`ARCHIVE`, ``$KURED_V2_ARCHIVE``
-overrides it). Look-up order, as kwok's (``tests/support/controlplane.py``):
+overrides it). Look-up order, as kwok's (``tests/support/env/controlplane.py``):
 ``TEST_ASSET_KURED_V2`` naming a directory with the four programs (:data:`PROGRAMS`), then
 kumaco's cache (``$KUMACO_CACHE_DIR``, default ``~/.cache/kumaco``) under
 ``assets/kured-v2-prototype-<sha256 of the archive, 12 hex>/bin``; otherwise the archive is
@@ -17,8 +17,8 @@ builds it before the tests. Nothing of the prototype is copied into the reposito
 
 *Machines* (:class:`Fleet`). Each simulated node is a Node object on the test control
 plane (``Ready=True``, a ``status.nodeInfo.bootID``) and a process ``unshare --pid --fork
---mount-proc --mount --kill-child=SIGKILL -- python -m tests.support.kured_machine SPEC``
-whose PID 1 is that program (its contract: ``tests/support/kured_machine.py``): a private
+--mount-proc --mount --kill-child=SIGKILL -- python -m tests.support.env.kured_machine SPEC``
+whose PID 1 is that program (its contract: ``tests/support/env/kured_machine.py``): a private
 tmpfs ``/run`` holding in-cluster credentials of a ServiceAccount (a TokenRequest token,
 the CA, the namespace), the reboot sentinel when the node needs a reboot, and the real
 ``reboot-required-detector`` and ``reboot-daemon --reboot-method=signal`` talking to
@@ -32,21 +32,17 @@ prototype's manifests (``reboot-daemon.yaml``, ``reboot-required-detector.yaml``
 every process (SIGTERM to each PID 1, then SIGKILL to ``unshare``, which kills the whole
 PID namespace) and reaps it, then deletes the fleet's Nodes.
 
-*Judges*. :func:`reboot_log` reads the ground truth; :class:`RebootLog` counts reboots per
-node and the most nodes down at once. :data:`KURED_AUDIT_POLICY` is the audit policy of
-``tests/support/audit.py`` plus every write to a Node object itself (the daemon's cordon
-and uncordon) with its stored object, so that :func:`judge_disruption` replays, in the
-server's commit order, how many of a fleet's nodes were disrupted (cordoned, or not
-``Ready=True``) at once; ``tests.support.audit.judge_ceiling`` judges the in-progress
-condition from the same log.
+*The machines' record*. :func:`reboot_log` reads the ground truth; :class:`RebootLog`
+counts reboots per node and the most nodes down at once. :data:`KURED_AUDIT_POLICY` is
+:data:`tests.support.env.auditing.AUDIT_POLICY` plus every write to a Node object itself
+(the daemon's cordon and uncordon) with its stored object, for the fleet's judges
+(:mod:`tests.support.judges.kured`).
 
 *Runs*. :func:`kumaco_flags` is kumaco with the agents' condition names, a ceiling and
 ``--count-unavailable``. :func:`observe` waits until every node was rebooted as often as
 expected and settled (back, uncordoned, released, the detector's fresh ``False``), then a
 quiet spell; it returns early on a node rebooted more often than expected (a reboot loop)
-unless told to watch the whole time. :func:`summary` is the judged figures of a run;
-:func:`fleet_record` is scenario (a) on a control plane of its own with kumaco from any
-source tree or kured's own ``maintenance-scheduler`` (``hack/kured_before.py``).
+unless told to watch the whole time. A whole run as a record: :mod:`tools.kured_record`.
 """
 
 from __future__ import annotations
@@ -72,22 +68,21 @@ from typing import Any
 
 import yaml
 
-from tests.support.audit import AUDIT_POLICY, forbidden, judge_ceiling, read_audit_log
-from tests.support.controlplane import (
+from tests.support.env.auditing import AUDIT_POLICY, audit_args
+from tests.support.env.controlplane import (
     ControlPlane,
     _go_env,
     _run_go,
     build_stamp,
     cache_dir,
-    ensure_assets,
     log,
     ready_condition,
     stop_process,
 )
-from tests.support.harness import RUN_LABEL, Api, ApiError, Kumaco, unique, wait_for
-from tests.support.supervisor import Timings, scope_flags
+from tests.support.env.harness import RUN_LABEL, Api, ApiError, wait_for
+from tests.support.env.supervisor import scope_flags
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 #: The shared archive: ``shared/`` lies beside the repository (for developers and in CI).
 ARCHIVE = REPO.parent / "shared" / "third_party" / "kured-v2-prototype-c06d381.tar.gz"
 PROGRAMS = (
@@ -234,58 +229,7 @@ assert KURED_AUDIT_POLICY != AUDIT_POLICY
 
 def kured_audit_args(workdir: Path) -> dict[str, str]:
     """kube-apiserver flags auditing with :data:`KURED_AUDIT_POLICY` into ``workdir``."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    policy = workdir / "audit-policy.yaml"
-    policy.write_text(KURED_AUDIT_POLICY)
-    return {"audit-policy-file": str(policy), "audit-log-path": str(workdir / "audit.log")}
-
-
-def _disrupted(node: Mapping[str, Any]) -> bool:
-    if (node.get("spec") or {}).get("unschedulable") is True:
-        return True
-    for c in (node.get("status") or {}).get("conditions") or []:
-        if c.get("type") == "Ready":
-            return bool(c.get("status") != "True")
-    return True
-
-
-@dataclass
-class Disruption:
-    """:func:`judge_disruption`'s answer: the most nodes disrupted at once, and when."""
-
-    max_disrupted: int = 0
-    at: list[str] = field(default_factory=list)  # who, at the (first) maximum
-    writes: int = 0
-
-
-def judge_disruption(audit_log: Path, node_prefix: str, since: float = 0.0) -> Disruption:
-    """Replay every stored Node of ``node_prefix...`` in commit order (resourceVersion):
-    the most that were cordoned or not ``Ready=True`` at once (audit: KURED_AUDIT_POLICY)."""
-    stored: list[tuple[int, str, dict[str, Any] | None]] = []
-    for ev in read_audit_log(audit_log, since, contains=node_prefix):
-        if not (ev.complete and ev.resource == "nodes" and ev.name.startswith(node_prefix)):
-            continue
-        if ev.code >= 300 or ev.verb not in ("create", "update", "patch", "delete"):
-            continue
-        obj = ev.response_object
-        rv = (obj.get("metadata") or {}).get("resourceVersion")
-        if ev.verb == "delete":
-            stored.append((int(rv) if rv else 1 << 62, ev.name, None))
-        elif obj.get("kind") == "Node" and rv:
-            stored.append((int(rv), ev.name, obj))
-    stored.sort(key=lambda s: s[0])
-    state: dict[str, bool] = {}
-    out = Disruption(writes=len(stored))
-    for _rv, name, stored_node in stored:
-        if stored_node is None:
-            state.pop(name, None)
-        else:
-            state[name] = _disrupted(stored_node)
-        n = sum(state.values())
-        if n > out.max_disrupted:
-            out.max_disrupted = n
-            out.at = sorted(k for k, v in state.items() if v)
-    return out
+    return audit_args(workdir, KURED_AUDIT_POLICY)
 
 
 # --------------------------------------------------------------------------- the reboot log
@@ -357,7 +301,8 @@ class AgentTimings:
         return {k: round(v, 3) for k, v in dataclasses.asdict(self).items()}
 
 
-def _go_duration(seconds: float) -> str:
+def go_duration(seconds: float) -> str:
+    """``seconds`` as a Go duration flag value (whole milliseconds)."""
     return f"{round(seconds * 1000)}ms"
 
 
@@ -506,7 +451,7 @@ class Fleet:
             "--",
             sys.executable,
             "-m",
-            "tests.support.kured_machine",
+            "tests.support.env.kured_machine",
             str(spec_path),
         ]
         out = (state / "pid1.log").open("ab")
@@ -589,7 +534,7 @@ class Fleet:
                         str(b / "reboot-required-detector"),
                         f"--node-id={name}",
                         "--reboot-sentinel-file=/run/kured/reboot-required",
-                        f"--period={_go_duration(t.detector_period)}",
+                        f"--period={go_duration(t.detector_period)}",
                         "--metrics-host=127.0.0.1",
                         "--metrics-port=0",
                         "--debug",
@@ -602,7 +547,7 @@ class Fleet:
                         str(b / "reboot-daemon"),
                         f"--node-id={name}",
                         "--reboot-method=signal",
-                        f"--period={_go_duration(t.daemon_period)}",
+                        f"--period={go_duration(t.daemon_period)}",
                         "--metrics-host=127.0.0.1",
                         "--metrics-port=0",
                         "--health-probe-bind-address=127.0.0.1:0",
@@ -628,7 +573,7 @@ class Fleet:
                     "argv": [
                         str(self.bin / "reboot-inhibitors"),
                         *[f"--blocking-pod-selector={s}" for s in selectors],
-                        f"--period={_go_duration(self.timings.inhibitor_period)}",
+                        f"--period={go_duration(self.timings.inhibitor_period)}",
                         "--metrics-host=127.0.0.1",
                         "--metrics-port=0",
                         "--debug",
@@ -849,174 +794,3 @@ def observe(
         if time.monotonic() > deadline:
             return Outcome(counts, False, now - t0, excess)
         time.sleep(0.25)
-
-
-def admissions(audit_log: Path, node_prefix: str, since: float = 0.0) -> list[tuple[float, str]]:
-    """(when, node) of each write that turned the in-progress condition True, in commit order."""
-    out: list[tuple[float, str]] = []
-    held: dict[str, bool] = {}
-    for s in judge_ceiling(audit_log, node_prefix, IN_PROGRESS, since).steps:
-        now = s.node in s.holding
-        if now and not held.get(s.node, False):
-            out.append((s.received, s.node))
-        held[s.node] = now
-    return out
-
-
-def summary(
-    f: Fleet, audit_log: Path, node_prefix: str, outcome: Outcome, since: float
-) -> dict[str, Any]:
-    """The judged figures of one run: the ground truth and the audit log's replays."""
-    rl = f.log()
-    ceiling = judge_ceiling(audit_log, node_prefix, IN_PROGRESS, since)
-    return {
-        "reboots": outcome.reboots,
-        "done": outcome.done,
-        "seconds": round(outcome.seconds, 2),
-        "excess": outcome.excess,
-        "max_in_progress_audit": ceiling.max_holding,
-        "max_disrupted_audit": judge_disruption(audit_log, node_prefix, since).max_disrupted,
-        "max_down": rl.max_down(),
-        "admissions": len(admissions(audit_log, node_prefix, since)),
-        "agent_exits": len(rl.agent_exits()),
-        "forbidden": [x for u in f.users() for x in forbidden(audit_log, u, since)],
-        "timings": f.timings.as_dict(),
-    }
-
-
-# --------------------------------------------------------------------------- the record
-
-
-def scheduler_window(run: str, start: dt.datetime, seconds: float) -> dict[str, Any]:
-    """kured's ``maintenance-scheduler`` window: a ConfigMap in kube-system named
-    ``kured-maintenance-<run>``, labelled ``kured.dev/maintenance``, its ``nodeSelector`` a
-    ``metav1.LabelSelector`` in YAML; it opens at ``start`` (a cron, minute resolution)."""
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {
-            "name": f"kured-maintenance-{run}",
-            "namespace": "kube-system",
-            "labels": {"kured.dev/maintenance": ""},
-        },
-        "data": {
-            "startTime": f"{start.minute} {start.hour} * * *",
-            "duration": _go_duration(seconds),
-            "nodeSelector": yaml.safe_dump({"matchLabels": {RUN_LABEL: run}}),
-        },
-    }
-
-
-def fleet_record(
-    workdir: Path,
-    *,
-    scheduler: str = "kumaco",
-    kumaco_path: Path | None = None,
-    seconds: float = 60.0,
-    nodes: int = 6,
-    needing: int = 5,
-    ceiling: int = 2,
-    timings: AgentTimings = AgentTimings(),
-) -> dict[str, Any]:
-    """Scenario (a) of tests/e2e/test_kured_v2.py on a control plane of its own, observed
-    for ``seconds`` whatever happens (a reboot loop is counted, not cut short); the
-    scheduler is kumaco (from ``kumaco_path``, a source tree, when given) or kured's own
-    ``maintenance-scheduler``. Returns the :func:`summary` and the settings."""
-    bin_dir = ensure_kured()
-    cp = ControlPlane(
-        ensure_assets(), log_dir=workdir / "cp", apiserver_args=kured_audit_args(workdir / "cp")
-    )
-    cp.start()
-    kubeconfig = cp.write_kubeconfig(workdir / "admin.kubeconfig")
-    procs: list[Kumaco] = []
-    sched: subprocess.Popen[bytes] | None = None
-    try:
-        run = unique("before")
-        api = Api(cp)
-        with fleet(cp, bin_dir, workdir / "fleet", run, timings) as f:
-            names = [f"{run}-{i}" for i in range(nodes)]
-            for i, n in enumerate(names):
-                f.add(n, needs_reboot=i < needing)
-            f.start_inhibitors(f"kumaco.test/blocker={run}")
-            f.wait_booted()
-            since = time.time()
-            if scheduler == "kumaco":
-                ns = api.namespace(f"{run}-windows")
-                api.window(ns, "w", window_open_for(seconds + 120))
-                fast = Timings(lease=4.0, renew=3.0, retry=1.0)
-                env = {"PYTHONPATH": str(kumaco_path)} if kumaco_path else {}
-                k = Kumaco(
-                    kubeconfig,
-                    kumaco_flags(run, ns, ceiling, *fast.flags()),
-                    workdir / "kumaco.log",
-                    env,
-                    cwd=kumaco_path,
-                )
-                procs.append(k.start())
-            elif scheduler == "kured":
-                now = dt.datetime.now(dt.UTC)
-                start = now.replace(second=0, microsecond=0) + dt.timedelta(minutes=1)
-                api.request(
-                    "POST",
-                    "/api/v1/namespaces/kube-system/configmaps",
-                    scheduler_window(run, start, seconds + 120),
-                )
-                out = (workdir / "maintenance-scheduler.log").open("ab")
-                sched = subprocess.Popen(
-                    [
-                        str(bin_dir / "maintenance-scheduler"),
-                        f"--concurrency={ceiling}",
-                        f"--period={_go_duration(timings.daemon_period)}",
-                        "--metrics-host=127.0.0.1",
-                        "--metrics-port=0",
-                        "--health-probe-bind-address=127.0.0.1:0",
-                        "--debug",
-                    ],
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    env={**os.environ, "KUBECONFIG": str(kubeconfig)},
-                    start_new_session=True,
-                )
-                out.close()
-                log(f"kured's maintenance-scheduler: its window opens at {start:%H:%M:%S}")
-                time.sleep(max(0.0, start.timestamp() - time.time()))
-                since = time.time()
-            else:
-                raise ValueError(f"unknown scheduler {scheduler!r}")
-            expected = {n: (1 if i < needing else 0) for i, n in enumerate(names)}
-            outcome = observe(
-                f,
-                expected,
-                timeout=seconds,
-                quiet=seconds,  # never ends early: observed for `seconds`
-                stop_on_excess=False,
-                start=since,
-            )
-            result = summary(f, cp.audit_log, f"{run}-", outcome, since)
-            # Time for the fleet: until the last node that needed a reboot was back up
-            # from its first reboot (None: one never was).
-            rl = f.log()
-            firsts = [
-                [e["time"] for e in rl.of("up", n) if e.get("n", 0) >= 1 and e["time"] >= since]
-                for n, want in expected.items()
-                if want
-            ]
-            result["fleet_done_s"] = (
-                round(max(ups[0] for ups in firsts) - since, 2) if all(firsts) else None
-            )
-    finally:
-        for k in procs:
-            with contextlib.suppress(AssertionError):
-                k.stop()
-        stop_process(sched)
-        cp.stop()
-    result["most_reboots_of_a_node"] = max(result["reboots"].values())
-    result["settings"] = {
-        "scheduler": scheduler,
-        "kumaco_path": str(kumaco_path) if kumaco_path else None,
-        "seconds": seconds,
-        "nodes": nodes,
-        "needing_a_reboot": needing,
-        "ceiling": ceiling,
-    }
-    return result

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-ORACLE_SRC = Path(__file__).resolve().parents[2] / "hack" / "oracle"
+ORACLE_SRC = Path(__file__).resolve().parents[3] / "hack" / "oracle"
 
 
 def _cache_root() -> Path:

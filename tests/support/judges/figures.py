@@ -30,7 +30,7 @@ number that is not a measurement (a bound computed from settings, a documented l
 :func:`check_markdown` fails unless the block shows exactly as many numbers as the marker
 has items and each number is its item's value at the precision shown (``16.2`` shows
 ``16.23``, ``4.1`` shows ``4.06``, an integer only itself). ``python -m
-tests.support.figures DOC...`` prints each figure beside its item and value.
+tests.support.judges.figures DOC...`` prints each figure beside its item and value.
 
 A run's figures in CI: :func:`compare_with_run` looks every quote of
 ``docs/e2e-figures.json`` up in the fresh run's ``artifacts/figures.json``
@@ -628,11 +628,11 @@ def check_counts(path: Path, root: Path, text: str | None = None) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m tests.support.figures DOC...``: each marked figure, its item, its value.
+    """``python -m tests.support.judges.figures DOC...``: each marked figure, its item, its value.
 
     ``--requote JSON DOC...`` rewrites the DOCs' quotes of JSON from it (:func:`requote`).
     """
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     if argv[:1] == ["--requote"]:
         source = Path(argv[1]).resolve()
         for name in argv[2:]:

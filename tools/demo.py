@@ -3,20 +3,20 @@
 The demo behind ``hack/demo.py`` (its command line, with the options below;
 ``hack/demo.sh`` installs everything, then runs it; tests run it directly). The scenario:
 
-1. kube-apiserver + etcd start on loopback (:class:`tests.support.controlplane.ControlPlane`),
+1. kube-apiserver + etcd start on loopback (:class:`tests.support.env.controlplane.ControlPlane`),
    every file under one temporary directory ``/tmp/kumaco-demo-*``; N realistic
-   Nodes register (:func:`tests.support.controlplane.seed_nodes`: ``node-00000``... in zones
+   Nodes register (:func:`tests.support.env.controlplane.seed_nodes`: ``node-00000``... in zones
    a/b/c, the first three control-plane, the rest workers). Up to five workers and
    ``node-00000`` get ``kured.dev/RebootRequired=True``; the second worker also
    ``kured.dev/RebootInhibited=True``.
 2. Namespace ``maintenance`` gets three window ConfigMaps: ``workers-now`` (every
    worker; opens ``--lead`` seconds after the set-up and stays open ``--window``
    seconds: the replicas run on a wall clock shifted by less than a minute
-   (:class:`tests.support.harness.Shift`) so that a whole minute, which the window's cron
+   (:class:`tests.support.env.harness.Shift`) so that a whole minute, which the window's cron
    names, comes then; every time the demo shows is that clock's), ``leap-day`` (valid, closed until 29 February)
    and ``nightly-typo`` (invalid: kumaco ignores it with a Warning Event). An admin
    kubeconfig (context namespace ``maintenance``) is written and its path printed.
-3. Three ``kumaco run`` replicas run under :class:`tests.support.supervisor.Supervisor`, which
+3. Three ``kumaco run`` replicas run under :class:`tests.support.env.supervisor.Supervisor`, which
    restarts an exited replica after 0.5 s as the kubelet would, with ``--namespaces
    maintenance --leader-election-namespace maintenance --max-in-progress 2
    --require-condition kured.dev/RebootRequired --block-condition
@@ -74,11 +74,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, TextIO
 
 if TYPE_CHECKING:
     from kumaco.core.windows import InvalidWindow, Window
-    from tests.support.controlplane import ControlPlane
-    from tests.support.harness import Api
-    from tests.support.supervisor import ReplicaFactory, Supervisor
+    from tests.support.env.controlplane import ControlPlane
+    from tests.support.env.harness import Api
+    from tests.support.env.supervisor import ReplicaFactory, Supervisor
 
-REPO = Path(__file__).resolve().parents[2]  # where `-m tests.support.shifted` imports
+REPO = Path(__file__).resolve().parents[1]  # where `-m tests.support.env.shifted` imports
 NS = "maintenance"
 LEASE = "kumaco"
 CEILING = 2
@@ -401,7 +401,7 @@ class Demo:
             print(text, file=self.out, flush=True)
 
     def now(self) -> float:
-        """kumaco's clock now (a Unix time)."""
+        """Kumaco's clock now (a Unix time)."""
         return time.time() + self.offset
 
     def event(self, text: str, style: str = "", at: float | None = None) -> None:
@@ -453,9 +453,9 @@ class Demo:
         return rc
 
     def setup(self) -> None:
-        from tests.support.controlplane import ControlPlane, ensure_assets, seed_nodes
-        from tests.support.harness import Api, shift_before
-        from tests.support.supervisor import ReplicaFactory, Supervisor
+        from tests.support.env.controlplane import ControlPlane, ensure_assets, seed_nodes
+        from tests.support.env.harness import Api, shift_before
+        from tests.support.env.supervisor import ReplicaFactory, Supervisor
 
         self.say(f"workdir: {self.workdir}")
         assets = ensure_assets()

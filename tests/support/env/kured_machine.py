@@ -1,9 +1,9 @@
 """A simulated machine (or pod) for kured v2's real agents: the program that runs as its PID 1.
 
-Contract. ``python -m tests.support.kured_machine SPEC.json`` is started by
-:mod:`tests.support.kured` under ``unshare --pid --fork --mount-proc --mount``, so that this
+Contract. ``python -m tests.support.env.kured_machine SPEC.json`` is started by
+:mod:`tests.support.env.kured` under ``unshare --pid --fork --mount-proc --mount``, so that this
 program is PID 1 of a PID namespace of its own, in a mount namespace of its own. SPEC.json
-(:class:`tests.support.kured.MachineSpec` writes it) says what to run. It uses only the
+(:class:`tests.support.env.kured.MachineSpec` writes it) says what to run. It uses only the
 standard library and reads nothing else from the repository.
 
 At start it mounts a fresh tmpfs on ``/run`` (``/var/run`` is a symlink to it), writes

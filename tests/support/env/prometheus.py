@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from tests.support.controlplane import free_port, stop_process
+from tests.support.env.controlplane import free_port, stop_process
 
 LOOPBACK = "127.0.0.1"
 

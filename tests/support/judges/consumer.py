@@ -1,7 +1,7 @@
 """kured's stand-in for the tests: it reboots the nodes kumaco admits, and keeps its own record.
 
 Contract: :class:`Consumer` watches one test run's nodes on its own connection
-(a :class:`~tests.support.harness.NodeWatcher` with a callback). When a node
+(a :class:`~tests.support.env.harness.NodeWatcher` with a callback). When a node
 with ``RebootRequired=True`` gets ``MaintenanceInProgress=True`` it starts a
 "reboot" there (recording the instant it saw the grant), and ``duration(node)``
 seconds later finishes it: it records the finish, then clears
@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tests.support.harness import MIP, REQUIRED, Api, NodeWatcher
+from tests.support.env.harness import MIP, REQUIRED, Api, NodeWatcher
 
 
 @dataclass

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tests.support.controlplane import ControlPlane, free_port, ready_condition
+from tests.support.env.controlplane import ControlPlane, free_port, ready_condition
 
 T = TypeVar("T")
 RUN_LABEL = "kumaco.test/run"
@@ -280,7 +280,7 @@ def cron_at(t: dt.datetime) -> str:
 
 @dataclass(frozen=True)
 class Shift:
-    """kumaco's wall clock set ``offset`` seconds after the machine's (tests/support/shifted.py).
+    """kumaco's wall clock set ``offset`` seconds after the machine's (tests/support/env/shifted.py).
 
     ``opens`` is a whole minute in kumaco's clock (what a window's cron names); the
     machine reaches it at :attr:`real` (a Unix time), ``lead`` seconds after the shift was
@@ -298,7 +298,7 @@ class Shift:
     @property
     def launcher(self) -> tuple[str, ...]:
         """The :class:`Kumaco` launcher that runs kumaco on this clock."""
-        return ("-m", "tests.support.shifted", f"{self.offset:.6f}")
+        return ("-m", "tests.support.env.shifted", f"{self.offset:.6f}")
 
     def kumaco_now(self) -> dt.datetime:
         """kumaco's clock now."""

@@ -1,4 +1,4 @@
-"""``python -m tests.support.shifted SECONDS run ...``: kumaco with its wall clock shifted.
+"""``python -m tests.support.env.shifted SECONDS run ...``: kumaco with its wall clock shifted.
 
 Contract. Runs ``kumaco run`` exactly as the console script does, except that the
 process's one wall clock (the ``now_ns`` that :func:`kumaco.cmd.runner.run` hands the
@@ -6,7 +6,7 @@ controller and the Lease election) reads ``SECONDS`` later than the machine's (a
 negative for earlier). The monotonic clock is untouched, so timeouts, lease deadlines
 and fencing run at their real pace. Tests use it to put kumaco a known few seconds
 before a window's minute boundary instead of waiting for the wall clock to reach it
-(:func:`tests.support.harness.shift_before`); the product has no flag or variable for
+(:func:`tests.support.env.harness.shift_before`); the product has no flag or variable for
 this. Any other command is handed to ``kumaco`` unchanged.
 """
 
@@ -26,7 +26,7 @@ def main(argv: Sequence[str]) -> int:
     offset_ns = round(float(argv[0]) * 1e9)
     args = build_parser().parse_args(list(argv[1:]))
     if args.command != "run":
-        raise SystemExit(f"tests.support.shifted runs `kumaco run` only, not {args.command!r}")
+        raise SystemExit(f"tests.support.env.shifted runs `kumaco run` only, not {args.command!r}")
     settings = settings_from_args(args, os.environ)
     return run(settings, now_ns=lambda: time.time_ns() + offset_ns)
 

@@ -1,7 +1,7 @@
 """Chaos for kumaco's HA and its ceiling, on the real test control plane, judged three ways.
 
 Three replicas run against a kube-apiserver with auditing on
-(:data:`tests.support.audit.AUDIT_POLICY`), with a ceiling on
+(:data:`tests.support.env.auditing.AUDIT_POLICY`), with a ceiling on
 MaintenanceInProgress, ``kured.dev/RebootRequired`` required and
 ``kured.dev/RebootInhibited`` blocking. A window opens every minute for
 ``window_seconds`` (20 s by default), so admissions stop and start again
@@ -38,14 +38,14 @@ Pass conditions (:meth:`ChaosResult.failures`):
 * **physically**: the consumer's own record of its reboots (start to
   finish) never has more than ``ceiling`` nodes rebooting at once, and no
   node lost MaintenanceInProgress while it was still rebooting;
-* **the audit log** (:func:`tests.support.audit.judge_ceiling`): replaying
+* **the audit log** (:func:`tests.support.judges.audit.judge_ceiling`): replaying
   every write to the nodes in commit order, never more than ``ceiling``
   nodes held MaintenanceInProgress;
 * **a separate watcher** agrees with the audit log's maximum and never
   relisted (a relist is a gap in its record);
 * the audit log shows no node-status write by a replica while another
   replica's lease period was current, nor outside its own
-  (:func:`tests.support.audit.audit_check`);
+  (:func:`tests.support.judges.audit.audit_check`);
 * the run did what it claims: reboots happened, at least one outlasted its
   window, and at least one blocker was raised on a rebooting node.
 
@@ -72,17 +72,9 @@ from typing import Any
 from kumaco.core.durations import SECOND
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import Window
-from tests.support.audit import (
-    UPPER_BOUND,
-    WriteAudit,
-    audit_check,
-    audited_control_plane,
-    judge_ceiling,
-    unresolved_problems,
-)
-from tests.support.consumer import Consumer, Reboot, max_overlap
-from tests.support.controlplane import ControlPlane
-from tests.support.harness import (
+from tests.support.env.auditing import audited_control_plane
+from tests.support.env.controlplane import ControlPlane
+from tests.support.env.harness import (
     MIP,
     REQUIRED,
     RUN_LABEL,
@@ -92,7 +84,7 @@ from tests.support.harness import (
     holding,
     unique,
 )
-from tests.support.supervisor import (
+from tests.support.env.supervisor import (
     ReplicaFactory,
     Supervisor,
     Timings,
@@ -100,6 +92,14 @@ from tests.support.supervisor import (
     replica_flags,
     wait_leader,
 )
+from tests.support.judges.audit import (
+    UPPER_BOUND,
+    WriteAudit,
+    audit_check,
+    judge_ceiling,
+    unresolved_problems,
+)
+from tests.support.judges.consumer import Consumer, Reboot, max_overlap
 
 BLOCKING = "kured.dev/RebootInhibited"
 
@@ -174,7 +174,7 @@ class ChaosResult(WriteAudit):
         if revoked:
             out.append(f"MaintenanceInProgress revoked while rebooting: {revoked}")
         out += self.audit_over_ceiling[:5]
-        out += self.audit_unresolved[:5]  # tests.support.audit.assert_resolved's rule
+        out += self.audit_unresolved[:5]  # tests.support.judges.audit.assert_resolved's rule
         if self.audit_max_in_progress > s.ceiling:
             out.append(f"the audit log shows {self.audit_max_in_progress} holding at once")
         if self.watcher_relists != 1:

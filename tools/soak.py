@@ -1,7 +1,7 @@
 """Soak: three kumaco replicas for 30 minutes on the real control plane, windows flipping every minute.
 
 Not part of CI. ``python hack/soak.py [--minutes 30]`` starts its own audited
-control plane (``tests.support.audit.audited_control_plane``), twelve nodes in two
+control plane (``tests.support.judges.audit.audited_control_plane``), twelve nodes in two
 groups and two windows:
 
 * ``minutely`` -- ``* * * * *`` for ``30s`` on group a (open :00-:30 of every minute);
@@ -9,7 +9,7 @@ groups and two windows:
   on group b (open :00-:20 of every even minute);
 
 with a ceiling of 2 and ``kured.dev/RebootRequired=True`` on three nodes of
-each group. Three replicas run under ``tests.support.supervisor.Supervisor`` (an exited
+each group. Three replicas run under ``tests.support.env.supervisor.Supervisor`` (an exited
 replica is restarted after 0.5 s, as the kubelet would) with the production
 lease timings (15 s / 10 s / 2 s). During the run:
 
@@ -31,7 +31,7 @@ also runs the planner on the nodes as read (``MaintenanceInProgress`` must be
 its fixed point, with the same 2 s allowance), a separate watcher records the
 most nodes ever in progress at once (must be <= 2), and at the end the audit
 log must show no overlapping or unfenced node-status writes
-(``tests.support.audit.audit_check``).
+(``tests.support.judges.audit.audit_check``).
 
 Resources, method: replicas restart (edits, kills), so growth is measured
 per process. For every replica process the soak reads ``/proc/<pid>/status``
@@ -71,8 +71,8 @@ from kumaco.core.planner import Ceiling, Policy, plan
 from kumaco.core.selectors import parse_selector
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import Window
-from tests.support.audit import WriteAudit, audit_check, audited_control_plane
-from tests.support.harness import (
+from tests.support.env.auditing import audited_control_plane
+from tests.support.env.harness import (
     MIP,
     REQUIRED,
     RUN_LABEL,
@@ -81,7 +81,14 @@ from tests.support.harness import (
     NodeWatcher,
     condition_status,
 )
-from tests.support.supervisor import ReplicaFactory, Supervisor, Timings, leader_of, replica_flags
+from tests.support.env.supervisor import (
+    ReplicaFactory,
+    Supervisor,
+    Timings,
+    leader_of,
+    replica_flags,
+)
+from tests.support.judges.audit import WriteAudit, audit_check
 
 SECOND = 1_000_000_000
 CEILING = 2

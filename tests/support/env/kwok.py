@@ -1,6 +1,6 @@
 """Simulated kubelets for the test control plane: kwok with kumaco's own node Stages.
 
-kwok (``sigs.k8s.io/kwok``, built by :func:`tests.support.controlplane.ensure_kwok`)
+kwok (``sigs.k8s.io/kwok``, built by :func:`tests.support.env.controlplane.ensure_kwok`)
 plays the kubelet of every Node it manages, driven by *Stages*: a selector on
 the Node and a patch to apply after a delay. kwok's own example Stages do not
 fit the Nodes this project seeds (they wait for ``status.phase``, reset every
@@ -36,7 +36,7 @@ stop its "kubelet": no heartbeat, no Lease renewal), and kwok ignores Nodes
 without any label. It renews each node Lease every ``lease_seconds / 4``
 (the kubelet's 40 s Lease renewed every 10 s) unless ``lease_seconds`` is 0.
 
-:class:`Kwok` runs the binary against a :class:`~tests.support.controlplane.ControlPlane`:
+:class:`Kwok` runs the binary against a :class:`~tests.support.env.controlplane.ControlPlane`:
 node Leases left by an earlier kwok are deleted first (a new kwok has a new
 holder identity and would wait for them to expire, ~70 s with 5,000 nodes),
 ``$HOME`` is a private directory and ``KWOK_*`` variables are dropped (kwok
@@ -55,7 +55,7 @@ from typing import Any
 
 import yaml
 
-from tests.support.controlplane import ControlPlane, ensure_kwok, stop_process
+from tests.support.env.controlplane import ControlPlane, ensure_kwok, stop_process
 
 PREFIX = "kumaco.test"
 STOPPED = f"{PREFIX}/kubelet-stopped"
@@ -325,7 +325,7 @@ def _blocks(doc: Any) -> Any:
 def kwok_config(settings: KwokSettings) -> str:
     """The whole config kwok is started with: the KwokConfiguration, then the Stages."""
     docs = [configuration(settings), *stages(settings)]
-    return "# kumaco's kwok configuration (tests/support/kwok.py)\n" + yaml.dump_all(
+    return "# kumaco's kwok configuration (tests/support/env/kwok.py)\n" + yaml.dump_all(
         [_blocks(d) for d in docs], Dumper=_Dumper, sort_keys=False, width=1000
     )
 

@@ -13,7 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def run_hack(script: str, *args: str, timeout: float = 1200) -> subprocess.CompletedProcess[str]:

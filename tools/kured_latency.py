@@ -1,13 +1,13 @@
 """Window-opening latency, kumaco beside kured v2's own ``maintenance-scheduler`` (issue 25, item 5).
 
-What is measured. One control plane (:class:`~tests.support.controlplane.ControlPlane`)
-holds ``nodes`` realistic Nodes (:func:`~tests.support.controlplane.seed_nodes`), whose
-kubelets are kwok (:class:`~tests.support.kwok.Kwok`) with the project's node Stages and
-:class:`~tests.support.kwok.KwokSettings`' defaults, a kubelet's own: an unchanged node
+What is measured. One control plane (:class:`~tests.support.env.controlplane.ControlPlane`)
+holds ``nodes`` realistic Nodes (:func:`~tests.support.env.controlplane.seed_nodes`), whose
+kubelets are kwok (:class:`~tests.support.env.kwok.Kwok`) with the project's node Stages and
+:class:`~tests.support.env.kwok.KwokSettings`' defaults, a kubelet's own: an unchanged node
 reports status (``lastHeartbeatTime`` of its four kubelet conditions, a write to the Node)
 every 300-330 s, its heartbeats spread over that period as in a running cluster; its Lease
 (a separate object, not a Node change) is renewed every 10 s. Optionally
-:class:`~tests.support.churn.Churn` adds the fleet's other writers (node-problem-detector
+:class:`~tools.churn.Churn` adds the fleet's other writers (node-problem-detector
 re-sending its conditions every 300 s, rare problems, relabelling, reboots, replacements).
 
 A *phase* is one controller against every node: a window ConfigMap whose cron fires at
@@ -19,7 +19,7 @@ conditions (``False``) to every node (its condition was first removed from every
 node, :func:`clean`), then ``B`` passes; the phase ends when every node's
 condition is ``True`` or ``bound`` seconds after ``B``, and the controller is stopped
 (SIGTERM). A node's latency is from ``B`` to the instant a separate watcher
-(:class:`~tests.support.harness.NodeWatcher`, the benchmark's lean one) received the event
+(:class:`~tests.support.env.harness.NodeWatcher`, the benchmark's lean one) received the event
 with its condition ``True``. The two controllers run one after the other on the same nodes,
 each with its own condition (kumaco ``kured.dev/UnderMaintenance``, kured
 ``kured.dev/under-maintenance-window``), so that one's writes never count for the other,
@@ -54,9 +54,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.support.bench import busy_percent, converge, machine_busy, proc_stats
-from tests.support.churn import Churn, ChurnRates
-from tests.support.controlplane import (
+from tests.support.env.controlplane import (
     ControlPlane,
     ensure_assets,
     ensure_kwok,
@@ -64,10 +62,12 @@ from tests.support.controlplane import (
     seed_nodes,
     stop_process,
 )
-from tests.support.harness import UM, Api, ApiError, Kumaco, NodeWatcher, cron_at, next_boundary
-from tests.support.kwok import Kwok, KwokSettings
+from tests.support.env.harness import UM, Api, ApiError, Kumaco, NodeWatcher, cron_at, next_boundary
+from tests.support.env.kwok import Kwok, KwokSettings
+from tools.bench import busy_percent, converge, machine_busy, proc_stats
+from tools.churn import Churn, ChurnRates
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 KURED_UM = "kured.dev/under-maintenance-window"  # the prototype's internal/conditions/names.go
 KURED_CM_NAMESPACE = "kube-system"  # its --cm-namespace default
 KURED_CM_PREFIX = "kured-maintenance-"  # its --config-prefix default
@@ -84,10 +84,11 @@ def log(msg: str) -> None:
 
 
 def kured_bin() -> Path:
-    """The directory of kured's programs: tests/support/kured.py's look-up when it works,
-    else ``$KURED_V2_BIN``, else the prototype's source tree build."""
+    """The directory of kured's programs: tests/support/env/kured.py's look-up when it works,
+    else ``$KURED_V2_BIN``, else the prototype's source tree build.
+    """
     with contextlib.suppress(Exception):
-        from tests.support import kured
+        from tests.support.env import kured
 
         found = kured.find_kured()
         if found is not None:
@@ -124,7 +125,8 @@ class Settings:
 
 def figures(latencies: Sequence[float], total: int, bound: float, within: float) -> dict[str, Any]:
     """Over all ``total`` nodes (a node not opened within ``bound`` counts as never):
-    p50/p99/max by nearest rank, None when that rank was not reached within the bound."""
+    p50/p99/max by nearest rank, None when that rank was not reached within the bound.
+    """
     lat = sorted(x for x in latencies if x <= bound)
     full = lat + [math.inf] * max(0, total - len(lat))
 
@@ -274,7 +276,8 @@ def _heartbeats_between(api: Api, nodes: set[str], t0: float, t1: float) -> int:
 
 def clean(api: Api, ctype: str, nodes: set[str], workers: int = 8) -> None:
     """Remove condition ``ctype`` from every node (a strategic merge patch deleting it by
-    type): an earlier phase's status never counts, and the watcher sees each start-up write."""
+    type): an earlier phase's status never counts, and the watcher sees each start-up write.
+    """
     body = {"status": {"conditions": [{"type": ctype, "$patch": "delete"}]}}
 
     def one(name: str) -> None:
@@ -504,8 +507,9 @@ def run(s: Settings, workdir: Path) -> dict[str, Any]:
 
 
 def ratios(runs: dict[str, Any]) -> dict[str, Any]:
-    """kured against kumaco, per run: the share of nodes each opened within the bound, and
-    kured's p50 and max over kumaco's when both reached them within the bound."""
+    """Kured against kumaco, per run: the share of nodes each opened within the bound, and
+    kured's p50 and max over kumaco's when both reached them within the bound.
+    """
     out: dict[str, Any] = {}
     for label, r in runs.items():
         k, q = r.get("kumaco") or {}, r.get("kured") or {}

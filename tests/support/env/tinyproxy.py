@@ -19,7 +19,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from tests.support.controlplane import free_port, stop_process
+from tests.support.env.controlplane import free_port, stop_process
 
 LOOPBACK = "127.0.0.1"
 _CLIENT = re.compile(r"Connect \(file descriptor \d+\): ")

@@ -60,7 +60,7 @@ from typing import Any
 # with a single build. Measured here: v1.36.3 and v1.37.2 both build with Go 1.26.
 K8S_CANDIDATES = ("v1.37.2", "v1.36.3", "v1.35.4", "v1.34.4")
 ETCD_VERSION = "v3.6.16"
-# The kubelet simulator (tests/support/kwok.py): v0.8.0 builds with Go 1.26 in ~3 minutes.
+# The kubelet simulator (tests/support/env/kwok.py): v0.8.0 builds with Go 1.26 in ~3 minutes.
 KWOK_VERSION = "v0.8.0"
 
 
@@ -591,7 +591,7 @@ class ControlPlane:
     @property
     def audit_log(self) -> Path:
         """The API server's audit log (``apiserver_args["audit-log-path"]``, see
-        :func:`tests.support.audit.audit_args`); a RuntimeError when auditing is off."""
+        :func:`tests.support.judges.audit.audit_args`); a RuntimeError when auditing is off."""
         path = self.apiserver_args.get("audit-log-path")
         if path is None:
             raise RuntimeError("this control plane does not audit (no audit-log-path)")

@@ -4,7 +4,7 @@ For each scale (nodes x windows) this starts a fresh control plane, seeds
 realistic Nodes (~50 images, a dozen labels, kubelet's and
 node-problem-detector's conditions), and -- unless switched off -- makes the
 cluster live: kwok plays every kubelet (status reports and node Leases,
-:mod:`tests.support.kwok`) and :mod:`tests.support.churn` adds the fleet's
+:mod:`tests.support.env.kwok`) and :mod:`tools.churn` adds the fleet's
 other writers (node-problem-detector, relabelling, reboots, replacements).
 Then, with a separate watcher on its own connection, under that churn:
 
@@ -32,7 +32,7 @@ from kwok's heartbeats.
 
 Usage: ``python hack/bench.py`` (see its ``--help``); the CI short forms are
 tests/e2e/test_bench_small.py. Results: docs/benchmarks.json and
-docs/benchmarks.md (:mod:`tests.support.benchreport`).
+docs/benchmarks.md (:mod:`tools.benchreport`).
 """
 
 from __future__ import annotations
@@ -60,15 +60,15 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from tests.support.churn import Churn, ChurnRates
-from tests.support.controlplane import (
+from tests.support.env.auditing import audit_args
+from tests.support.env.controlplane import (
     ControlPlane,
     ensure_assets,
     ensure_kwok,
     node_object,
     seed_nodes,
 )
-from tests.support.harness import (
+from tests.support.env.harness import (
     MIP,
     REQUIRED,
     UM,
@@ -81,9 +81,10 @@ from tests.support.harness import (
     shift_before,
     wait_for,
 )
-from tests.support.kwok import Kwok, KwokSettings
+from tests.support.env.kwok import Kwok, KwokSettings
+from tools.churn import Churn, ChurnRates
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 
 FLOOR = "bench.kumaco.dev/Floor"
 FLOOR_AGENT = "kumaco-bench-floor"
@@ -256,14 +257,12 @@ rules:
 
 
 def bench_audit_args(workdir: Path) -> dict[str, str]:
-    workdir.mkdir(parents=True, exist_ok=True)
-    policy = workdir / "bench-audit-policy.yaml"
-    policy.write_text(BENCH_AUDIT_POLICY)
-    return {
-        "audit-policy-file": str(policy),
-        "audit-log-path": str(workdir / "audit.log"),
-        "audit-log-maxsize": "100000",  # MB: not rotated at 100 MB (the default) mid-run
-    }
+    return audit_args(
+        workdir,
+        BENCH_AUDIT_POLICY,
+        name="bench-audit-policy.yaml",
+        extra={"audit-log-maxsize": "100000"},  # MB: not rotated at 100 MB (the default) mid-run
+    )
 
 
 @dataclass
@@ -369,7 +368,7 @@ class Scale:
 class Plan:
     """The measured window, sized from the floor: its duration, the openings, every wait.
 
-    kumaco runs on a shifted wall clock (:class:`~tests.support.harness.Shift`): its first
+    kumaco runs on a shifted wall clock (:class:`~tests.support.env.harness.Shift`): its first
     opening, a whole minute of kumaco's clock, comes exactly ``ready_in`` seconds after the
     plan instead of at the machine's next minute after that (up to a minute of waiting).
     :attr:`opens` are kumaco's times (what the crons name); :meth:`real` is when the
@@ -407,7 +406,8 @@ class Plan:
     def quiet_from(self, now: float, need: float) -> float:
         """The first machine time from ``now`` that has ``need`` seconds before the next
         opening of the plan less 10 s, outside any window of the plan (a window counted
-        until 45 s after it closes, when the closing's writes are worked off)."""
+        until 45 s after it closes, when the closing's writes are worked off).
+        """
         start = now
         for t in self.opens:
             if start + need <= self.real(t) - 10:
@@ -590,7 +590,8 @@ def _run_scale(sc: Scale, cp: ControlPlane, workdir: Path, res: dict[str, Any]) 
 
         def replica(name: str) -> Kumaco:
             """A replica on the plan's clock, run from the repository (where the shifted
-            launcher's module is importable)."""
+            launcher's module is importable).
+            """
             env = {"POD_NAME": f"bench-{name}"}
             log_path = workdir / f"{name}.log"
             launcher = plan.shift.launcher
@@ -1038,7 +1039,7 @@ def run_benchmarks(
     windows); a run it replaces is appended to ``history`` (when given), so that
     the docs can still compare with it. Prints the document; 1 if an invariant broke.
     """
-    from tests.support.benchreport import write_chart, write_markdown
+    from tools.benchreport import write_chart, write_markdown
 
     doc: dict[str, Any] = {"machine": machine(), "runs": []}
     if merge and output.exists():

@@ -24,9 +24,9 @@ import sys
 import time
 from pathlib import Path
 
-from tests.support.bench import lean_watcher, proc_stats
-from tests.support.controlplane import ControlPlane, ensure_assets, seed_nodes
-from tests.support.harness import REQUIRED, UM, Api, Kumaco
+from tests.support.env.controlplane import ControlPlane, ensure_assets, seed_nodes
+from tests.support.env.harness import REQUIRED, UM, Api, Kumaco
+from tools.bench import lean_watcher, proc_stats
 
 
 def summarize(raw: Path, top: int) -> list[str]:

@@ -11,7 +11,7 @@ window, ceiling 1; once kumaco has granted, the stand-in kured finishes one
 holder (clears its RebootRequired), so the place is handed over once -- and
 returns the lines of the audit log about the run's nodes. ``python
 hack/record_audit.py`` writes them to ``tests/data/audit/`` for the unit tests of
-:func:`tests.support.audit.judge_ceiling`, and ``tests/e2e/test_audit_judge.py``
+:func:`tests.support.judges.audit.judge_ceiling`, and ``tests/e2e/test_audit_judge.py``
 does the same live.
 """
 
@@ -22,8 +22,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.controlplane import ControlPlane
-from tests.support.harness import (
+from tests.support.env.controlplane import ControlPlane
+from tests.support.env.harness import (
     MIP,
     REQUIRED,
     RUN_LABEL,
@@ -34,7 +34,7 @@ from tests.support.harness import (
     unique,
     wait_for,
 )
-from tests.support.supervisor import Timings, replica_flags
+from tests.support.env.supervisor import Timings, replica_flags
 
 BROKEN = """\
 import dataclasses, sys

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.support.harness import REQUIRED, RUN_LABEL, Api, Kumaco
+from tests.support.env.harness import REQUIRED, RUN_LABEL, Api, Kumaco
 
 
 @dataclass(frozen=True)

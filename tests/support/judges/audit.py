@@ -1,16 +1,9 @@
-"""The API server's audit log: the policy kumaco's tests run with, and what it shows.
+"""The API server's audit log and what it shows: the judges that replay it.
 
-The e2e session's control plane, the chaos run and the soak all start
-kube-apiserver with :data:`AUDIT_POLICY` (:func:`audit_args`):
-
-* every Lease write with its request and response (to know the holder);
-* every Node creation, every ``nodes/status`` write and every Node deletion
-  with the request *and the stored object* (level RequestResponse): the
-  response body of a successful write is the Node as the server stored it,
-  with the ``resourceVersion`` (etcd revision) that orders it among all
-  writes -- what the ceiling judge replays;
-* every request of a ServiceAccount, with its metadata and response code
-  (the RBAC tests judge "no 403" from it).
+The e2e session's control plane, the chaos run and the soak all start kube-apiserver
+with :data:`~tests.support.env.auditing.AUDIT_POLICY` (what it logs, and at which level:
+:mod:`tests.support.env.auditing`): the Lease writes, and every Node write with the
+object the server stored -- what the ceiling judge replays.
 
 Three judges read that log:
 
@@ -46,58 +39,12 @@ import contextlib
 import datetime as dt
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.support.controlplane import ControlPlane, ensure_assets
-
 MIP = "MaintenanceInProgress"
-
-AUDIT_POLICY = """\
-apiVersion: audit.k8s.io/v1
-kind: Policy
-omitStages: ["RequestReceived"]
-omitManagedFields: true
-rules:
-  - level: RequestResponse
-    verbs: ["create", "update", "patch"]
-    resources: [{group: "coordination.k8s.io", resources: ["leases"]}]
-  - level: RequestResponse
-    verbs: ["create", "update", "patch"]
-    resources: [{group: "", resources: ["nodes/status"]}]
-  - level: RequestResponse
-    verbs: ["create", "delete"]
-    resources: [{group: "", resources: ["nodes"]}]
-  - level: Metadata
-    userGroups: ["system:serviceaccounts"]
-  - level: None
-"""
-
-
-def audit_args(workdir: Path) -> dict[str, str]:
-    """kube-apiserver flags auditing with :data:`AUDIT_POLICY` into ``workdir/audit.log``.
-
-    Writes the policy to ``workdir/audit-policy.yaml``. A :class:`ControlPlane`
-    given these flags names the log in :attr:`ControlPlane.audit_log`.
-    """
-    workdir.mkdir(parents=True, exist_ok=True)
-    policy = workdir / "audit-policy.yaml"
-    policy.write_text(AUDIT_POLICY)
-    return {"audit-policy-file": str(policy), "audit-log-path": str(workdir / "audit.log")}
-
-
-@contextlib.contextmanager
-def audited_control_plane(workdir: Path) -> Iterator[tuple[ControlPlane, Path]]:
-    """A started, audited control plane logging into ``workdir``, and its admin kubeconfig."""
-    cp = ControlPlane(ensure_assets(), log_dir=workdir, apiserver_args=audit_args(workdir))
-    cp.start()
-    try:
-        yield cp, cp.write_kubeconfig(workdir / "admin.kubeconfig")
-    finally:
-        cp.stop()
-
 
 # ----------------------------------------------------------------------------- reading
 
@@ -332,7 +279,7 @@ def judge_ceiling(
     keeps the stored status on such writes) and are not logged. After each write the
     verdict records which of these Nodes hold ``condition``. Raises
     :class:`AuditJudgeError` when a successful write carries no stored Node (the policy
-    was not :data:`AUDIT_POLICY`): such a log cannot be judged exactly.
+    was not :data:`~tests.support.env.auditing.AUDIT_POLICY`): such a log cannot be judged exactly.
 
     A status write answered 5xx (a 504 when the request's ``timeout`` ran out, or the
     client went away) may still have been committed: the log then holds no stored
@@ -368,7 +315,7 @@ def judge_ceiling(
             raise AuditJudgeError(
                 f"{ev.verb} {ev.resource}/{ev.subresource} {ev.name} at {ev.received:.3f} "
                 "has no stored Node in the audit log: log node writes at level "
-                "RequestResponse (tests.support.audit.AUDIT_POLICY)"
+                "RequestResponse (tests.support.env.auditing.AUDIT_POLICY)"
             )
         writes.append((int(stored["metadata"]["resourceVersion"]), ev.received, ev, stored))
     writes.sort(key=lambda w: (w[0], w[1]))

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 KUSTOMIZE = REPO / "kustomize"
 OVERLAYS = sorted(
     p.name for p in (KUSTOMIZE / "overlays").iterdir() if (p / "kustomization.yaml").exists()

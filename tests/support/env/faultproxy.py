@@ -41,7 +41,7 @@ listener and every connection and joins the thread.
 
 Command line (manual experiments, from the repository's root)::
 
-    python -m tests.support.faultproxy --target-port 6443 [--port 0] [--latency-up 2] [--lifetime 600]
+    python -m tests.support.env.faultproxy --target-port 6443 [--port 0] [--latency-up 2] [--lifetime 600]
 """
 
 from __future__ import annotations

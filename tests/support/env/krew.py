@@ -4,7 +4,7 @@ Contract: :func:`ensure_krew` returns the path of a ``krew`` binary: ``TEST_ASSE
 if set, else the one in kumaco's assets cache (``$KUMACO_CACHE_DIR``, default
 ``~/.cache/kumaco``), else it builds it there from the Go module proxy with this
 machine's Go toolchain (``GOTOOLCHAIN=local``), as the control-plane binaries are built
-(:mod:`tests.support.controlplane`). A failed build raises RuntimeError.
+(:mod:`tests.support.env.controlplane`). A failed build raises RuntimeError.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from tests.support.controlplane import _go_env, cache_dir, log
+from tests.support.env.controlplane import _go_env, cache_dir, log
 
 # The newest release on the Go module proxy (v0.4.4 and v0.4.5 are not served there).
 KREW_VERSION = "v0.4.3"
