@@ -98,6 +98,16 @@ def add_policy_flags(p: argparse.ArgumentParser) -> None:
         metavar="DURATION",
         help="admit a node only if its maintenance window stays open at least DURATION longer",
     )
+    add(
+        "--respect-pdbs",
+        type=parse_bool,
+        nargs="?",
+        const=True,
+        default=False,
+        metavar="BOOL",
+        help="admit no node whose drain a PodDisruptionBudget would refuse now (needs "
+        "--max-in-progress; run: watches pods and PDBs, offline: --pods and --pdbs)",
+    )
     add_condition_flags(p)
 
 
@@ -228,7 +238,20 @@ def policy_from_args(
         count_unavailable=bool(args.count_unavailable),
         admission_cutoff=duration_flag("--admission-cutoff", args.admission_cutoff),
         manager=instance.field_manager,
+        respect_pdbs=respect_pdbs_flag(args, ceiling),
     )
+
+
+def respect_pdbs_flag(args: argparse.Namespace, ceiling: Ceiling | None) -> bool:
+    """``--respect-pdbs``: it decides MaintenanceInProgress, so it needs ``--max-in-progress``."""
+    if not args.respect_pdbs:
+        return False
+    if ceiling is None:
+        raise UsageError(
+            "--respect-pdbs: needs --max-in-progress (PodDisruptionBudgets stop admissions "
+            "to MaintenanceInProgress, which kumaco manages only under a ceiling)"
+        )
+    return True
 
 
 def parse_bool(text: str) -> bool:

@@ -103,6 +103,7 @@ def _forecast(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO
     _instance, policy = policy_from_args(args)
     entries = source.windows(err)
     nodes = source.nodes(policy.owned)
+    refusals = source.refusals(policy)
     start, until = time_flag(args.from_), time_flag(args.until)
     if until <= start:
         raise UsageError("--until must be after --from")
@@ -115,7 +116,14 @@ def _forecast(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO
             err.write(listing.skipped(e))
     try:
         result = forecast(
-            windows, nodes, start, until, policy, duration, _rules(args.maintenance_duration_per)
+            windows,
+            nodes,
+            start,
+            until,
+            policy,
+            duration,
+            _rules(args.maintenance_duration_per),
+            refusals,
         )
     except InvalidInput as exc:
         raise UsageError(exc.reason) from None

@@ -142,7 +142,8 @@ def _plan(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO) ->
     _instance, policy = policy_from_args(args)
     at = time_flag(args.at) if args.at else now_ns()
     windows = valid_windows(source.windows(err), err)
-    PLANS.write(plan(windows, source.nodes(policy.owned), at, policy), args, out)
+    nodes, refusals = source.nodes(policy.owned), source.refusals(policy)
+    PLANS.write(plan(windows, nodes, at, policy, refusals), args, out)
     return EXIT_OK
 
 

@@ -27,13 +27,17 @@ from kumaco import __version__
 from kumaco.cmd.cluster import Cluster, ClusterError, ClusterSource
 from kumaco.cmd.common import EXIT_OK, EXIT_USAGE, FilesSource, add_input_flags
 from kumaco.cmd.flags import UsageError, add_policy_flags, apply_env_defaults
+from kumaco.core.disruptions import Refusals
 from kumaco.core.nodes import NodeSet
+from kumaco.core.policy import Policy
 from kumaco.core.windows import InvalidWindow, Window
 
 EXIT_CLUSTER = 1
 #: The two programs, by the name they are invoked as.
 KUMACO, KUBECTL = "kumaco", "kubectl kumaco"
 NODES_HELP = "as printed by kubectl get nodes -o yaml|json"
+PODS_HELP = "the Pods in FILE, as printed by kubectl get pods -A -o yaml|json"
+PDBS_HELP = "the PodDisruptionBudgets in FILE (kubectl get pdb -A -o yaml|json)"
 
 
 class Source(Protocol):
@@ -52,6 +56,10 @@ class Source(Protocol):
         """The nodes (``owned``: the condition types whose writers to keep)."""
         ...
 
+    def refusals(self, policy: Policy) -> Refusals:
+        """With ``--respect-pdbs``: node -> the PodDisruptionBudgets refusing its drain now."""
+        ...
+
     def origin(self, detailed: bool = False) -> str:
         """What the input was, for a caption (``detailed``: with the selectors)."""
         ...
@@ -67,12 +75,14 @@ class Files:
     """What a command reads offline: the window files and maybe a node list.
 
     ``windows_flag``: the windows are ``--windows FILE...`` (else positional ``FILE...``);
-    ``nodes``: ``--nodes FILE``'s help (None: no ``--nodes``), required or not.
+    ``nodes``: ``--nodes FILE``'s help (None: no ``--nodes``), required or not;
+    ``budgets``: ``--pods FILE`` and ``--pdbs FILE`` (read with ``--respect-pdbs``).
     """
 
     windows_flag: bool = False
     nodes: str | None = None
     nodes_required: bool = False
+    budgets: bool = False
 
     def add_flags(self, p: argparse.ArgumentParser) -> None:
         if self.windows_flag:
@@ -81,10 +91,14 @@ class Files:
             p.add_argument("windows", nargs="+", metavar="FILE")
         if self.nodes is not None:
             p.add_argument("--nodes", required=self.nodes_required, metavar="FILE", help=self.nodes)
+        if self.budgets:
+            p.add_argument("--pods", metavar="FILE", help=f"with --respect-pdbs: {PODS_HELP}")
+            p.add_argument("--pdbs", metavar="FILE", help=f"with --respect-pdbs: {PDBS_HELP}")
 
 
-#: What ``plan`` and ``forecast`` read offline: ``--windows FILE...`` and ``--nodes FILE``.
-PLANNER_INPUT = Files(windows_flag=True, nodes=NODES_HELP, nodes_required=True)
+#: What ``plan`` and ``forecast`` read offline: ``--windows FILE...`` and ``--nodes FILE``
+#: (and ``--pods FILE``, ``--pdbs FILE`` with ``--respect-pdbs``).
+PLANNER_INPUT = Files(windows_flag=True, nodes=NODES_HELP, nodes_required=True, budgets=True)
 
 
 def _no_flags(_p: argparse.ArgumentParser, _cluster: bool) -> None:

@@ -19,7 +19,9 @@ Followers keep warm caches (and the window gauges,
 :meth:`~kumaco.controller.metrics.Metrics.observe_windows`). On becoming leader,
 the view is rebuilt with a fresh LIST before the first write, so that the old
 leader's last writes are seen and the MaintenanceInProgress ceiling holds across
-failover.
+failover. With ``--respect-pdbs`` every replica also watches every Pod and
+PodDisruptionBudget (:class:`~kumaco.controller.budgets.BudgetStore`; not relisted on
+becoming leader: no write depends on them being newer) and plans with their answers.
 
 Writes
 ------
@@ -51,6 +53,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kumaco.controller.announce import ENDED, Announcer
+from kumaco.controller.budgets import BudgetStore
 from kumaco.controller.metrics import Metrics
 from kumaco.controller.options import (
     EXIT_CONFIG_CHANGED,
@@ -71,6 +74,7 @@ from kumaco.core.configchange import (
     Settling,
 )
 from kumaco.core.configmaps import WindowConfigMap, window_of
+from kumaco.core.disruptions import NO_REFUSALS
 from kumaco.core.errors import error_text
 from kumaco.core.planner import Plan, Policy, changes, plan
 from kumaco.core.windows import InvalidWindow, Window
@@ -132,6 +136,8 @@ class Controller:
             heartbeats=frozenset(policy.require),
         )
         self.configmaps = ConfigMapStore(options.namespaces, on_change=self.wake)
+        #: With ``--respect-pdbs`` only: pods and PodDisruptionBudgets (nothing otherwise).
+        self.budgets = BudgetStore(on_change=self.wake) if policy.respect_pdbs else None
         self.events = EventRecorder(
             api,
             instance=options.instance,
@@ -170,7 +176,8 @@ class Controller:
 
     @property
     def synced(self) -> bool:
-        return self.nodes.synced.is_set() and self.configmaps.synced
+        budgets = self.budgets is None or self.budgets.synced
+        return self.nodes.synced.is_set() and self.configmaps.synced and budgets
 
     def healthy(self) -> bool:
         """The loop turns and the election loop is not stuck."""
@@ -185,6 +192,15 @@ class Controller:
         for ns in o.namespaces:
             collection = self.api.configmaps(ns, o.configmap_selector)
             watched.append((f"configmaps/{ns}", collection, self.configmaps.sink(ns)))
+        if self.budgets is not None:
+            watched.append(("pods", self.api.pods(), self.budgets.pods_sink()))
+            watched.append(
+                (
+                    "poddisruptionbudgets",
+                    self.api.poddisruptionbudgets(),
+                    self.budgets.budgets_sink(),
+                )
+            )
         self.reflectors = [
             Reflector(
                 collection,
@@ -377,8 +393,9 @@ class Controller:
         """Plan at the current instant and write what differs; return the next change instant."""
         started = self.monotonic()
         now = self.now_ns()
+        refusals = self.budgets.refusals() if self.budgets is not None else NO_REFUSALS
         with self.nodes.read() as (nodeset, versions):
-            result = plan(windows, nodeset, now, self.policy)
+            result = plan(windows, nodeset, now, self.policy, refusals)
             due = changes(result, nodeset, versions, now, self.policy)
             self.reporter.report(due, nodeset, result)
             self.metrics.observe_holders(result, nodeset, self.policy.in_progress, now)

@@ -17,7 +17,9 @@ another kumaco instance owns left alone).
   lifecycle releases it. A node already holding MaintenanceInProgress at
   ``start`` continues from its condition's ``lastTransitionTime``.
 * Nothing else changes by itself: blocking conditions, labels and other
-  nodes stay as they are at ``start``.
+  nodes stay as they are at ``start``, and so do the PodDisruptionBudgets'
+  answers (``refusals``, with ``--respect-pdbs``: a node a budget refuses at
+  ``start`` is not admitted all the run long).
 * The run ends at ``until``, or earlier when nothing can change any more.
 """
 
@@ -28,6 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from kumaco.core.disruptions import NO_REFUSALS, Refusals
 from kumaco.core.durations import parse_go_duration
 from kumaco.core.errors import InvalidInput, excerpt
 from kumaco.core.nodes import FALSE, TRUE, Condition, NodeSet, NodeView
@@ -110,7 +113,13 @@ def _with(node: NodeView, updates: Iterable[Condition]) -> NodeView:
 SETTLE_ROUNDS = 4
 
 
-def _settle(windows: Sequence[Window], state: dict[str, NodeView], t: int, policy: Policy) -> Plan:
+def _settle(
+    windows: Sequence[Window],
+    state: dict[str, NodeView],
+    t: int,
+    policy: Policy,
+    refusals: Refusals = NO_REFUSALS,
+) -> Plan:
     """Plan at ``t``, apply the controller's writes, and plan again until none are left.
 
     The writes are :func:`~kumaco.core.planner.changes`'s, the controller's own diff
@@ -119,7 +128,7 @@ def _settle(windows: Sequence[Window], state: dict[str, NodeView], t: int, polic
     Returns the last plan; ``state`` is updated in place.
     """
     current = NodeSet(state.values())
-    result = plan(windows, current, t, policy)
+    result = plan(windows, current, t, policy, refusals)
     for _ in range(SETTLE_ROUNDS):
         writes = changes(result, current, {}, t, policy)  # the nodes the plan was made on
         if not writes.revocations and not writes.grants:
@@ -133,7 +142,7 @@ def _settle(windows: Sequence[Window], state: dict[str, NodeView], t: int, polic
                 ),
             )
         current = NodeSet(state.values())
-        result = plan(windows, current, t, policy)
+        result = plan(windows, current, t, policy, refusals)
     return result
 
 
@@ -145,6 +154,7 @@ def forecast(
     policy: Policy,
     duration: int,
     rules: Sequence[DurationRule] = (),
+    refusals: Refusals = NO_REFUSALS,
 ) -> Forecast:
     """Simulate from ``start`` to ``until``; see the module contract."""
     if not policy.require:
@@ -183,7 +193,7 @@ def forecast(
                         for r in policy.require
                     ),
                 )
-        result = _settle(windows, state, t, policy)
+        result = _settle(windows, state, t, policy, refusals)
         for np in result.nodes:
             if np.is_in_progress and np.name in durations and np.name not in admitted:
                 admitted[np.name] = t

@@ -64,6 +64,8 @@ CAUSE_TIMED_OUT = "InProgressTimeout"
 UNAVAILABLE = "NodeUnavailable"
 #: The name of the global ceiling in :attr:`Verdict.counts_toward` and :attr:`Plan.ceilings`.
 GLOBAL = "global"
+#: ``--respect-pdbs``: draining the node now would be refused by a PodDisruptionBudget.
+DISRUPTION_BUDGET_EXHAUSTED = "DisruptionBudgetExhausted"
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,9 @@ class Policy:
     #: The admission rules, in the order they are applied (None: the default rules,
     #: :data:`kumaco.core.rules.DEFAULT_RULES`; :func:`kumaco.core.rules.rules_of`).
     rules: tuple[Rule, ...] | None = None
+    #: ``--respect-pdbs``: no admission while a PodDisruptionBudget would refuse the drain
+    #: (the refusals are the planner's input: :func:`kumaco.core.planner.plan`).
+    respect_pdbs: bool = False
 
     @property
     def owned(self) -> tuple[str, ...]:
@@ -137,6 +142,8 @@ class Verdict:
     cause: str | None = None
     stale: tuple[str, ...] = ()
     boot: str | None = None
+    #: The PodDisruptionBudgets (``namespace/name``) that would refuse draining it now.
+    budgets: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +262,8 @@ class Scene:
     boot: str | None
     #: For a ``CEILING`` rule: the places it keeps that can stop this node, in order.
     places: tuple[Place, ...] = ()
+    #: The PodDisruptionBudgets that would refuse draining it now (``namespace/name``).
+    refused_by: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from kumaco.core.boots import admitted_on, reboot_of, rebooted_message
 from kumaco.core.ceilingrules import GlobalCeiling, GroupCeilings, WindowBudgets
 from kumaco.core.durations import SECOND, format_go_duration
 from kumaco.core.nodes import READY, Condition, NodeView
+from kumaco.core.pdbrule import RespectDisruptionBudgets
 from kumaco.core.policy import (
     ADMISSION_CUTOFF,
     ADMIT,
@@ -380,6 +381,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     Required(),
     Blocked(),
     Cutoff(),
+    RespectDisruptionBudgets(),
     Unavailable(),
     GlobalCeiling(),
     GroupCeilings(),

@@ -69,3 +69,11 @@ def list_nodes(reader: Reader, node_selector: str, owned: tuple[str, ...] = ()) 
 def get_lease(reader: Reader, namespace: str, name: str) -> Any | None:
     """The Lease ``namespace/name``, or None if there is none."""
     return reader.get(f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}")
+
+
+def list_pods_and_budgets(reader: Reader) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Every Pod and every PodDisruptionBudget of the cluster (``--respect-pdbs``)."""
+    return (
+        reader.list("/api/v1/pods"),
+        reader.list("/apis/policy/v1/poddisruptionbudgets"),
+    )

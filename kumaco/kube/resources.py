@@ -3,7 +3,8 @@
 Contract
 --------
 :class:`Resources` is everything the controller asks of the API server, in its
-own terms: list and watch Nodes and window ConfigMaps (a :class:`Collection`),
+own terms: list and watch Nodes and window ConfigMaps (a :class:`Collection`; with
+``--respect-pdbs`` also every Pod and PodDisruptionBudget),
 get a Node, patch a Node's status, create and patch an Event. Callers never
 build a path, a query string or a content type; :class:`KubeResources` is the
 one place that does, on :class:`~kumaco.kube.client.Kube`. Each method is one
@@ -73,6 +74,14 @@ class Resources(Protocol):
 
     def configmaps(self, namespace: str, label_selector: str = "") -> Collection: ...
 
+    def pods(self) -> Collection:
+        """Every Pod of the cluster (``--respect-pdbs``)."""
+        ...
+
+    def poddisruptionbudgets(self) -> Collection:
+        """Every policy/v1 PodDisruptionBudget of the cluster (``--respect-pdbs``)."""
+        ...
+
     def get_node(self, name: str) -> Any: ...
 
     def patch_node_status(
@@ -139,6 +148,12 @@ class KubeResources:
         return KubeCollection(
             self.kube, f"/api/v1/namespaces/{namespace}/configmaps", label_selector
         )
+
+    def pods(self) -> KubeCollection:
+        return KubeCollection(self.kube, "/api/v1/pods", "")
+
+    def poddisruptionbudgets(self) -> KubeCollection:
+        return KubeCollection(self.kube, "/apis/policy/v1/poddisruptionbudgets", "")
 
     def get_node(self, name: str) -> Any:
         return self.kube.request("GET", f"/api/v1/nodes/{name}")

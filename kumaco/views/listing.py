@@ -222,6 +222,8 @@ def _detail(v: Verdict | None) -> str:
         parts.append("not reported since the reboot: " + ",".join(v.stale))
     if v.boot is None and v.rule in (ALLOWED, HELD):
         parts.append("no bootID: ends only when a required condition clears")
+    if v.budgets:
+        parts.append("refused by PDB " + ",".join(v.budgets))
     return "; ".join(parts)
 
 
@@ -241,6 +243,7 @@ def _verdict_json(v: Verdict | None, uses: dict[str, CeilingUse]) -> dict[str, o
         "releaseCause": v.cause,
         "notReportedSinceReboot": list(v.stale),
         "bootID": v.boot,
+        "disruptionBudgets": list(v.budgets),
     }
 
 
