@@ -245,34 +245,34 @@ class DisruptionIndex:
 
     # ------------------------------------------------------------------ bookkeeping
 
-    def _count(self, node: str, keys: tuple[str, ...], step: int) -> bool:
-        """Add (``step`` 1) or take away (-1) a pod's blame; whether the node's set changed."""
+    def _count(self, node: str, keys: tuple[str, ...], step: int) -> None:
+        """Add (``step`` 1) or take away (-1) a pod's blame from its node's counts."""
         counts = self._by_node.setdefault(node, {})
-        changed = False
         for key in keys:
             n = counts.get(key, 0) + step
             if n > 0:
-                changed |= key not in counts
                 counts[key] = n
             else:
                 counts.pop(key, None)
-                changed = True
         if not counts:
             del self._by_node[node]
-        return changed
 
-    def _forget(self, namespace: str, name: str, view: PodView) -> bool:
-        keys = self._blame.pop((namespace, name), ())
-        return self._count(view.node, keys, -1) if keys else False
+    def _keys(self, nodes: Iterable[str]) -> dict[str, frozenset[str]]:
+        return {n: frozenset(self._by_node.get(n, ())) for n in nodes}
 
-    def _blame_pod(self, namespace: str, name: str, view: PodView) -> bool:
+    def _judge(self, namespace: str, name: str, view: PodView) -> None:
+        """(Re)compute one stored pod's blame and count it on its node."""
+        old = self._blame.pop((namespace, name), ())
+        if old:
+            self._count(view.node, old, -1)
         keys = blamed(view, self._budgets.get(namespace, {}).values())
-        if not keys:
-            return False
-        self._blame[(namespace, name)] = keys
-        return self._count(view.node, keys, 1)
+        if keys:
+            self._blame[(namespace, name)] = keys
+            self._count(view.node, keys, 1)
 
-    def _changed(self, changed: bool) -> bool:
+    def _settled(self, before: dict[str, frozenset[str]]) -> bool:
+        """Whether the refusing budgets of the nodes in ``before`` changed since."""
+        changed = self._keys(before) != before
         if changed:
             self._answer = None
         return changed
@@ -286,7 +286,10 @@ class DisruptionIndex:
         old = pods.get(name) if pods is not None else None
         if old == entry.view:
             return False
-        changed = self._forget(ns, name, old) if old is not None else False
+        touched = {v.node for v in (old, entry.view) if v is not None}
+        before = self._keys(touched)
+        if old is not None:
+            self._count(old.node, self._blame.pop((ns, name), ()), -1)
         if entry.view is None:
             assert pods is not None
             del pods[name]
@@ -294,29 +297,26 @@ class DisruptionIndex:
                 del self._pods[ns]
         else:
             self._pods.setdefault(ns, {})[name] = entry.view
-            changed |= self._blame_pod(ns, name, entry.view)
-        return self._changed(changed)
+            self._judge(ns, name, entry.view)
+        return self._settled(before)
 
     def remove_pod(self, namespace: str, name: str) -> bool:
         return self.put_pod(PodEntry(namespace, name, None))
 
     def _rescore(self, namespace: str) -> bool:
         """Every pod of ``namespace`` judged again (its budgets changed)."""
-        changed = False
-        for name, view in self._pods.get(namespace, {}).items():
-            before = self._blame.get((namespace, name), ())
-            after = blamed(view, self._budgets.get(namespace, {}).values())
-            if before != after:
-                changed |= self._forget(namespace, name, view)
-                changed |= self._blame_pod(namespace, name, view)
-        return changed
+        pods = self._pods.get(namespace, {})
+        before = self._keys({v.node for v in pods.values()})
+        for name, view in pods.items():
+            self._judge(namespace, name, view)
+        return self._settled(before)
 
     def put_budget(self, budget: Budget) -> bool:
         budgets = self._budgets.setdefault(budget.namespace, {})
         if budgets.get(budget.name) == budget:
             return False
         budgets[budget.name] = budget
-        return self._changed(self._rescore(budget.namespace))
+        return self._rescore(budget.namespace)
 
     def remove_budget(self, namespace: str, name: str) -> bool:
         budgets = self._budgets.get(namespace)
@@ -324,7 +324,7 @@ class DisruptionIndex:
             return False
         if not budgets:
             del self._budgets[namespace]
-        return self._changed(self._rescore(namespace))
+        return self._rescore(namespace)
 
     def replace_pods(self, entries: Iterable[PodEntry]) -> bool:
         """Every pod at once (a fresh LIST)."""
@@ -335,7 +335,7 @@ class DisruptionIndex:
                 self._pods.setdefault(e.namespace, {})[e.name] = e.view
         for ns, pods in self._pods.items():
             for name, view in pods.items():
-                self._blame_pod(ns, name, view)
+                self._judge(ns, name, view)
         self._answer = None
         return self.refusals() != before
 
