@@ -21,6 +21,7 @@ from tests.support.env.manifests import (
     MANAGER_RULES,
     NODE_RULES,
     OVERLAYS,
+    PDB_RULES,
     SYSTEM_NS,
     WINDOW_RULES,
     by_kind,
@@ -33,7 +34,7 @@ from tests.support.env.manifests import (
 
 def test_the_overlays_and_components_of_the_issue_exist() -> None:
     assert set(OVERLAYS) >= {"single-namespace", "delegated", "kured"}
-    assert set(COMPONENTS) >= {"ha", "admission-policy", "monitoring", "kured-v2"}
+    assert set(COMPONENTS) >= {"ha", "admission-policy", "monitoring", "kured-v2", "respect-pdbs"}
 
 
 def test_rendered_manifests_keep_the_deployment_contract(tmp_path: Path) -> None:
@@ -92,7 +93,10 @@ def test_rendered_manifests_keep_the_deployment_contract(tmp_path: Path) -> None
             for group, resource, verb, _name in rules_of(role):
                 assert "*" not in (group, resource, verb), (overlay, role["metadata"]["name"])
                 assert resource != "secrets", (overlay, role["metadata"]["name"])
-        assert by_kind(docs, "ClusterRole") == [one(docs, "ClusterRole", "kumaco")]
+        assert sorted(r["metadata"]["name"] for r in by_kind(docs, "ClusterRole")) == [
+            "kumaco",
+            "kumaco-respect-pdbs",  # components/respect-pdbs, checked below
+        ]
 
     # single-namespace: everything in kumaco-system; kumaco watches its own namespace.
     single = render("overlays/single-namespace", tmp_path)
@@ -169,3 +173,17 @@ def test_rendered_manifests_keep_the_deployment_contract(tmp_path: Path) -> None
         binding["spec"]["policyName"]
         == one(policy, "ValidatingAdmissionPolicy")["metadata"]["name"]
     )
+
+
+def test_the_respect_pdbs_component_turns_it_on_with_read_only_rights(tmp_path: Path) -> None:
+    for overlay, ns in (("kured", SYSTEM_NS), ("delegated/controller", SYSTEM_NS)):
+        docs = render(f"overlays/{overlay}", tmp_path, ["respect-pdbs"])
+        assert container_env(docs)["KUMACO_RESPECT_PDBS"] == "true"
+        role = one(docs, "ClusterRole", "kumaco-respect-pdbs")
+        assert rules_of(role) == PDB_RULES, "list and watch of pods and PDBs, nothing more"
+        binding = one(docs, "ClusterRoleBinding", "kumaco-respect-pdbs")
+        assert binding["roleRef"]["name"] == role["metadata"]["name"]
+        assert binding["subjects"] == [
+            {"kind": "ServiceAccount", "name": "kumaco", "namespace": ns}
+        ]
+    assert "KUMACO_RESPECT_PDBS" not in container_env(render("overlays/kured", tmp_path))
