@@ -1042,6 +1042,10 @@ def run_benchmarks(
     from tools.benchreport import write_chart, write_markdown
 
     doc: dict[str, Any] = {"machine": machine(), "runs": []}
+    if output.exists():  # measured on its own (hack/bench.py --respect-pdbs): kept
+        kept = json.loads(output.read_text()).get("respect_pdbs")
+        if kept is not None:
+            doc["respect_pdbs"] = kept
     if merge and output.exists():
         old = json.loads(output.read_text())
         doc["runs"] = old.get("runs", [])

@@ -27,6 +27,8 @@ from kumaco.core.disruptions import (
     pod_entry,
 )
 
+PAGE_SIZE = 100
+
 
 class BudgetStore:
     """Pods and PodDisruptionBudgets for the planner (see the module contract)."""
@@ -67,6 +69,10 @@ class BudgetStore:
 
 class _PodSink:
     """The pod reflector's side of :class:`BudgetStore`."""
+
+    #: Pods are large (a few KB of JSON each, ~10x that decoded) and a LIST page is decoded
+    #: whole: smaller pages keep the start-up's peak memory down (docs/benchmarks.md).
+    page_size = PAGE_SIZE
 
     def __init__(self, store: BudgetStore) -> None:
         self.store = store

@@ -13,7 +13,8 @@ told why each watch ended (``closed``, ``silent``, ``expired``, ``error``).
 Events only update a sink (a store) -- which wakes the controller; the
 controller recomputes from the full state (level-triggered). A sink may offer
 ``shrink(raw)`` (cut what it never reads out of the raw bytes before they are
-decoded) and ``known(raw)``
+decoded), ``page_size`` (the objects per LIST page, when its objects are large: a
+page is decoded whole) and ``known(raw)``
 (recognise an event that can change nothing in it, such as the echo of a write
 it already stored, from its first bytes: it is not decoded at all).
 """
@@ -77,7 +78,8 @@ class Reflector:
         objects: list[dict[str, Any]] = []
         rv: str | None = None
         shrink = getattr(self.sink, "shrink", None)
-        for page, page_rv in self.collection.list_pages(self.page_size, shrink):
+        size = getattr(self.sink, "page_size", self.page_size)
+        for page, page_rv in self.collection.list_pages(size, shrink):
             objects.extend(self.sink.trim(o) for o in page)
             rv = page_rv
         self.sink.replace(objects)

@@ -10,10 +10,12 @@ no store and watches nothing more.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
-from kumaco.controller.budgets import BudgetStore
+from kumaco.controller.budgets import PAGE_SIZE, BudgetStore
 from kumaco.core.planner import Policy, parse_ceiling
+from kumaco.kube.reflector import Reflector
 from tests.unit import test_controller as harness
 from tests.unit.test_controller import MANAGER, MIP, REQ, UM, PatchNodeStatus, cm, node
 from tests.unit.test_disruptions import pdb, pod
@@ -125,3 +127,23 @@ def test_without_the_flag_nothing_is_kept(make: Any) -> None:
     assert c.budgets is None and c.synced
     c.step()
     assert world.writes() == [("a", {UM: ("True", "MaintenanceWindowOpen")})]
+
+
+class Recording:
+    """A collection that records the page size each LIST asked for."""
+
+    def __init__(self, items: list[dict[str, Any]]) -> None:
+        self.items, self.pages = items, []
+
+    def list_pages(self, page: int = 250, shrink: Any = None) -> Any:
+        self.pages.append(page)
+        return iter([(self.items, "7")])
+
+
+def test_pods_are_listed_in_smaller_pages_than_other_objects() -> None:
+    store = BudgetStore()
+    pods, budgets = Recording([pod("a", node="n1")]), Recording([pdb()])
+    Reflector(pods, store.pods_sink(), threading.Event(), name="pods")._relist()
+    Reflector(budgets, store.budgets_sink(), threading.Event(), name="pdbs")._relist()
+    assert (pods.pages, budgets.pages) == ([PAGE_SIZE], [250]) and PAGE_SIZE < 250
+    assert store.synced and dict(store.refusals()) == {"n1": ("shop/db",)}

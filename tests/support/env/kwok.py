@@ -212,7 +212,6 @@ phase: Running
 startTime: {{ $now | Quote }}
 hostIP: {{ NodeIPWith .spec.nodeName | Quote }}
 podIP: {{ printf "10.%%d.%%d.%%d" (randInt 0 256) (randInt 0 256) (randInt 1 255) | Quote }}
-qosClass: BestEffort
 conditions:
 {{ range $c := list "PodReadyToStartContainers" "Initialized" "PodScheduled" }}
 - type: {{ $c }}
