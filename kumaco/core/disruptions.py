@@ -39,13 +39,14 @@ name (docs/benchmarks.md, "PodDisruptionBudgets").
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from sys import intern
 from types import MappingProxyType
 from typing import Any
 
 from kumaco.core.errors import InvalidInput
+from kumaco.core.labelrequirements import Operator
 from kumaco.core.labelselector import label_selector_of
 from kumaco.core.selectors import Selector
 
@@ -54,6 +55,7 @@ MIRROR = "kubernetes.io/config.mirror"
 MAX_DISRUPTED_PODS = 2000
 #: Phases whose pods are deleted without a look at budgets (``canIgnorePDB``).
 _IGNORED_PHASES = frozenset(("Pending", "Succeeded", "Failed"))
+_EQUAL = frozenset((Operator.EQUALS, Operator.DOUBLE_EQUALS, Operator.IN))
 
 #: node name -> the budgets that refuse evicting one of its pods now (``namespace/name``).
 Refusals = Mapping[str, tuple[str, ...]]
@@ -204,7 +206,11 @@ def budget_of(obj: object) -> Budget | None:
 
 def blamed(pod: PodView, budgets: Iterable[Budget]) -> tuple[str, ...]:
     """The budgets that refuse evicting ``pod`` now (``budgets``: those of its namespace)."""
-    covering = [b for b in budgets if b.covers(pod.labels)]
+    return decided(pod, [b for b in budgets if b.covers(pod.labels)])
+
+
+def decided(pod: PodView, covering: Sequence[Budget]) -> tuple[str, ...]:
+    """:func:`blamed`, given the budgets that cover ``pod``."""
     if len(covering) > 1:
         return tuple(sorted(b.key for b in covering))
     if not covering:
@@ -213,6 +219,51 @@ def blamed(pod: PodView, budgets: Iterable[Budget]) -> tuple[str, ...]:
     if (not pod.ready and budget.spares_unready) or not budget.refuses:
         return ()
     return (budget.key,)
+
+
+class _Covering:
+    """The budgets covering a label set, worked out once per set of the values they read.
+
+    A selector reads only the label keys its requirements name, so pods that agree on
+    those keys (the replicas of one application; a StatefulSet's pods differ only in a
+    label no budget selects on) cost one evaluation. And a budget requiring some
+    ``key=value`` (``matchLabels``, or ``In`` one value) is tried only on label sets with
+    that pair: an application's labels are tried against its own budget, not against
+    every budget of its namespace.
+    """
+
+    def __init__(self, budgets: Iterable[Budget]) -> None:
+        self.anchored: dict[tuple[str, str], list[Budget]] = {}
+        self.floating: list[Budget] = []
+        keys: set[str] = set()
+        for b in budgets:
+            if b.selector is None:
+                continue  # selects no pod
+            keys.update(r.key for r in b.selector.requirements)
+            anchor = next(
+                (
+                    (r.key, r.values[0])
+                    for r in b.selector.requirements
+                    if r.operator in _EQUAL and len(r.values) == 1
+                ),
+                None,
+            )
+            if anchor is None:
+                self.floating.append(b)
+            else:
+                self.anchored.setdefault(anchor, []).append(b)
+        self.keys = tuple(sorted(keys))
+        self._memo: dict[tuple[str | None, ...], tuple[Budget, ...]] = {}
+
+    def __call__(self, labels: Mapping[str, str]) -> tuple[Budget, ...]:
+        seen = tuple(labels.get(k) for k in self.keys)
+        hit = self._memo.get(seen)
+        if hit is None:
+            tried = [*self.floating]
+            for pair in labels.items():
+                tried += self.anchored.get(pair, ())
+            hit = self._memo[seen] = tuple(b for b in tried if b.covers(labels))
+        return hit
 
 
 def refusals(pods: Iterable[PodEntry], budgets: Iterable[Budget]) -> Refusals:
@@ -260,12 +311,15 @@ class DisruptionIndex:
     def _keys(self, nodes: Iterable[str]) -> dict[str, frozenset[str]]:
         return {n: frozenset(self._by_node.get(n, ())) for n in nodes}
 
-    def _judge(self, namespace: str, name: str, view: PodView) -> None:
+    def _covering(self, namespace: str) -> _Covering:
+        return _Covering(self._budgets.get(namespace, {}).values())
+
+    def _judge(self, namespace: str, name: str, view: PodView, covering: _Covering) -> None:
         """(Re)compute one stored pod's blame and count it on its node."""
         old = self._blame.pop((namespace, name), ())
         if old:
             self._count(view.node, old, -1)
-        keys = blamed(view, self._budgets.get(namespace, {}).values())
+        keys = decided(view, covering(view.labels))
         if keys:
             self._blame[(namespace, name)] = keys
             self._count(view.node, keys, 1)
@@ -297,34 +351,44 @@ class DisruptionIndex:
                 del self._pods[ns]
         else:
             self._pods.setdefault(ns, {})[name] = entry.view
-            self._judge(ns, name, entry.view)
+            self._judge(ns, name, entry.view, self._covering(ns))
         return self._settled(before)
 
     def remove_pod(self, namespace: str, name: str) -> bool:
         return self.put_pod(PodEntry(namespace, name, None))
 
-    def _rescore(self, namespace: str) -> bool:
-        """Every pod of ``namespace`` judged again (its budgets changed)."""
+    def _rescore(self, namespace: str, changed: Iterable[Budget | None] = ()) -> bool:
+        """The pods of ``namespace`` judged again, whether some node's answer changed.
+
+        Only the pods the ``changed`` budgets cover (in their old or new version), or
+        every one when none is named.
+        """
         pods = self._pods.get(namespace, {})
-        before = self._keys({v.node for v in pods.values()})
-        for name, view in pods.items():
-            self._judge(namespace, name, view)
+        selectors = [b for b in changed if b is not None]
+        touched = _Covering(selectors)
+        again = [(n, v) for n, v in pods.items() if not selectors or touched(v.labels)]
+        before = self._keys({v.node for _n, v in again})
+        covering = self._covering(namespace)
+        for name, view in again:
+            self._judge(namespace, name, view, covering)
         return self._settled(before)
 
     def put_budget(self, budget: Budget) -> bool:
         budgets = self._budgets.setdefault(budget.namespace, {})
-        if budgets.get(budget.name) == budget:
+        old = budgets.get(budget.name)
+        if old == budget:
             return False
         budgets[budget.name] = budget
-        return self._rescore(budget.namespace)
+        return self._rescore(budget.namespace, (old, budget))
 
     def remove_budget(self, namespace: str, name: str) -> bool:
         budgets = self._budgets.get(namespace)
-        if budgets is None or budgets.pop(name, None) is None:
+        old = budgets.pop(name, None) if budgets is not None else None
+        if budgets is None or old is None:
             return False
         if not budgets:
             del self._budgets[namespace]
-        return self._rescore(namespace)
+        return self._rescore(namespace, (old,))
 
     def replace_pods(self, entries: Iterable[PodEntry]) -> bool:
         """Every pod at once (a fresh LIST)."""
@@ -334,8 +398,9 @@ class DisruptionIndex:
             if e.view is not None:
                 self._pods.setdefault(e.namespace, {})[e.name] = e.view
         for ns, pods in self._pods.items():
+            covering = self._covering(ns)
             for name, view in pods.items():
-                self._judge(ns, name, view)
+                self._judge(ns, name, view, covering)
         self._answer = None
         return self.refusals() != before
 

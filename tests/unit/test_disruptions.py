@@ -301,6 +301,12 @@ SELECTORS = st.sampled_from(
         {"matchLabels": {"app": "db"}},
         {"matchExpressions": [{"key": "tier", "operator": "Exists"}]},
         {"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["db"]}]},
+        {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web"]}]},
+        {"matchExpressions": [{"key": "app", "operator": "In", "values": ["db", "web"]}]},
+        {
+            "matchLabels": {"app": "web"},
+            "matchExpressions": [{"key": "tier", "operator": "Exists"}],
+        },
     )
 )
 
