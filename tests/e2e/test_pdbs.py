@@ -13,7 +13,9 @@
   naming the budget) while a node without one is; when the budget allows one, the oldest
   request goes; when it falls to zero again the holder keeps its place (a watcher sees
   no revocation); and the API server's audit log shows kumaco listing and watching pods
-  and budgets and not one request refused (403).
+  and budgets and not one request refused (403). ``kubectl kumaco plan --respect-pdbs``
+  then reads the cluster's pods and budgets and answers exactly what ``kumaco plan
+  --pods/--pdbs`` answers offline on what ``kubectl get pods,pdb -A -o yaml`` prints.
 
 The test control plane runs no kube-controller-manager, so no disruption controller
 computes the budgets' status: the tests write ``status`` themselves through the status
@@ -25,7 +27,9 @@ subresource, as that controller would (``disruptionsAllowed``, ``currentHealthy`
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
+import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -36,6 +40,8 @@ import pytest
 import yaml
 
 from kumaco.core.disruptions import blamed, budget_of, pod_entry
+from tests.e2e.test_status import VENV_BIN
+from tests.e2e.test_status import kubectl as plugin
 from tests.support.env.controlplane import ControlPlane
 from tests.support.env.harness import (
     MIP,
@@ -456,3 +462,34 @@ def test_kumaco_run_waits_for_the_budget_with_kwok_pods_and_the_component_rbac(
         ("watch", "poddisruptionbudgets"),
     } <= seen, sorted(seen)
     assert forbidden(control_plane.audit_log, user, since) == []
+
+    # kubectl kumaco plan --respect-pdbs reads the same pods and budgets from the cluster,
+    # and kumaco plan offline the same from the files kubectl prints: one answer.
+    admin = tmp_path / "admin.kubeconfig"
+    policy = [*flags[4:], "--respect-pdbs"]
+    at = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    online = plugin("plan", "--kubeconfig", str(admin), "-n", ns, "--at", at, *policy, "-o", "json")
+    rows = {r["name"]: r for r in json.loads(online.stdout)["nodes"]}
+    assert [(rows[n]["reason"], rows[n]["disruptionBudgets"]) for n in nodes] == [
+        ("MaintenanceAllowed", []),  # the holder (the budget refuses it too: it is never revoked)
+        ("DisruptionBudgetExhausted", [f"{app}/db"]),
+        ("MaintenanceFinished", []),  # released, idle
+    ]
+    dumps = {}
+    for what, path in (
+        ("pods,pdb", "workloads.yaml"),
+        ("nodes", "nodes.yaml"),
+        ("configmaps", "windows.yaml"),
+    ):
+        where = ["-n", ns] if what == "configmaps" else ["-A"]
+        out = kubectl(admin, "get", what, *where, "-o", "yaml").stdout
+        (tmp_path / path).write_text(out)
+        dumps[what] = str(tmp_path / path)
+    both = dumps["pods,pdb"]
+    cmd = [str(VENV_BIN / "kumaco"), "plan", "--windows", dumps["configmaps"]]
+    cmd += ["--nodes", dumps["nodes"], "--at", at, *policy, "--pods", both, "--pdbs", both]
+    offline = subprocess.run(
+        [*cmd, "-o", "json"], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert offline.returncode == 0, offline.stderr
+    assert offline.stdout == online.stdout
