@@ -52,7 +52,16 @@ from kumaco.core.disruptions import refusals_of
 from tests.support.env.controlplane import ControlPlane, ensure_assets, seed_nodes
 from tests.support.env.harness import MIP, REQUIRED, Api, ApiError, Kumaco, cron_at, wait_for
 from tests.support.env.kwok import Kwok, KwokSettings
-from tools.bench import REPO, busy_percent, log, machine_busy, proc_stats, settle
+from tools.bench import (
+    REPO,
+    busy_percent,
+    commit,
+    log,
+    machine,
+    machine_busy,
+    proc_stats,
+    settle,
+)
 
 IMAGES = ("ghcr.io/shop/api", "ghcr.io/shop/web", "quay.io/data/cache", "docker.io/library/nginx")
 DAEMONSETS = ("kube-proxy", "node-exporter", "fluent-bit", "csi-node", "cilium")
@@ -490,6 +499,8 @@ def pdb_cost(
             "kwok_parallelism": kwok_parallelism,
         },
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d"),
+        "machine": machine(),
+        "kumaco_commit": commit(),
         "load_before": [round(x, 2) for x in os.getloadavg()],
     }
     cp = ControlPlane(ensure_assets(), log_dir=workdir / "controlplane")
