@@ -46,7 +46,7 @@ longer than :data:`MAX_VALUE_LENGTH` characters is rejected before parsing.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from kumaco.core.ceilings import Ceiling, parse_ceiling
 from kumaco.core.durations import parse_window_duration
@@ -108,17 +108,26 @@ MAX_KEY_SHOWN = 253
 CLOSE_ENOUGH = 0.7
 
 
+def _hinted_key(data: Iterable[object], key: str) -> str | None:
+    """The first key of ``data`` that differs from the missing ``key`` only in case.
+
+    That key is named by ``key``'s own error (``is missing (found 'starttime': ...)``);
+    any other variant is an unknown key of its own (:func:`_unknown_keys`).
+    """
+    return next((k for k in data if isinstance(k, str) and k.lower() == key.lower()), None)
+
+
 def _unknown_keys(data: Mapping[object, object], errors: list[FieldError]) -> None:
     """An error per key that is not a window key, naming the closest known one.
 
-    A key that only differs in case from a missing required key is named by that key's
-    own error (``is missing (found 'starttime': ...)``), not a second time here.
+    A missing required key's hinted key (:func:`_hinted_key`) is named by that key's
+    own error, not a second time here.
     """
-    missing = {k.lower() for k in REQUIRED_KEYS if k not in data}
+    hinted = {_hinted_key(data, k) for k in REQUIRED_KEYS if k not in data}
     by_lower = {k.lower(): k for k in KNOWN_KEYS}
     for raw in data:
         key = raw if isinstance(raw, str) else str(raw)
-        if key in KNOWN_KEYS or (isinstance(raw, str) and key.lower() in missing):
+        if key in KNOWN_KEYS or raw in hinted:
             continue
         shown = one_line(key if len(key) <= MAX_KEY_SHOWN else key[:MAX_KEY_SHOWN] + "...")
         if key.lower() in by_lower:
@@ -135,7 +144,7 @@ def _unknown_keys(data: Mapping[object, object], errors: list[FieldError]) -> No
 
 def _string_value(data: Mapping[str, object], key: str, errors: list[FieldError]) -> str | None:
     if key not in data:
-        hint = next((k for k in data if isinstance(k, str) and k.lower() == key.lower()), None)
+        hint = _hinted_key(data, key)
         errors.append(
             FieldError(
                 key, "is missing" + (f" (found {hint!r}: keys are case-sensitive)" if hint else "")
