@@ -44,7 +44,6 @@ import random
 import re
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -55,6 +54,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tests.support.env.ports import free_port
 
 # Newest first: the first that builds is kept, so the newest that builds wins
 # with a single build. Measured here: v1.36.3 and v1.37.2 both build with Go 1.26.
@@ -495,46 +496,6 @@ class PKI:
 
 
 # --------------------------------------------------------------------------- processes
-
-
-#: Where :func:`free_port` picks: below the kernel's ephemeral range, in a slice per
-#: pytest-xdist worker. A port found free by binding port 0 comes from the ephemeral
-#: range (``ip_local_port_range``), from which every outgoing connection takes its local
-#: port too: between the pick and the listener's own bind, a connection of any process can
-#: take it (a CI run with four workers lost kumaco's metrics port that way: EADDRINUSE).
-#: Below the range only listeners bind, and a slice per worker keeps two workers' picks
-#: apart; within a process the picks go round their slice.
-PORT_FLOOR = 10_000
-PORT_SLICE = 2_000
-EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
-_next_pick: list[int] = []  # this process's place in its slice
-
-
-def _port_slice() -> range:
-    ephemeral_low = (
-        int(EPHEMERAL_RANGE.read_text().split()[0]) if EPHEMERAL_RANGE.exists() else 32_768
-    )
-    slices = max(1, (ephemeral_low - PORT_FLOOR) // PORT_SLICE)
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
-    first = PORT_FLOOR + (int(worker) if worker.isdigit() else 0) % slices * PORT_SLICE
-    return range(first, first + PORT_SLICE)
-
-
-def free_port() -> int:
-    """A loopback TCP port nothing listens on, for a process the test starts to listen on."""
-    ports = _port_slice()
-    if not _next_pick:  # processes of one worker (e.g. hack/demo.py's) start apart
-        _next_pick.append(os.getpid() * 7919 % len(ports))
-    for _ in range(len(ports)):
-        port = ports[_next_pick[0] % len(ports)]
-        _next_pick[0] += 1
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError(f"no free loopback port in {ports.start}-{ports.stop - 1}")
 
 
 def stop_process(

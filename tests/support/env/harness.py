@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tests.support.env.controlplane import ControlPlane, free_port, ready_condition
+from tests.support.env.controlplane import ControlPlane, ready_condition
+from tests.support.env.ports import free_port
 
 T = TypeVar("T")
 RUN_LABEL = "kumaco.test/run"

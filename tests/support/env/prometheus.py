@@ -26,7 +26,8 @@ from typing import Any
 
 import yaml
 
-from tests.support.env.controlplane import free_port, stop_process
+from tests.support.env.controlplane import stop_process
+from tests.support.env.ports import free_port
 
 LOOPBACK = "127.0.0.1"
 

@@ -19,7 +19,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from tests.support.env.controlplane import free_port, stop_process
+from tests.support.env.controlplane import stop_process
+from tests.support.env.ports import free_port
 
 LOOPBACK = "127.0.0.1"
 _CLIENT = re.compile(r"Connect \(file descriptor \d+\): ")
