@@ -89,6 +89,8 @@ class Sharing:
     Owned by whoever keeps the views (a :class:`~kumaco.controller.stores.NodeStore`,
     an offline listing), never by the module: the owner-map table is bounded by
     ``owner_maps`` and lives as long as its owner. ``interning=False`` shares nothing.
+    Threads may share one (the reflector's and the writers'): a race costs at most a
+    second map equal to the first.
     """
 
     def __init__(self, *, interning: bool = True, owner_maps: int = 1024) -> None:
