@@ -7,7 +7,10 @@ planner's answer (:func:`kumaco.core.planner.plan`). It is level-triggered: watc
 events only update the stores and wake the loop; each pass recomputes from
 the full state. Time comes from an injected wall clock (``now_ns``); the loop
 sleeps until the planner's ``next_change`` (a window opening or closing), so
-a window opening at 03:00:00 is applied within moments, with no polling.
+a window opening at 03:00:00 is applied within moments, with no polling. The
+planner is :func:`~kumaco.core.planner.plan` unless a caller injects another
+``planner`` (a test seam: tests/support/judges/violation.py runs a kumaco whose
+planner oversteps the ceiling, to prove the audit judge catches it).
 
 The API server is reached only through the typed
 :class:`~kumaco.kube.resources.Resources` given at construction (the seam of the
@@ -47,7 +50,7 @@ import datetime as dt
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from kumaco.controller.announce import ENDED, Announcer
@@ -72,6 +75,7 @@ from kumaco.core.configchange import (
 )
 from kumaco.core.configmaps import WindowConfigMap, window_of
 from kumaco.core.errors import error_text
+from kumaco.core.nodes import NodeSet
 from kumaco.core.planner import Plan, Policy, changes, plan
 from kumaco.core.windows import InvalidWindow, Window
 from kumaco.kube.events import (
@@ -90,6 +94,9 @@ log = logging.getLogger("kumaco.controller")
 
 RESYNC_SECONDS = 300.0  # re-evaluate at least this often (no I/O unless something changed)
 
+#: What the controller plans with: :func:`kumaco.core.planner.plan`'s signature.
+Planner = Callable[[Iterable[Window], NodeSet, int, Policy], Plan]
+
 __all__ = [
     "EXIT_CONFIG_CHANGED",
     "EXIT_LEADERSHIP_LOST",
@@ -97,6 +104,7 @@ __all__ = [
     "Controller",
     "ControllerOptions",
     "Election",
+    "Planner",
 ]
 
 
@@ -113,6 +121,7 @@ class Controller:
         *,
         now_ns: Callable[[], int],
         monotonic: Callable[[], float] = time.monotonic,
+        planner: Planner = plan,
     ) -> None:
         self.options = options
         self.policy = policy
@@ -121,6 +130,7 @@ class Controller:
         self.metrics = metrics
         self.now_ns = now_ns
         self.monotonic = monotonic
+        self.planner = planner
         self.stop = threading.Event()
         self._wake = threading.Event()
         self.exit_code: int | None = None
@@ -378,7 +388,7 @@ class Controller:
         started = self.monotonic()
         now = self.now_ns()
         with self.nodes.read() as (nodeset, versions):
-            result = plan(windows, nodeset, now, self.policy)
+            result = self.planner(windows, nodeset, now, self.policy)
             due = changes(result, nodeset, versions, now, self.policy)
             self.reporter.report(due, nodeset, result)
             self.metrics.observe_holders(result, nodeset, self.policy.in_progress, now)

@@ -234,14 +234,23 @@ class _Reader:
             and node.value in _NULL_WORDS
         )
 
+    def present(
+        self, node: yaml.Node, kind: type[yaml.CollectionNode], where: str, wanted: str
+    ) -> bool:
+        """False for a null (read as empty); True for an untagged ``kind``; else raises."""
+        if self.is_null(node):
+            return False
+        if not isinstance(node, kind):
+            raise _wrong_shape(where, node, wanted)
+        if node.tag != (_MAP if kind is yaml.MappingNode else _SEQ):
+            raise self._tagged(node, where)
+        return True
+
     def match_labels(self, node: yaml.Node) -> list[MatchLabel]:
         """``(where, key, value)`` of each ``matchLabels`` entry, in document order."""
-        if self.is_null(node):
+        wanted = "a map of label keys to values"
+        if not self.present(node, yaml.MappingNode, _MATCH_LABELS, wanted):
             return []
-        if not isinstance(node, yaml.MappingNode):
-            raise _wrong_shape(_MATCH_LABELS, node, "a map of label keys to values")
-        if node.tag != _MAP:
-            raise self._tagged(node, _MATCH_LABELS)
         entries: list[MatchLabel] = []
         seen: set[str] = set()
         written: set[tuple[str, str]] = set()
@@ -272,12 +281,9 @@ class _Reader:
 
     def match_expressions(self, node: yaml.Node) -> list[MatchExpression]:
         """``(where, key, operator, values)`` of each ``matchExpressions`` item."""
-        if self.is_null(node):
+        wanted = "a list of {key, operator, values} maps"
+        if not self.present(node, yaml.SequenceNode, _MATCH_EXPRESSIONS, wanted):
             return []
-        if not isinstance(node, yaml.SequenceNode):
-            raise _wrong_shape(_MATCH_EXPRESSIONS, node, "a list of {key, operator, values} maps")
-        if node.tag != _SEQ:
-            raise self._tagged(node, _MATCH_EXPRESSIONS)
         items: list[MatchExpression] = []
         for index, item in enumerate(node.value):
             where = f"{_MATCH_EXPRESSIONS}[{index}]"
@@ -296,12 +302,8 @@ class _Reader:
         return items
 
     def values(self, node: yaml.Node | None, where: str) -> list[str]:
-        if node is None or self.is_null(node):
+        if node is None or not self.present(node, yaml.SequenceNode, where, "a list of strings"):
             return []
-        if not isinstance(node, yaml.SequenceNode):
-            raise _wrong_shape(where, node, "a list of strings")
-        if node.tag != _SEQ:
-            raise self._tagged(node, where)
         return [self.string(item, f"{where}[{i}]") for i, item in enumerate(node.value)]
 
 

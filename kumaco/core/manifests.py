@@ -23,7 +23,7 @@ import yaml
 
 from kumaco.core.configmaps import WindowConfigMap, window_of
 from kumaco.core.errors import one_line
-from kumaco.core.nodes import NodeView, node_view
+from kumaco.core.nodes import NodeView, Sharing, node_view
 from kumaco.core.selectors import Selector
 from kumaco.core.windowdata import REQUIRED_KEYS
 from kumaco.core.windows import FieldError, InvalidWindow, Window
@@ -112,9 +112,10 @@ def node_views(objects: Iterable[Any], owned: Iterable[str] = ()) -> list[NodeVi
     """
     views = []
     owned = tuple(owned)
+    sharing = Sharing()
     for obj in objects:
         if isinstance(obj, Mapping) and obj.get("kind", "Node") == "Node":
-            view = node_view(obj, owned)
+            view = node_view(obj, owned, sharing=sharing)
             if view is not None:
                 views.append(view)
     return views

@@ -46,7 +46,8 @@ longer than :data:`MAX_VALUE_LENGTH` characters is rejected before parsing.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import TypeVar
 
 from kumaco.core.ceilings import Ceiling, parse_ceiling
 from kumaco.core.durations import parse_window_duration
@@ -108,17 +109,26 @@ MAX_KEY_SHOWN = 253
 CLOSE_ENOUGH = 0.7
 
 
+def _hinted_key(data: Iterable[object], key: str) -> str | None:
+    """The first key of ``data`` that differs from the missing ``key`` only in case.
+
+    That key is named by ``key``'s own error (``is missing (found 'starttime': ...)``);
+    any other variant is an unknown key of its own (:func:`_unknown_keys`).
+    """
+    return next((k for k in data if isinstance(k, str) and k.lower() == key.lower()), None)
+
+
 def _unknown_keys(data: Mapping[object, object], errors: list[FieldError]) -> None:
     """An error per key that is not a window key, naming the closest known one.
 
-    A key that only differs in case from a missing required key is named by that key's
-    own error (``is missing (found 'starttime': ...)``), not a second time here.
+    A missing required key's hinted key (:func:`_hinted_key`) is named by that key's
+    own error, not a second time here.
     """
-    missing = {k.lower() for k in REQUIRED_KEYS if k not in data}
+    hinted = {_hinted_key(data, k) for k in REQUIRED_KEYS if k not in data}
     by_lower = {k.lower(): k for k in KNOWN_KEYS}
     for raw in data:
         key = raw if isinstance(raw, str) else str(raw)
-        if key in KNOWN_KEYS or (isinstance(raw, str) and key.lower() in missing):
+        if key in KNOWN_KEYS or raw in hinted:
             continue
         shown = one_line(key if len(key) <= MAX_KEY_SHOWN else key[:MAX_KEY_SHOWN] + "...")
         if key.lower() in by_lower:
@@ -135,7 +145,7 @@ def _unknown_keys(data: Mapping[object, object], errors: list[FieldError]) -> No
 
 def _string_value(data: Mapping[str, object], key: str, errors: list[FieldError]) -> str | None:
     if key not in data:
-        hint = next((k for k in data if isinstance(k, str) and k.lower() == key.lower()), None)
+        hint = _hinted_key(data, key)
         errors.append(
             FieldError(
                 key, "is missing" + (f" (found {hint!r}: keys are case-sensitive)" if hint else "")
@@ -157,6 +167,7 @@ def _string_value(data: Mapping[str, object], key: str, errors: list[FieldError]
 
 
 _DOW_FIELD = 4
+T = TypeVar("T")
 
 
 def _start_time_hint(text: str, reason: str) -> str:
@@ -202,20 +213,35 @@ def _with_hint(message: str, hint: str) -> str:
     return f"{message}; {hint}" if hint else message
 
 
-def _parse_start_time(start_time: str | None, errors: list[FieldError]) -> Schedule | None:
-    if start_time is None:
+def _parsed(
+    key: str,
+    text: str | None,
+    blank: Callable[[str], bool],
+    parse: Callable[[str], T],
+    hint: Callable[[str, str], str],
+    errors: list[FieldError],
+) -> T | None:
+    """``parse(text)``, or None after an error naming ``key`` (None: already said).
+
+    The error is ``is empty`` when ``blank(text)``, else the parser's reason and ``hint``'s fix.
+    """
+    if text is None:
         return None
-    if not start_time.strip():
-        errors.append(FieldError(START_TIME, "is empty"))
+    if blank(text):
+        errors.append(FieldError(key, "is empty"))
         return None
     try:
-        return parse_schedule(start_time)
+        return parse(text)
     except InvalidInput as exc:
         reason = _reason(exc)
-        errors.append(
-            FieldError(START_TIME, _with_hint(reason, _start_time_hint(start_time, reason)))
-        )
+        errors.append(FieldError(key, _with_hint(reason, hint(text, reason))))
         return None
+
+
+def _parse_start_time(start_time: str | None, errors: list[FieldError]) -> Schedule | None:
+    return _parsed(
+        START_TIME, start_time, lambda t: not t.strip(), parse_schedule, _start_time_hint, errors
+    )
 
 
 def _apply_zone(
@@ -246,19 +272,10 @@ def _apply_zone(
 
 
 def _parse_duration(duration_text: str | None, errors: list[FieldError]) -> int | None:
-    if duration_text is None:
-        return None
-    if duration_text == "":
-        errors.append(FieldError(DURATION, "is empty"))
-        return None
-    try:
-        return parse_window_duration(duration_text)
-    except InvalidInput as exc:
-        reason = _reason(exc)
-        errors.append(
-            FieldError(DURATION, _with_hint(reason, _duration_hint(duration_text, reason)))
-        )
-        return None
+    # An all-space duration is not "empty": its parse error says "no spaces".
+    return _parsed(
+        DURATION, duration_text, lambda t: t == "", parse_window_duration, _duration_hint, errors
+    )
 
 
 def _parse_node_selector(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kumaco.core.nodes import NodeView, node_view
+from kumaco.core.nodes import NodeView, Sharing, node_view
 from kumaco.kube.client import Kube
 from kumaco.kube.errors import ApiError
 
@@ -63,7 +63,12 @@ def list_nodes(reader: Reader, node_selector: str, owned: tuple[str, ...] = ()) 
 
     ``owned``: condition types whose writers (field managers) to keep.
     """
-    return [v for o in reader.list("/api/v1/nodes", node_selector) if (v := node_view(o, owned))]
+    sharing = Sharing()
+    return [
+        v
+        for o in reader.list("/api/v1/nodes", node_selector)
+        if (v := node_view(o, owned, sharing=sharing))
+    ]
 
 
 def get_lease(reader: Reader, namespace: str, name: str) -> Any | None:

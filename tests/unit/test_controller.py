@@ -22,12 +22,12 @@ from unittest.mock import create_autospec
 
 import pytest
 
-from kumaco.controller.loop import EXIT_CONFIG_CHANGED, Controller
+from kumaco.controller.loop import EXIT_CONFIG_CHANGED, Controller, Planner
 from kumaco.controller.metrics import Metrics
 from kumaco.controller.options import ControllerOptions
 from kumaco.controller.writer import Fenced
 from kumaco.core.durations import SECOND
-from kumaco.core.planner import Policy, parse_ceiling
+from kumaco.core.planner import Policy, parse_ceiling, plan
 from kumaco.core.selectors import parse_selector
 from kumaco.kube.client import Kube
 from kumaco.kube.errors import ApiError, TransportError
@@ -298,6 +298,7 @@ def make() -> Any:
         *,
         now: int = OPEN,
         policy: Policy | None = None,
+        planner: Planner = plan,
     ) -> tuple[Controller, World, FakeElection, list[int]]:
         world = World(nodes, cms)
         election = FakeElection()
@@ -323,6 +324,7 @@ def make() -> Any:
             Metrics(),
             now_ns=lambda: clock[0],
             monotonic=lambda: world.monotonic[0],
+            planner=planner,
         )
         # What the reflectors would have delivered before the first pass.
         c.configmaps.sink(NS).replace([c.configmaps.trim(o) for o in cms])
@@ -361,6 +363,25 @@ def test_a_new_leader_rebuilds_then_writes_conditions_then_announces(make: Any) 
         ),
         (CreateEvent, "WindowLoaded", "window loaded: '0 2 * * *' (UTC) for 3h0m0s, nodes: pool=x"),
     ]
+
+
+@pytest.mark.parametrize("overreach", [False, True], ids=["plan", "injected"])
+def test_the_controller_writes_what_its_injected_planner_decides(
+    make: Any, overreach: bool
+) -> None:
+    """The planner is a seam of the Controller (and of ``kumaco run``): the broken kumaco
+    of tests/support/judges/violation.py grants one node more than the ceiling through it,
+    with nothing patched; the default is the core's :func:`plan`."""
+    from tests.support.judges.violation import overreaching_plan
+
+    policy = Policy(ceiling=parse_ceiling("1"), require=(REQ,), manager=MANAGER)
+    nodes = [node(n, str(10 + i), kured_dev__RebootRequired="True") for i, n in enumerate("abc")]
+    c, world, _e, _clock = make(
+        nodes, [cm("w")], policy=policy, planner=overreaching_plan if overreach else plan
+    )
+    c.step()
+    granted = [name for name, conds in world.writes() if conds.get(MIP, ("",))[0] == "True"]
+    assert granted == (["a", "b"] if overreach else ["a"])
 
 
 def test_each_write_is_a_precondition_patch_of_the_changed_conditions_only(make: Any) -> None:

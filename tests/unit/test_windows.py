@@ -60,6 +60,20 @@ def test_a_case_variant_of_a_key_is_pointed_out() -> None:
     }
 
 
+def test_every_case_variant_of_a_missing_key_is_named_once() -> None:
+    """The missing key's hint names the first variant; any other variant is an unknown key."""
+    w = parse_window(
+        "ns",
+        "w",
+        {"starttime": "0 3 * * *", "STARTTIME": "0 4 * * *", "duration": "1h", "nodeSelector": ""},
+    )
+    assert isinstance(w, InvalidWindow)
+    assert [(e.key, e.message) for e in w.errors] == [
+        ("startTime", "is missing (found 'starttime': keys are case-sensitive)"),
+        ("STARTTIME", "is not a window key: did you mean startTime? (keys are case-sensitive)"),
+    ]
+
+
 @pytest.mark.parametrize(
     ("value", "kind"),
     [

@@ -44,17 +44,19 @@ import random
 import re
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tests.support.env.ports import free_port
+from tests.support.env.process import exchange, log_tail, spawn, stop_process, wait_ready
 
 # Newest first: the first that builds is kept, so the newest that builds wins
 # with a single build. Measured here: v1.36.3 and v1.37.2 both build with Go 1.26.
@@ -497,63 +499,6 @@ class PKI:
 # --------------------------------------------------------------------------- processes
 
 
-#: Where :func:`free_port` picks: below the kernel's ephemeral range, in a slice per
-#: pytest-xdist worker. A port found free by binding port 0 comes from the ephemeral
-#: range (``ip_local_port_range``), from which every outgoing connection takes its local
-#: port too: between the pick and the listener's own bind, a connection of any process can
-#: take it (a CI run with four workers lost kumaco's metrics port that way: EADDRINUSE).
-#: Below the range only listeners bind, and a slice per worker keeps two workers' picks
-#: apart; within a process the picks go round their slice.
-PORT_FLOOR = 10_000
-PORT_SLICE = 2_000
-EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
-_next_pick: list[int] = []  # this process's place in its slice
-
-
-def _port_slice() -> range:
-    ephemeral_low = (
-        int(EPHEMERAL_RANGE.read_text().split()[0]) if EPHEMERAL_RANGE.exists() else 32_768
-    )
-    slices = max(1, (ephemeral_low - PORT_FLOOR) // PORT_SLICE)
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
-    first = PORT_FLOOR + (int(worker) if worker.isdigit() else 0) % slices * PORT_SLICE
-    return range(first, first + PORT_SLICE)
-
-
-def free_port() -> int:
-    """A loopback TCP port nothing listens on, for a process the test starts to listen on."""
-    ports = _port_slice()
-    if not _next_pick:  # processes of one worker (e.g. hack/demo.py's) start apart
-        _next_pick.append(os.getpid() * 7919 % len(ports))
-    for _ in range(len(ports)):
-        port = ports[_next_pick[0] % len(ports)]
-        _next_pick[0] += 1
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError(f"no free loopback port in {ports.start}-{ports.stop - 1}")
-
-
-def stop_process(
-    proc: subprocess.Popen[Any] | None, sig: int = signal.SIGTERM, timeout: float = 15
-) -> None:
-    """Stop a helper process: ``sig`` (after a SIGCONT, should it be paused), then SIGKILL
-    if it has not exited within ``timeout`` seconds. Nothing when it is not running."""
-    if proc is None or proc.poll() is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        proc.send_signal(signal.SIGCONT)
-        proc.send_signal(sig)
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 @dataclass
 class ControlPlane:
     """etcd + kube-apiserver on loopback. ``start()``/``stop()``; fault hooks for tests.
@@ -628,8 +573,8 @@ class ControlPlane:
             "--quota-backend-bytes=8589934592",
             "--log-level=warn",
         ]
-        self.etcd = self._spawn(cmd, "etcd")
-        self._wait(self._etcd_healthy, 30, "etcd /health", self.etcd, "etcd")
+        self.etcd = spawn(cmd, self.log_path("etcd"))
+        wait_ready(self._etcd_healthy, 30, "etcd /health", self.etcd, self.log_path("etcd"))
 
     def apiserver_command(self) -> list[str]:
         p = self.pki.path
@@ -658,23 +603,19 @@ class ControlPlane:
         return [str(self.assets / "kube-apiserver")] + [f"--{k}={v}" for k, v in flags.items()]
 
     def start_apiserver(self, timeout: float = 120.0) -> None:
-        self.apiserver = self._spawn(self.apiserver_command(), "kube-apiserver")
-        self._wait(
-            lambda: self.get("/readyz")[0] == 200,
-            timeout,
-            "kube-apiserver /readyz",
-            self.apiserver,
-            "kube-apiserver",
-        )
+        log = self.log_path("kube-apiserver")
+        self.apiserver = spawn(self.apiserver_command(), log)
+        ready, what = self.get, "kube-apiserver /readyz"
+        wait_ready(lambda: ready("/readyz")[0] == 200, timeout, what, self.apiserver, log)
         # The bootstrap controller creates these just after /readyz.
-        self._wait(
+        wait_ready(
             lambda: all(
-                self.get(f"/api/v1/namespaces/{ns}")[0] == 200 for ns in ("default", "kube-system")
+                ready(f"/api/v1/namespaces/{ns}")[0] == 200 for ns in ("default", "kube-system")
             ),
             30,
             "namespaces default, kube-system",
             self.apiserver,
-            "kube-apiserver",
+            log,
         )
 
     def stop_apiserver(self, sig: int = signal.SIGTERM) -> None:
@@ -732,43 +673,12 @@ class ControlPlane:
 
     # -- helpers
 
-    def _spawn(self, cmd: list[str], name: str) -> subprocess.Popen[bytes]:
-        out = (self.logs / f"{name}.log").open("ab")
-        return subprocess.Popen(
-            cmd,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-
-    def _wait(
-        self,
-        ok: Callable[[], bool],
-        timeout: float,
-        what: str,
-        proc: subprocess.Popen[bytes] | None,
-        name: str,
-    ) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if proc is not None and proc.poll() is not None:
-                raise RuntimeError(
-                    f"{name} exited with {proc.returncode} before {what}:\n{self.log_tail(name)}"
-                )
-            with contextlib.suppress(OSError, http.client.HTTPException):
-                if ok():
-                    return
-            time.sleep(0.1)
-        raise RuntimeError(f"timed out after {timeout}s waiting for {what}:\n{self.log_tail(name)}")
+    def log_path(self, name: str) -> Path:
+        """The log of the process ``name`` (``etcd``, ``kube-apiserver``)."""
+        return self.logs / f"{name}.log"
 
     def log_tail(self, name: str, lines: int = 40) -> str:
-        path = self.logs / f"{name}.log"
-        return (
-            "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-            if path.exists()
-            else ""
-        )
+        return log_tail(self.log_path(name), lines)
 
     @staticmethod
     def _stop(proc: subprocess.Popen[bytes] | None, sig: int) -> None:
@@ -776,11 +686,7 @@ class ControlPlane:
 
     def _etcd_healthy(self) -> bool:
         conn = http.client.HTTPConnection("127.0.0.1", self.etcd_port, timeout=2)
-        try:
-            conn.request("GET", "/health")
-            return conn.getresponse().status == 200
-        finally:
-            conn.close()
+        return exchange(conn, "GET", "/health")[0] == 200
 
     def ssl_context(self) -> ssl.SSLContext:
         ctx = ssl.create_default_context(cafile=self.pki.path("ca.crt"))
@@ -793,13 +699,7 @@ class ControlPlane:
         )
 
     def get(self, path: str) -> tuple[int, bytes]:
-        conn = self.connection()
-        try:
-            conn.request("GET", path)
-            resp = conn.getresponse()
-            return resp.status, resp.read()
-        finally:
-            conn.close()
+        return exchange(self.connection(), "GET", path)
 
     def kubeconfig(
         self, user: str = "kumaco-admin", *, namespace: str | None = None, server: str | None = None

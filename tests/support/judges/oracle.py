@@ -26,6 +26,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.env.process import end_server
+
 ORACLE_SRC = Path(__file__).resolve().parents[3] / "hack" / "oracle"
 
 
@@ -255,15 +257,7 @@ class Oracle:
         return [int(t) for t in self._time(request, "unix")]
 
     def close(self) -> None:
-        if self._proc.stdin is not None:
-            self._proc.stdin.close()
-        try:
-            self._proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
-        if self._proc.stdout is not None:
-            self._proc.stdout.close()
+        end_server(self._proc, timeout=10)
 
 
 @pytest.fixture(scope="session")
