@@ -9,9 +9,10 @@ the Lease and wakes the loop when something the report shows changed.
 Level-triggered: a wake-up only says "look again"; the loop takes the whole
 :class:`~kumaco.views.report.Snapshot` from the feed and builds the report through
 :func:`~kumaco.cmd.statusreport.status_report`, the one-shot's own path, at the instant
-``clock()`` gives. It looks again on every wake-up and every ``tick`` seconds
-(:data:`TICK`, 1 s): relative times, windows opening and closing and leases
-running out move with the clock alone.
+``clock()`` gives. It looks again on every wake-up (:data:`SETTLE` later, so that
+a burst of events is one look) and every ``tick`` seconds (:data:`TICK`, 1 s):
+relative times, windows opening and closing and leases running out move with the
+clock alone.
 
 * On a terminal (``-o text``/``table``, stdout a TTY, ``TERM`` not ``dumb``) the
   status is drawn in place on the alternate screen (cursor hidden, typed keys not
@@ -21,8 +22,7 @@ running out move with the clock alone.
   screen it had comes back.
 * Otherwise (a pipe, a file, ``-o json``/``yaml``) successive snapshots are printed,
   the first at once and then one each time
-  :func:`~kumaco.views.statuswatch.change_key` changes (after a wake-up it waits
-  :data:`SETTLE` for the rest of a burst), separated as ``kubectl get -w`` would
+  :func:`~kumaco.views.statuswatch.change_key` changes, separated as ``kubectl get -w`` would
   (:func:`~kumaco.views.statuswatch.separator`); the problems of a snapshot that
   changed them also go to standard error, as the one-shot's do.
 
@@ -57,7 +57,7 @@ from kumaco.views.report import Snapshot, StatusReport, format_report
 
 #: Seconds between two looks without a wake-up (relative times, windows, lease expiry).
 TICK = 1.0
-#: After a wake-up, how long a piped watch waits for the rest of a burst of events.
+#: After a wake-up, how long the loop waits for the rest of a burst of events.
 SETTLE = 0.1
 
 
@@ -285,8 +285,8 @@ def watch(
                 report = status_report(snapshot, instance, clock(), context=cluster.context)
                 host.on_report(snapshot, report)
                 view.show(report)
-                if feed.wake.wait(tick) and screen is None and not ended.is_set():
-                    ended.wait(SETTLE)  # the rest of a burst of events, in one snapshot
+                if feed.wake.wait(tick) and not ended.is_set():
+                    ended.wait(SETTLE)  # the rest of a burst of events, in one look
         finally:
             feed.close()
             if screen is not None:
