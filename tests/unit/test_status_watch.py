@@ -25,7 +25,7 @@ from kumaco.cmd.cluster import Cluster
 from kumaco.cmd.kubectl import build_parser
 from kumaco.cmd.status import status_report
 from kumaco.cmd.statusfeed import Reported, Store, relisting
-from kumaco.cmd.statuswatch import _View, watch
+from kumaco.cmd.statuswatch import Screen, _View, watch
 from kumaco.core.instance import Instance
 from kumaco.core.nodes import node_view
 from kumaco.kube.errors import ApiError, Expired, TransportError
@@ -413,3 +413,38 @@ def test_the_loop_prints_one_snapshot_per_state_the_cluster_goes_through() -> No
     assert "OR IN PROGRESS: 0" in snapshots[0] and "OR IN PROGRESS: 1" in snapshots[1]
     assert "no window ConfigMap found" in snapshots[2]
     assert not script.moves and script.reports <= 500
+
+
+class _Host(_NoHooks):
+    def panel(self, report: StatusReport, color: bool) -> tuple[str, Sequence[str]]:
+        return "-- events", [f"event {i}" for i in range(40)]
+
+    def footer(self, report: StatusReport, color: bool) -> Sequence[str]:
+        return [f"footer at {report.at}"]
+
+
+def test_on_a_terminal_every_report_is_a_whole_frame_drawn_from_the_top_left() -> None:
+    out = io.StringIO()
+    screen = Screen(out, stdin=io.StringIO())
+    screen.size = lambda: (60, 20)  # type: ignore[method-assign]
+    view = _View("text", out, io.StringIO(), screen, False, _Host())
+    lease = _lease("kumaco-a_1", "2026-03-29T01:39:59.000000Z")
+    view.show(_report([_node("w1")], [_window()], lease))
+    view.show(_report([_node("w1")], [_window()], lease, AT + S))  # the clock alone: redrawn
+    screen.resized = True
+    view.show(_report([_node("w1", um="True")], [_window()], lease, AT + 2 * S))
+    frames = out.getvalue().split("\x1b[H")[1:]
+    assert len(frames) == 3
+    assert [f.endswith("\x1b[2J") for f in out.getvalue().split("\x1b[H")[:-1]] == [
+        False,
+        False,
+        True,  # a resize clears the screen before the next frame
+    ]
+    for frame, at in zip(frames, (AT, AT + S, AT + 2 * S), strict=True):
+        lines = frame.removesuffix("\x1b[2J").removesuffix("\x1b[K\x1b[J").split("\x1b[K\n")
+        assert len(lines) == 20 and all(len(line) <= 59 for line in lines)
+        assert lines[0].startswith("kumaco status at") and lines[-1] == f"footer at {at}"
+        assert "-- events" in lines and lines[-2] == "event 39"
+    assert (
+        "\nw1    ops/nightly" in frames[2] and "\nw1 " not in frames[0]
+    )  # the node, as it changed
