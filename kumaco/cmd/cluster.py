@@ -7,7 +7,10 @@ namespaces (``-n``/``--namespaces``, else the context's, else ``default``);
 a :class:`ClusterSource` is the cluster as ``kubectl kumaco``'s commands read
 it: the window ConfigMaps (a namespace that cannot be read fails the command:
 :class:`ClusterError`) and the nodes in scope, after checking the selectors it
-sends. Only reads: GET and LIST through :class:`~kumaco.kube.reader.Reader`.
+sends. Only reads: GET and LIST through :class:`~kumaco.kube.reader.Reader`,
+and for ``status --watch`` LIST and WATCH through the typed collections of
+:class:`~kumaco.kube.resources.KubeResources` (the connection pool then holds
+one connection per watch).
 The Kubernetes client is imported only when a command connects, so offline
 commands never load it.
 """
@@ -29,6 +32,7 @@ from kumaco.core.windows import InvalidWindow, Window
 
 if TYPE_CHECKING:
     from kumaco.kube.reader import Reader
+    from kumaco.kube.resources import KubeResources
 
 
 class ClusterError(Exception):
@@ -37,12 +41,16 @@ class ClusterError(Exception):
 
 @dataclass(frozen=True)
 class Cluster:
-    """A connection: the reader, the context's name, the namespaces meant, and how to close."""
+    """A connection: the reader, the context's name, the namespaces meant, and how to close.
+
+    ``resources``: the same connection's collections, to watch (``status --watch``).
+    """
 
     reader: Reader
     context: str | None
     namespaces: tuple[str, ...]
     close: Callable[[], None]
+    resources: KubeResources | None = None
 
 
 def _namespaces(args: argparse.Namespace, default: str) -> tuple[str, ...]:
@@ -61,6 +69,7 @@ def connect(args: argparse.Namespace) -> Cluster:
     from kumaco.kube.config import default_namespace, load_configuration  # noqa: PLC0415
     from kumaco.kube.proxy import ProxyConfigError  # noqa: PLC0415
     from kumaco.kube.reader import Reader  # noqa: PLC0415
+    from kumaco.kube.resources import KubeResources  # noqa: PLC0415
     from kumaco.kube.retry import RetryPolicy  # noqa: PLC0415
 
     kubeconfig = getattr(args, "kubeconfig", None)
@@ -80,11 +89,12 @@ def connect(args: argparse.Namespace) -> Cluster:
             timeout=timeout,
             impersonate=getattr(args, "as_", None) or None,
             impersonate_groups=tuple(getattr(args, "as_group", None) or ()),
-            pool_size=2,
+            # a watch holds a connection per collection: each namespace's, the nodes', the Lease's
+            pool_size=len(namespaces) + 3 if getattr(args, "watch", False) else 2,
         )
     except ProxyConfigError as exc:
         raise ClusterError(f"cannot use the proxy settings: {exc}") from None
-    return Cluster(Reader(kube), context_name, namespaces, kube.close)
+    return Cluster(Reader(kube), context_name, namespaces, kube.close, KubeResources(kube))
 
 
 DEFAULT_TIMEOUT = 15.0
