@@ -7,11 +7,12 @@ Contract
 ``kubectl-<name>`` on ``PATH``). Its commands are :data:`PROGRAM`'s, from the
 registry (:mod:`kumaco.cmd.registry`), each reading the cluster through a
 :class:`~kumaco.cmd.cluster.ClusterSource`. Every command only reads the cluster
-(GET and LIST, through :mod:`kumaco.cmd.cluster`):
+(GET, LIST and, for ``status --watch``, WATCH, through :mod:`kumaco.cmd.cluster`):
 
-``kubectl kumaco status [-o text|table|json|yaml]``
+``kubectl kumaco status [-w] [-o text|table|json|yaml]``
     Window ConfigMaps, nodes under maintenance and the leader
-    (:mod:`kumaco.cmd.status`, :mod:`kumaco.views.report`).
+    (:mod:`kumaco.cmd.status`, :mod:`kumaco.views.report`); with ``-w/--watch``,
+    again whenever the cluster changes, until interrupted (:mod:`kumaco.cmd.statuswatch`).
 ``kubectl kumaco windows [--from T] [--until T] [-o text|json|yaml|ics]``
     ``kumaco windows`` with the windows read from the ConfigMaps; the same
     output, byte for byte, as the offline command on the same objects.

@@ -56,9 +56,11 @@ class FieldError:
         return f"{self.key}: {self.message}"
 
 
-@dataclass(frozen=True)
-class InvalidWindow:
-    """A window ConfigMap that kumaco ignores, and why."""
+class ConfigMapErrors:
+    """What a window ConfigMap's answers share: its ``namespace/name`` and its errors on one line.
+
+    A mixin for frozen dataclasses with ``namespace``, ``name`` and ``errors`` fields.
+    """
 
     namespace: str
     name: str
@@ -72,6 +74,15 @@ class InvalidWindow:
     def reason(self) -> str:
         """All errors on one line, the first key first."""
         return "; ".join(str(e) for e in self.errors)
+
+
+@dataclass(frozen=True)
+class InvalidWindow(ConfigMapErrors):
+    """A window ConfigMap that kumaco ignores, and why."""
+
+    namespace: str
+    name: str
+    errors: tuple[FieldError, ...]
 
 
 @dataclass(frozen=True)

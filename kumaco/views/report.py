@@ -40,7 +40,13 @@ from kumaco.core.lease import parse_lease
 from kumaco.core.nodes import TRUE, Condition, NodeSet, NodeView
 from kumaco.core.planner import HELD, Plan
 from kumaco.core.times import format_instant, parse_timestamp
-from kumaco.core.windows import FieldError, InvalidWindow, Window, WindowState
+from kumaco.core.windows import (
+    ConfigMapErrors,
+    FieldError,
+    InvalidWindow,
+    Window,
+    WindowState,
+)
 from kumaco.views.table import Cell, aligned, paint
 from kumaco.views.timeline import format_local, local_time
 from kumaco.views.wording import next_change, next_change_text, when
@@ -67,7 +73,7 @@ class Snapshot:
 
 
 @dataclass(frozen=True)
-class WindowStatus:
+class WindowStatus(ConfigMapErrors):
     """One window ConfigMap at ``now``."""
 
     namespace: str
@@ -77,14 +83,6 @@ class WindowStatus:
     state: WindowState | None = None
     matching_nodes: int | None = None
     since: int | None = None  # start of the open run, when known
-
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
-
-    @property
-    def reason(self) -> str:
-        return "; ".join(str(e) for e in self.errors)
 
 
 @dataclass(frozen=True)
