@@ -33,6 +33,7 @@ from pathlib import Path
 
 from kumaco import __version__
 from kumaco.cmd.flags import (
+    NAMESPACES_METAVAR,
     UsageError,
     add_policy_flags,
     apply_env_defaults,
@@ -149,34 +150,77 @@ def add_run_flags(p: argparse.ArgumentParser) -> None:
     add = p.add_argument
     add(
         "--kubeconfig",
+        metavar="PATH",
         help="kubeconfig file (default: $KUBECONFIG, else in-cluster, else ~/.kube/config)",
     )
     add(
         "--namespaces",
+        metavar=NAMESPACES_METAVAR,
         help="comma-separated namespaces holding window ConfigMaps (default: its own)",
     )
     add(
         "--configmap-selector",
         default=DEFAULT_CONFIGMAP_SELECTOR,
+        metavar="SEL",
         help="label selector of window ConfigMaps",
     )
     add_policy_flags(p)
-    add("--leader-elect", type=parse_bool, nargs="?", const=True, default=True, metavar="BOOL")
-    add("--leader-election-id", default="kumaco", help="the Lease name")
-    add("--leader-election-namespace", help="namespace of the Lease (default: its own)")
-    add("--leader-elect-lease-duration", default="15s", metavar="DURATION")
-    add("--leader-elect-renew-deadline", default="10s", metavar="DURATION")
-    add("--leader-elect-retry-period", default="2s", metavar="DURATION")
-    add("--metrics-bind-address", default=":8080", help='Prometheus metrics address; "0" disables')
+    add(
+        "--leader-elect",
+        type=parse_bool,
+        nargs="?",
+        const=True,
+        default=True,
+        metavar="BOOL",
+        help="elect one active replica with a Lease; false: this replica acts alone "
+        "(development only, unsafe with more than one)",
+    )
+    add("--leader-election-id", default="kumaco", metavar="NAME", help="the Lease name")
+    add(
+        "--leader-election-namespace",
+        metavar="NS",
+        help="namespace of the Lease (default: its own)",
+    )
+    add(
+        "--leader-elect-lease-duration",
+        default="15s",
+        metavar="DURATION",
+        help="how long a Lease holds without renewal",
+    )
+    add(
+        "--leader-elect-renew-deadline",
+        default="10s",
+        metavar="DURATION",
+        help="the leader stops acting when it could not renew for this long",
+    )
+    add(
+        "--leader-elect-retry-period",
+        default="2s",
+        metavar="DURATION",
+        help="how often to try to acquire or renew the Lease",
+    )
+    add(
+        "--metrics-bind-address",
+        default=":8080",
+        metavar="ADDRESS",
+        help='Prometheus metrics address; "0" disables',
+    )
     add(
         "--health-probe-bind-address",
         default=":8081",
+        metavar="ADDRESS",
         help='/healthz and /readyz address; "0" disables',
     )
-    add("--log-format", choices=("json", "text"), default="json")
-    add("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    add("--log-format", choices=("json", "text"), default="json", help="log line format")
+    add(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default="info",
+        help="the least severe level logged",
+    )
     add(
         "--field-manager",
+        metavar="NAME",
         help="field manager of condition writes (default: kumaco/<leader-election-id>); "
         "conditions last written by another kumaco/... manager are left alone",
     )
@@ -187,7 +231,13 @@ def add_run_flags(p: argparse.ArgumentParser) -> None:
         help="after a change of the window ConfigMaps, wait this long for more changes, "
         "then exit once",
     )
-    add("--write-concurrency", type=int, default=16, help="parallel status writes")
+    add(
+        "--write-concurrency",
+        type=int,
+        default=16,
+        metavar="N",
+        help="parallel status writes",
+    )
     add(
         "--watch-silence-timeout",
         default="130s",
@@ -196,7 +246,13 @@ def add_run_flags(p: argparse.ArgumentParser) -> None:
         "as a dead connection and resumed on a new one; the API server sends a bookmark "
         "about every minute",
     )
-    add("--event-lookback", default="5m", metavar="DURATION", help=argparse.SUPPRESS)
+    add(
+        "--event-lookback",
+        default="5m",
+        metavar="DURATION",
+        help="after a takeover, a window whose occurrence ended this recently (while "
+        "nobody led) still gets its WindowEnded Event",
+    )
 
 
 def make_identity(env: Mapping[str, str]) -> str:

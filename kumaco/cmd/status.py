@@ -107,8 +107,7 @@ STATUSES: Output[Shown] = Output(
         "yaml": lambda shown: serialize(report.to_json(shown.report), "yaml"),
     },
     "text",
-    "format (table: the same as text)",
-    file_help=None,
+    "format (table: the same as text; default: text)",
 )
 
 
@@ -119,16 +118,21 @@ def _status(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO) 
     instance = instance_from_args(args, args.leader_election_namespace or cluster.namespaces[0])
     snapshot = gather(cluster, configmap_selector(args), args.node_selector, instance)
     result = status_report(snapshot, instance, now_ns(), context=cluster.context)
-    STATUSES.write(Shown(result, use_color(out, os.environ)), args, out)
+    color = use_color(out, os.environ) and args.output_file in (None, "", "-")
+    STATUSES.write(Shown(result, color), args, out)
     for p in result.problems:
         err.write(f"kubectl-kumaco status: {p}\n")
     return EXIT_CLUSTER if result.problems else EXIT_OK
 
 
 def _status_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
-    p.add_argument("--node-selector", default="", metavar="SEL", help="nodes in scope")
+    p.add_argument(
+        "--node-selector", default="", metavar="SEL", help="nodes in scope (default: all nodes)"
+    )
     add_condition_flags(p)
-    p.add_argument("--leader-election-id", default=DEFAULT_LEASE, metavar="NAME", help="the Lease")
+    p.add_argument(
+        "--leader-election-id", default=DEFAULT_LEASE, metavar="NAME", help="the Lease name"
+    )
     p.add_argument(
         "--leader-election-namespace",
         metavar="NS",
