@@ -99,6 +99,9 @@ class Settings:
     event_lookback: float
     config_settle: float
     watch_silence_timeout: float = 130.0
+    #: The effective value of each policy flag and name, as (flag without ``--``, text):
+    #: what the start-up log and ``kumaco_policy_info`` show (:func:`effective_configuration`).
+    configuration: tuple[tuple[str, str], ...] = ()
 
     @property
     def leader_election_id(self) -> str:
@@ -271,6 +274,44 @@ def _duration(flag: str, text: str) -> float:
     return ns / SECOND
 
 
+def _text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list | tuple):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def effective_configuration(
+    args: argparse.Namespace, namespaces: tuple[str, ...], instance: Instance
+) -> tuple[tuple[str, str], ...]:
+    """Each policy flag's effective value and the names kumaco acts under.
+
+    The value is the flag's, or ``KUMACO_<FLAG>``'s, else its default; the names are its
+    namespaces, selectors, Lease and field manager. Every flag that
+    :func:`~kumaco.cmd.flags.add_policy_flags` declares is listed, so a new rule's flag
+    shows without more code; an unset flag is ``""``, a repeatable one comma-separated,
+    a boolean ``true``/``false``.
+    """
+    probe = argparse.ArgumentParser(add_help=False)
+    add_policy_flags(probe)
+    pairs = [
+        ("namespaces", ",".join(namespaces)),
+        ("configmap-selector", str(args.configmap_selector)),
+    ]
+    for action in probe._actions:
+        flag = max(action.option_strings, key=len).removeprefix("--")
+        pairs.append((flag, _text(getattr(args, action.dest))))
+    pairs += [
+        ("leader-election-id", instance.lease_name),
+        ("leader-election-namespace", instance.lease_namespace),
+        ("field-manager", instance.field_manager),
+    ]
+    return tuple(pairs)
+
+
 def settings_from_args(
     args: argparse.Namespace, env: Mapping[str, str], sa_file: Path = SA_NAMESPACE_FILE
 ) -> Settings:
@@ -309,6 +350,7 @@ def settings_from_args(
         event_lookback=_duration("event-lookback", args.event_lookback),
         config_settle=_duration("config-settle", args.config_settle),
         watch_silence_timeout=_duration("watch-silence-timeout", args.watch_silence_timeout),
+        configuration=effective_configuration(args, namespaces, instance),
     )
 
 

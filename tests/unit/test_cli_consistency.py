@@ -332,3 +332,62 @@ def test_a_changed_window_is_an_update_of_the_same_event(tmp_path: Path) -> None
     for event in new.values():
         assert event.decoded("dtstamp") == dt.datetime(2027, 1, 11, 9, 30, 15, tzinfo=dt.UTC)
         assert event.decoded("last-modified") == event.decoded("dtstamp")
+
+
+# --- point 11: the effective policy, in the start-up log and a metric -------------------------
+
+RUN = [
+    *("run", "--kubeconfig", "/nonexistent", "--namespaces", "maintenance"),
+    *("--metrics-bind-address", "0", "--health-probe-bind-address", "0"),
+    *("--max-in-progress-per", "topology.kubernetes.io/zone=1", "--release-delay", "10m"),
+]
+EFFECTIVE = {
+    "namespaces": "maintenance",
+    "configmapSelector": "kured.dev/maintenance-window",
+    "nodeSelector": "",
+    "maxInProgress": "2",  # from KUMACO_MAX_IN_PROGRESS
+    "requireCondition": "kured.dev/RebootRequired,example.com/Drained",
+    "blockCondition": "",
+    "maxInProgressPer": "topology.kubernetes.io/zone=1",
+    "releaseDelay": "10m",
+    "inProgressTimeout": "",
+    "countUnavailable": "false",
+    "admissionCutoff": "",
+    "underMaintenanceCondition": "kured.dev/UnderMaintenance",
+    "inProgressCondition": "MaintenanceInProgress",
+    "leaderElectionId": "kumaco",
+    "leaderElectionNamespace": "maintenance",
+    "fieldManager": "kumaco/kumaco",
+}
+ENV = {"KUMACO_MAX_IN_PROGRESS": "2", "KUMACO_REQUIRE_CONDITION": f"{REQ},example.com/Drained"}
+
+
+def test_the_start_up_log_shows_the_effective_policy() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("POD_")}
+    done = kumaco(*RUN, env={**env, **ENV})
+    assert done.returncode == 1  # no credentials: it logged how it was configured first
+    starting = json.loads(done.stderr.splitlines()[0])
+    assert starting["msg"] == "starting"
+    assert starting["policy"] == EFFECTIVE
+
+
+def test_the_policy_info_metric_has_a_label_per_flag(monkeypatch: pytest.MonkeyPatch) -> None:
+    from prometheus_client import generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from kumaco.cmd.settings import settings_from_args
+    from kumaco.controller.metrics import Metrics
+
+    for name, value in ENV.items():
+        monkeypatch.setenv(name, value)
+    args = cli.build_parser().parse_args(RUN)
+    settings = settings_from_args(args, {**ENV, "POD_NAMESPACE": "maintenance"})
+    metrics = Metrics()
+    metrics.set_policy(settings.configuration)
+    families = text_string_to_metric_families(generate_latest(metrics.registry).decode())
+    [sample] = next(f for f in families if f.name == "kumaco_policy_info").samples
+    assert (sample.name, sample.value) == ("kumaco_policy_info", 1.0)
+    assert sample.labels == {
+        re.sub(r"[A-Z]", lambda m: "_" + m.group().lower(), key): value
+        for key, value in EFFECTIVE.items()
+    }
