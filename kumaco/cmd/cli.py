@@ -21,6 +21,10 @@ command of the registry (:mod:`kumaco.cmd.registry`) reading files:
 ``kumaco timeline FILE... [--from T] [--until T] [-o svg|html]``
     The picture of when windows are open (:mod:`kumaco.cmd.timeline`).
 
+``kumaco convert [kured v1's flags]``
+    kured v1's reboot schedule and flags as window ConfigMaps and the flags of kumaco
+    and kured v2's reboot-inhibitors (:mod:`kumaco.cmd.convert`).
+
 ``kumaco run`` starts the controller (see :mod:`kumaco.cmd.settings` for its flags).
 Every command takes its window files as ``FILE...`` or ``--windows FILE...``; a FILE
 of ``-`` is standard input. Times are RFC 3339 (a date alone is its midnight UTC)
@@ -36,6 +40,7 @@ import os
 from collections.abc import Sequence
 from typing import TextIO
 
+from kumaco.cmd.convert import CONVERT
 from kumaco.cmd.forecast import FORECAST
 from kumaco.cmd.listings import PLAN, VALIDATE, WINDOWS
 from kumaco.cmd.registry import KUMACO, Command, Program, Source
@@ -64,7 +69,7 @@ PROGRAM = Program(
     KUMACO,
     "kumaco",
     "KUbernetes MAintenance COntroller",
-    (VALIDATE, WINDOWS, PLAN, FORECAST, TIMELINE, RUN),
+    (VALIDATE, WINDOWS, PLAN, FORECAST, TIMELINE, CONVERT, RUN),
 )
 
 
