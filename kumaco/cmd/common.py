@@ -33,7 +33,10 @@ from kumaco.core.windows import InvalidWindow, Window
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 #: ``--output-file``'s help, unless a command says otherwise.
 OUTPUT_FILE_HELP = "write the output here (default: standard output)"
-TIME_HELP = "RFC 3339 (2027-03-20T02:00:00Z), or a date alone for its midnight UTC"
+TIME_HELP = "RFC 3339 (2027-03-20T02:00:00Z), a date alone (its midnight UTC), or now"
+#: How far ``--until`` is from ``--from`` by default (``windows``, ``timeline``).
+DEFAULT_SPAN = 7 * 24 * 3600 * 10**9
+HOUR = 3600 * 10**9
 
 
 def now_ns() -> int:
@@ -174,9 +177,54 @@ class Output(Generic[R]):
         write_output(self.formats[args.output](result), path, out)
 
 
-def time_flag(text: str) -> int:
-    """A time given on the command line (RFC 3339), as an instant."""
+def time_flag(text: str, now: int) -> int:
+    """A time given on the command line (RFC 3339, a date, or ``now``), as an instant."""
+    if text.strip().lower() == "now":
+        return now
     try:
         return parse_time(text)
     except InvalidInput as exc:
         raise UsageError(exc.reason) from None
+
+
+def add_at_flag(p: argparse.ArgumentParser, what: str) -> None:
+    """``--at T``: the instant a command takes as now (``what`` it is used for)."""
+    p.add_argument("--at", metavar="T", help=f"{what}: {TIME_HELP} (default: now)")
+
+
+def clock(args: argparse.Namespace) -> int:
+    """The command's one reading of now: ``--at`` if given, else the wall clock."""
+    now = now_ns()
+    at: str | None = getattr(args, "at", None)
+    return time_flag(at, now) if at else now
+
+
+def add_range_flags(p: argparse.ArgumentParser, start_default: str | None) -> None:
+    """``--from T`` and ``--until T``; ``start_default`` None: both are required.
+
+    Otherwise ``--from`` defaults to ``start_default`` (its help) and ``--until`` to seven
+    days after ``--from`` (:func:`time_range`).
+    """
+    required = start_default is None
+    p.add_argument(
+        "--from",
+        dest="from_",
+        required=required,
+        metavar="T",
+        help=TIME_HELP + ("" if required else f" (default: {start_default})"),
+    )
+    p.add_argument(
+        "--until",
+        required=required,
+        metavar="T",
+        help=TIME_HELP + ("" if required else " (default: --from + 7 days)"),
+    )
+
+
+def time_range(args: argparse.Namespace, now: int, align: int = HOUR) -> tuple[int, int]:
+    """``--from``/``--until``; by default from ``now`` down to ``align``, for seven days."""
+    start = time_flag(args.from_, now) if args.from_ else now - now % align
+    until = time_flag(args.until, now) if args.until else start + DEFAULT_SPAN
+    if until <= start:
+        raise UsageError("--until must be after --from")
+    return start, until

@@ -8,12 +8,15 @@ its rules) on ``kumaco run``, ``kumaco plan`` and ``kubectl kumaco plan`` alike;
 :class:`~kumaco.core.instance.Instance` with them (:func:`instance_from_args`: the
 condition types and, for ``run`` and ``status``, the field manager and the Lease).
 :func:`apply_env_defaults` lets
-``KUMACO_<FLAG>`` set any flag's default (the command line still wins).
+``KUMACO_<FLAG>`` set any flag's default (the command line still wins), and
+:func:`unknown_env` refuses a ``KUMACO_*`` variable that sets no flag (but the
+development tools' own, :data:`NOT_FLAGS`), naming the closest flag.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 from collections.abc import Mapping
 
 from kumaco.core.ceilings import Ceiling
@@ -29,9 +32,66 @@ class UsageError(Exception):
     """A flag, an environment value or an input that cannot be used: exit status 2."""
 
 
+ENV_PREFIX = "KUMACO_"
+#: The metavar of every comma-separated list of namespaces (``--namespaces``).
+NAMESPACES_METAVAR = "NS[,NS...]"
+#: ``KUMACO_`` variables that are not flags: those of kumaco's own development tools
+#: (hack/, tools/, tests/, .ci/), which ``kumaco`` never reads; any other unknown
+#: ``KUMACO_*`` variable stops ``run``, ``plan`` and ``forecast`` (:func:`unknown_env`).
+NOT_FLAGS = frozenset(
+    {
+        "KUMACO_CACHE_DIR",
+        "KUMACO_CONTAINERS_CONF_TARGET",
+        "KUMACO_DEBIAN_SOURCES",
+        "KUMACO_E2E_PROOF",
+        "KUMACO_E2E_WORKERS",
+        "KUMACO_FIGURES",
+        "KUMACO_FIGURES_COMMAND",
+        "KUMACO_IMAGE_ENGINE",
+        "KUMACO_IMAGE_KEEP",
+        "KUMACO_IMAGE_OUT",
+        "KUMACO_IMAGE_REBUILD",
+        "KUMACO_KURED_V2_TREE",
+        "KUMACO_SETUP_DONE",
+        "KUMACO_UNIT_WORKERS",
+        "KUMACO_ZIPAPP_REBUILD",
+    }
+)
+
+
 def env_name(flag: str) -> str:
     """``--max-in-progress`` -> ``KUMACO_MAX_IN_PROGRESS``."""
-    return "KUMACO_" + flag.lstrip("-").upper().replace("-", "_")
+    return ENV_PREFIX + flag.lstrip("-").upper().replace("-", "_")
+
+
+def env_names(p: argparse.ArgumentParser) -> dict[str, str]:
+    """The ``KUMACO_<FLAG>`` variable of each long flag of ``p`` -> the flag."""
+    out: dict[str, str] = {}
+    for action in p._actions:
+        longs = [o for o in action.option_strings if o.startswith("--")]
+        if longs and action.dest not in ("help", "version"):
+            out[env_name(longs[0])] = longs[0]
+    return out
+
+
+def unknown_env(env: Mapping[str, str], known: Mapping[str, str], command: str) -> None:
+    """A :class:`UsageError` for the first ``KUMACO_*`` variable that sets no flag.
+
+    ``known``: variable -> flag (:func:`env_names`); the message names the closest flag
+    (``KUMACO_REQUIRE_CONDITIONS`` -> ``KUMACO_REQUIRE_CONDITION``, ``--require-condition``).
+    """
+    for name in sorted(env):
+        if not name.startswith(ENV_PREFIX) or name in known or name in NOT_FLAGS:
+            continue
+        # Compared without the prefix every name shares (it would make any two close).
+        suffixes = {k.removeprefix(ENV_PREFIX): k for k in known}
+        close = difflib.get_close_matches(name.removeprefix(ENV_PREFIX), suffixes, n=1)
+        hint = (
+            f"did you mean {suffixes[close[0]]} ({known[suffixes[close[0]]]})?"
+            if close
+            else f"each flag of kumaco {command} is KUMACO_<FLAG> (kumaco {command} --help)"
+        )
+        raise UsageError(f"environment variable {name} sets no flag: {hint}")
 
 
 def add_policy_flags(p: argparse.ArgumentParser) -> None:
@@ -50,33 +110,34 @@ def add_policy_flags(p: argparse.ArgumentParser) -> None:
     add(
         "--max-in-progress",
         metavar="N|P%",
-        help="ceiling of nodes with MaintenanceInProgress at once (unset: not managed)",
+        help="ceiling of nodes with MaintenanceInProgress at once (default: unset, "
+        "MaintenanceInProgress is not managed)",
     )
     add(
         "--require-condition",
         action="append",
         metavar="TYPE",
         help="condition that must be True to be admitted, and whose clearing ends a "
-        "maintenance (repeatable)",
+        "maintenance (repeatable; default: none)",
     )
     add(
         "--block-condition",
         action="append",
         metavar="TYPE",
-        help="condition that, when True, stops new admissions (repeatable)",
+        help="condition that, when True, stops new admissions (repeatable; default: none)",
     )
     add(
         "--max-in-progress-per",
         action="append",
         metavar="KEY=N|P%",
         help="at most N (or P%%) in progress per value of the node label KEY; nodes without it "
-        "form one group (repeatable, e.g. topology.kubernetes.io/zone=1)",
+        "form one group (repeatable, e.g. topology.kubernetes.io/zone=1; default: none)",
     )
     add(
         "--release-delay",
         metavar="DURATION",
         help="a node released less than DURATION ago still counts toward the ceilings "
-        "(kured's --lock-release-delay)",
+        "(kured's --lock-release-delay; default: off)",
     )
     add(
         "--in-progress-timeout",
@@ -96,7 +157,8 @@ def add_policy_flags(p: argparse.ArgumentParser) -> None:
     add(
         "--admission-cutoff",
         metavar="DURATION",
-        help="admit a node only if its maintenance window stays open at least DURATION longer",
+        help="admit a node only if its maintenance window stays open at least DURATION longer "
+        "(default: off)",
     )
     add_condition_flags(p)
 
@@ -107,8 +169,18 @@ def add_condition_flags(p: argparse.ArgumentParser) -> None:
     Declared once, for :func:`add_policy_flags` and ``kubectl kumaco status``; read with
     :func:`instance_from_args`.
     """
-    p.add_argument("--under-maintenance-condition", default=UNDER_MAINTENANCE, metavar="TYPE")
-    p.add_argument("--in-progress-condition", default=IN_PROGRESS, metavar="TYPE")
+    p.add_argument(
+        "--under-maintenance-condition",
+        default=UNDER_MAINTENANCE,
+        metavar="TYPE",
+        help="the node condition that says a maintenance window is open",
+    )
+    p.add_argument(
+        "--in-progress-condition",
+        default=IN_PROGRESS,
+        metavar="TYPE",
+        help="the node condition that admits a node to its maintenance",
+    )
 
 
 def instance_from_args(args: argparse.Namespace, lease_namespace: str | None = None) -> Instance:

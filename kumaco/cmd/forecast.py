@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
-from kumaco.cmd.common import EXIT_INVALID, EXIT_OK, Output, time_flag
+from kumaco.cmd.common import EXIT_INVALID, EXIT_OK, Output, add_range_flags, now_ns, time_flag
 from kumaco.cmd.flags import UsageError, duration_flag, policy_from_args
 from kumaco.cmd.registry import KUBECTL, KUMACO, PLANNER_INPUT, Command, Source
 from kumaco.core.errors import InvalidInput
@@ -64,14 +64,13 @@ FORECASTS: Output[ForecastRun] = Output(
         "html": lambda run: timeline.render_html(_picture(run)),
     },
     "text",
-    "the format (svg and html: the timeline with a lane per node)",
+    "format (svg and html: the timeline with a lane per node; default: text)",
 )
 
 
 def add_forecast_flags(p: argparse.ArgumentParser, _cluster: bool = False) -> None:
     """``--from``/``--until``, the maintenance durations and the output of ``forecast``."""
-    p.add_argument("--from", dest="from_", required=True, metavar="T", help="RFC 3339")
-    p.add_argument("--until", required=True, metavar="T", help="RFC 3339")
+    add_range_flags(p, None)
     p.add_argument(
         "--maintenance-duration",
         required=True,
@@ -83,7 +82,7 @@ def add_forecast_flags(p: argparse.ArgumentParser, _cluster: bool = False) -> No
         action="append",
         metavar="LABEL=VALUE:DURATION",
         help="another duration for the nodes with this label value (repeatable; the first "
-        "match wins), e.g. nvidia.com/gpu.present=true:45m",
+        "match wins; default: none), e.g. nvidia.com/gpu.present=true:45m",
     )
     FORECASTS.add_flags(p)
 
@@ -103,7 +102,8 @@ def _forecast(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO
     _instance, policy = policy_from_args(args)
     entries = source.windows(err)
     nodes = source.nodes(policy.owned)
-    start, until = time_flag(args.from_), time_flag(args.until)
+    now = now_ns()
+    start, until = time_flag(args.from_, now), time_flag(args.until, now)
     if until <= start:
         raise UsageError("--until must be after --from")
     duration = duration_flag("--maintenance-duration", args.maintenance_duration)

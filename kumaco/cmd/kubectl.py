@@ -42,6 +42,7 @@ import argparse
 from collections.abc import Sequence
 
 from kumaco.cmd import cluster as clusters
+from kumaco.cmd.flags import NAMESPACES_METAVAR
 from kumaco.cmd.forecast import FORECAST
 from kumaco.cmd.listings import PLAN, WINDOWS
 from kumaco.cmd.registry import EXIT_CLUSTER, KUBECTL, Program
@@ -55,15 +56,24 @@ PROG = KUBECTL
 def _add_common(p: argparse.ArgumentParser) -> None:
     """Connection and namespace flags; SUPPRESS defaults let them go before or after the command."""
     d = argparse.SUPPRESS
-    p.add_argument("--kubeconfig", default=d, metavar="PATH", help="kubeconfig file")
-    p.add_argument("--context", default=d, metavar="NAME", help="kubeconfig context")
-    p.add_argument("--as", dest="as_", default=d, metavar="USER", help="user to impersonate")
+    p.add_argument(
+        "--kubeconfig",
+        default=d,
+        metavar="PATH",
+        help="kubeconfig file (default: $KUBECONFIG, else in-cluster, else ~/.kube/config)",
+    )
+    p.add_argument(
+        "--context", default=d, metavar="NAME", help="kubeconfig context (default: its current)"
+    )
+    p.add_argument(
+        "--as", dest="as_", default=d, metavar="USER", help="user to impersonate (default: none)"
+    )
     p.add_argument(
         "--as-group",
         action="append",
         default=d,
         metavar="GROUP",
-        help="group to impersonate (repeatable)",
+        help="group to impersonate (repeatable; default: none)",
     )
     p.add_argument(
         "--request-timeout",
@@ -79,7 +89,10 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         help="namespace of window ConfigMaps (default: the context's, else default)",
     )
     p.add_argument(
-        "--namespaces", default=d, metavar="A,B", help="several namespaces, comma-separated"
+        "--namespaces",
+        default=d,
+        metavar=NAMESPACES_METAVAR,
+        help="several namespaces, comma-separated (default: -n's)",
     )
     p.add_argument(
         "--configmap-selector",

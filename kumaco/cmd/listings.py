@@ -8,9 +8,9 @@ against a :class:`~kumaco.cmd.registry.Source` and its output one table of
   all valid, 1 any invalid. ConfigMaps that ``--configmap-selector`` does not
   select are skipped with a note; a window that never closes gets a warning.
 * :data:`WINDOWS`: the open intervals of every valid window intersecting
-  ``[from, until)`` (``-o ics``: an iCalendar feed); offline ``--from`` and
-  ``--until`` are required, in the cluster they default to the current hour and
-  seven days on.
+  ``[from, until)`` (``-o ics``: an iCalendar feed, stamped with ``--at``);
+  ``--from`` defaults to the start of the hour of ``--at`` (now) and ``--until``
+  to seven days on, from files and from the cluster alike.
 * :data:`PLAN`: what the controller would set on each node at ``--at`` (default: now).
 """
 
@@ -23,15 +23,15 @@ from typing import TextIO
 from kumaco.cmd.common import (
     EXIT_INVALID,
     EXIT_OK,
-    TIME_HELP,
-    FilesSource,
     Output,
+    add_at_flag,
+    add_range_flags,
+    clock,
     now_ns,
-    time_flag,
+    time_range,
 )
-from kumaco.cmd.flags import UsageError, policy_from_args
+from kumaco.cmd.flags import policy_from_args
 from kumaco.cmd.registry import KUBECTL, KUMACO, PLANNER_INPUT, Command, Files, Source
-from kumaco.cmd.timeline import time_range
 from kumaco.core.errors import one_line
 from kumaco.core.planner import plan
 from kumaco.core.windows import YEAR, InvalidWindow, Window, occurrences
@@ -42,7 +42,7 @@ MAX_OCCURRENCES = 100_000
 #: How far beyond ``--until`` an occurrence still open is followed for its end.
 LOOKAHEAD = YEAR
 
-VERDICTS = Output(listing.VALIDATE, "text", "format", file_help=None)
+VERDICTS = Output(listing.VALIDATE, "text", "format (default: text)")
 OPENINGS = Output(listing.WINDOWS, "text", "format (default: text)")
 PLANS = Output(listing.PLAN, "text", "format (default: text)")
 
@@ -95,35 +95,24 @@ VALIDATE = Command(
 )
 
 
-def _span(args: argparse.Namespace, source: Source) -> tuple[int, int]:
-    """``--from``/``--until``: both given offline; in the cluster, defaults from now."""
-    if not isinstance(source, FilesSource):
-        return time_range(args, now_ns())
-    start, until = time_flag(args.from_), time_flag(args.until)
-    if until <= start:
-        raise UsageError("--until must be after --from")
-    return start, until
-
-
 def _windows(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO) -> int:
-    start, until = _span(args, source)
+    now = clock(args)
+    start, until = time_range(args, now)
     windows = valid_windows(source.windows(err), err)
     found, truncated = occurrences(windows, start, until, args.limit, LOOKAHEAD)
     if truncated:
         err.write(f"warning: output truncated to {args.limit} occurrences (--limit)\n")
-    OPENINGS.write(Openings(found, windows), args, out)
+    OPENINGS.write(Openings(found, windows, now), args, out)
     return EXIT_OK
 
 
-def _windows_flags(p: argparse.ArgumentParser, cluster: bool) -> None:
-    if cluster:
-        p.add_argument("--from", dest="from_", metavar="T", help="RFC 3339 (default: now)")
-        p.add_argument("--until", metavar="T", help="RFC 3339 (default: --from + 7 days)")
-    else:
-        p.add_argument("--from", dest="from_", required=True, metavar="T", help=TIME_HELP)
-        p.add_argument("--until", required=True, metavar="T", help=TIME_HELP)
+def _windows_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
+    add_range_flags(p, "the start of the hour of --at")
+    add_at_flag(p, "the instant taken as now (the calendar's DTSTAMP)")
     OPENINGS.add_flags(p)
-    p.add_argument("--limit", type=int, default=MAX_OCCURRENCES, help=argparse.SUPPRESS)
+    p.add_argument(
+        "--limit", type=int, default=MAX_OCCURRENCES, metavar="N", help="list at most N occurrences"
+    )
 
 
 WINDOWS = Command(
@@ -140,14 +129,14 @@ WINDOWS = Command(
 
 def _plan(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO) -> int:
     _instance, policy = policy_from_args(args)
-    at = time_flag(args.at) if args.at else now_ns()
+    at = clock(args)
     windows = valid_windows(source.windows(err), err)
     PLANS.write(plan(windows, source.nodes(policy.owned), at, policy), args, out)
     return EXIT_OK
 
 
 def _plan_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
-    p.add_argument("--at", metavar="T", help="the instant to plan for (default: now)")
+    add_at_flag(p, "the instant to plan for")
     PLANS.add_flags(p)
 
 

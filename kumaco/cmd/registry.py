@@ -8,6 +8,10 @@ the cluster for ``kubectl kumaco`` (:class:`~kumaco.cmd.cluster.ClusterSource`).
 A :class:`Program` lists its commands and builds its parser from them, in one
 shape for all: the input (file arguments, or the connection flags), the
 command's flags, ``--configmap-selector`` (offline), then the policy flags.
+Every command's help shows each flag's default (:class:`HelpFormatter`); a flag has
+one metavar in both programs. The commands that read ``KUMACO_<FLAG>`` (``run``,
+``plan``, ``forecast``, offline) refuse a ``KUMACO_*`` variable that sets no flag,
+naming the closest one (:func:`~kumaco.cmd.flags.unknown_env`).
 Its :meth:`Program.main` runs the chosen body: a
 :class:`~kumaco.cmd.flags.UsageError` is exit status 2 and a
 :class:`~kumaco.cmd.cluster.ClusterError` 1, each one line on standard error
@@ -26,14 +30,47 @@ from typing import Protocol, TextIO
 from kumaco import __version__
 from kumaco.cmd.cluster import Cluster, ClusterError, ClusterSource
 from kumaco.cmd.common import EXIT_OK, EXIT_USAGE, FilesSource, add_input_flags
-from kumaco.cmd.flags import UsageError, add_policy_flags, apply_env_defaults
+from kumaco.cmd.flags import (
+    UsageError,
+    add_policy_flags,
+    apply_env_defaults,
+    env_names,
+    unknown_env,
+)
 from kumaco.core.nodes import NodeSet
 from kumaco.core.windows import InvalidWindow, Window
 
 EXIT_CLUSTER = 1
 #: The two programs, by the name they are invoked as.
 KUMACO, KUBECTL = "kumaco", "kubectl kumaco"
-NODES_HELP = "as printed by kubectl get nodes -o yaml|json"
+NODES_HELP = "the nodes, as kubectl get nodes -o yaml|json prints them"
+WINDOWS_HELP = "window ConfigMaps, as kubectl get cm -o yaml|json prints them ('-': standard input)"
+
+
+ENV_EPILOG = (
+    "Every flag can also be set as an environment variable KUMACO_<FLAG> (e.g. "
+    "KUMACO_MAX_IN_PROGRESS=2; a repeatable flag takes a comma-separated value); the command "
+    "line wins, and a KUMACO_* variable that sets no flag is an error."
+)
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's, with every flag's default shown: ``(default: X)`` unless its help says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help
+        if text is None or text == argparse.SUPPRESS or not action.option_strings:
+            return text
+        default = action.default
+        if "default" in text or action.required or default in (None, argparse.SUPPRESS, []):
+            return text
+        if isinstance(default, bool):
+            shown = str(default).lower()
+        elif isinstance(default, list | tuple):
+            shown = ",".join(str(d) for d in default)
+        else:
+            shown = str(default) if default != "" else '""'
+        return f"{text} (default: {shown.replace('%', '%%')})"
 
 
 class Source(Protocol):
@@ -66,25 +103,42 @@ Handler = Callable[[argparse.Namespace, TextIO, TextIO, TextIO], int]
 class Files:
     """What a command reads offline: the window files and maybe a node list.
 
-    ``windows_flag``: the windows are ``--windows FILE...`` (else positional ``FILE...``);
-    ``nodes``: ``--nodes FILE``'s help (None: no ``--nodes``), required or not.
+    The window files are ``FILE...`` or ``--windows FILE...``, either way for every
+    command (both together: all of them, positional first); ``nodes``: ``--nodes
+    FILE``'s help (None: no ``--nodes``), required or not.
     """
 
-    windows_flag: bool = False
     nodes: str | None = None
     nodes_required: bool = False
 
     def add_flags(self, p: argparse.ArgumentParser) -> None:
-        if self.windows_flag:
-            p.add_argument("--windows", nargs="+", required=True, metavar="FILE")
-        else:
-            p.add_argument("windows", nargs="+", metavar="FILE")
+        p.add_argument("windows", nargs="*", metavar="FILE", help=WINDOWS_HELP)
+        p.add_argument(
+            "--windows",
+            dest="windows_files",
+            nargs="+",
+            action="extend",
+            default=[],
+            metavar="FILE",
+            help="window ConfigMaps, the same as FILE (default: none; one of the two is needed)",
+        )
         if self.nodes is not None:
             p.add_argument("--nodes", required=self.nodes_required, metavar="FILE", help=self.nodes)
 
+    @staticmethod
+    def paths(args: argparse.Namespace) -> list[str]:
+        """The window files named, positional first; a usage error when there is none."""
+        paths = [*args.windows, *args.windows_files]
+        if not paths:
+            raise UsageError(
+                "no window file given: name it as FILE or --windows FILE ('-' reads standard "
+                f"input), e.g. kubectl get cm -n maintenance -o yaml | kumaco {args.command} -"
+            )
+        return paths
 
-#: What ``plan`` and ``forecast`` read offline: ``--windows FILE...`` and ``--nodes FILE``.
-PLANNER_INPUT = Files(windows_flag=True, nodes=NODES_HELP, nodes_required=True)
+
+#: What ``plan`` and ``forecast`` read offline: the window files and ``--nodes FILE``.
+PLANNER_INPUT = Files(nodes=NODES_HELP, nodes_required=True)
 
 
 def _no_flags(_p: argparse.ArgumentParser, _cluster: bool) -> None:
@@ -130,23 +184,38 @@ class Program:
 
     def build_parser(self) -> argparse.ArgumentParser:
         """The argument parser of every command of the program."""
-        parser = argparse.ArgumentParser(prog=self.name, description=self.description)
+        parser = argparse.ArgumentParser(
+            prog=self.name, description=self.description, formatter_class=HelpFormatter
+        )
         parser.add_argument("--version", action="version", version=f"{self.label} {__version__}")
         if self.connection is not None:
             self.connection(parser)
         sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
         with_env: list[argparse.ArgumentParser] = []
         for command in self.commands:
-            p = sub.add_parser(command.name, help=command.help[self.name])
+            env = command.env and self.connection is None
+            p = sub.add_parser(
+                command.name,
+                help=command.help[self.name],
+                description=command.help[self.name],
+                formatter_class=HelpFormatter,
+                epilog=ENV_EPILOG if env else None,
+            )
             self._add_flags(p, command)
             p.set_defaults(func=self._bind(command))
-            if command.env and self.connection is None:
+            if env:
                 with_env.append(p)
         # KUMACO_<FLAG> sets any flag's default: all of run's, and the policy flags of plan and
         # forecast (the same flags, with the same meaning, as the operator's environment).
+        # Every variable any of them reads is known to each: KUMACO_LEADER_ELECT in the
+        # controller's environment is no typo for ``kumaco plan`` run there.
+        known: dict[str, str] = {}
+        for p in with_env:
+            known.update(env_names(p))
         try:
             for p in with_env:
                 apply_env_defaults(p, os.environ)
+                p.set_defaults(env_names_=known)
         except UsageError as exc:
             parser.error(str(exc))
         return parser
@@ -168,7 +237,7 @@ class Program:
         connect, files = self.connect, command.files
 
         def offline(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
-            paths: Sequence[str] = args.windows if files is not None else ()
+            paths: Sequence[str] = Files.paths(args) if files is not None else ()
             nodes = args.nodes if files is not None and files.nodes is not None else None
             return command.run(args, FilesSource(paths, nodes, args, stdin), out, err)
 
@@ -194,6 +263,9 @@ class Program:
         out, err = sys.stdout, sys.stderr
         args = self.build_parser().parse_args(argv)
         try:
+            known = getattr(args, "env_names_", None)
+            if known is not None:  # a command that reads KUMACO_<FLAG>: no unknown one
+                unknown_env(os.environ, known, args.command)
             rc: int = args.func(args, out, err, stdin or sys.stdin)
         except UsageError as exc:
             err.write(f"{self.label} {args.command}: {exc}\n")

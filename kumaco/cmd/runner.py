@@ -77,6 +77,12 @@ def _listen(
         return None
 
 
+def _camel(flag: str) -> str:
+    """``max-in-progress`` -> ``maxInProgress`` (the log's keys are lowerCamelCase)."""
+    first, *rest = flag.split("-")
+    return first + "".join(part.capitalize() for part in rest)
+
+
 def run(settings: Settings, now_ns: Callable[[], int] = now_ns, planner: Planner = plan) -> int:
     """Run the controller until stopped; return the exit code."""
     setup_logging(settings.log_format, settings.log_level, settings.identity)
@@ -88,9 +94,11 @@ def run(settings: Settings, now_ns: Callable[[], int] = now_ns, planner: Planner
             "namespaces": list(settings.namespaces),
             "nodeSelector": settings.node_selector,
             "leaderElect": settings.leader_elect,
+            "policy": {_camel(flag): value for flag, value in settings.configuration},
         },
     )
     metrics = Metrics()
+    metrics.set_policy(settings.configuration)
     try:
         configuration = load_configuration(settings.kubeconfig)
         # The controller's requests: the writers, a LIST at a time, the Events; watches

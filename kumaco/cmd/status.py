@@ -38,22 +38,31 @@ def _status(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO) 
     assert isinstance(source, ClusterSource)
     cluster = source.cluster
     instance = status_instance(args, cluster)
+    to_file = args.output_file not in (None, "", "-")
     if args.watch:
         from kumaco.cmd.statuswatch import watch  # noqa: PLC0415
 
-        return watch(args, cluster, instance, out, err)
+        if not to_file:
+            return watch(args, cluster, instance, out, err)
+        # Every snapshot into the file, one after the other (as `kubectl get -w > FILE`).
+        with open(args.output_file, "w", encoding="utf-8") as file:
+            return watch(args, cluster, instance, file, err)
     snapshot = gather(cluster, configmap_selector(args), args.node_selector, instance)
     result = status_report(snapshot, instance, now_ns(), context=cluster.context)
-    STATUSES.write(Shown(result, use_color(out, os.environ)), args, out)
+    STATUSES.write(Shown(result, use_color(out, os.environ) and not to_file), args, out)
     for p in result.problems:
         err.write(f"kubectl-kumaco status: {p}\n")
     return EXIT_CLUSTER if result.problems else EXIT_OK
 
 
 def _status_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
-    p.add_argument("--node-selector", default="", metavar="SEL", help="nodes in scope")
+    p.add_argument(
+        "--node-selector", default="", metavar="SEL", help="nodes in scope (default: all nodes)"
+    )
     add_condition_flags(p)
-    p.add_argument("--leader-election-id", default=DEFAULT_LEASE, metavar="NAME", help="the Lease")
+    p.add_argument(
+        "--leader-election-id", default=DEFAULT_LEASE, metavar="NAME", help="the Lease name"
+    )
     p.add_argument(
         "--leader-election-namespace",
         metavar="NS",

@@ -102,6 +102,5 @@ STATUSES: Output[Shown] = Output(
         "yaml": lambda shown: serialize(report.to_json(shown.report), "yaml"),
     },
     "text",
-    "format (table: the same as text)",
-    file_help=None,
+    "format (table: the same as text; default: text)",
 )

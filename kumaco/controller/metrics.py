@@ -28,6 +28,7 @@ from prometheus_client import (
     Gauge,
     GCCollector,
     Histogram,
+    Info,
     PlatformCollector,
     ProcessCollector,
 )
@@ -175,6 +176,11 @@ class Metrics:
         self.config_hash = Gauge(
             "kumaco_config_info", "The config hash in force.", ["hash"], registry=r
         )
+        self.policy = Info(
+            "kumaco_policy",
+            "The effective configuration: one label per policy flag and name (always 1).",
+            registry=r,
+        )
 
     def observe_request(self, verb: str, resource: str, code: str, seconds: float) -> None:
         """One API request (the :class:`kumaco.kube.client.Kube` ``observe`` callback)."""
@@ -188,6 +194,10 @@ class Metrics:
     def set_leading(self, lease: str, leading: bool) -> None:
         self.leader.set(1 if leading else 0)
         self.leader_status.labels(name=lease).set(1 if leading else 0)
+
+    def set_policy(self, configuration: Iterable[tuple[str, str]]) -> None:
+        """``kumaco_policy_info``: each flag's effective value, the flag in snake_case."""
+        self.policy.info({flag.replace("-", "_"): value for flag, value in configuration})
 
     def set_config_hash(self, digest: str) -> None:
         """Exactly one ``kumaco_config_info`` series: the hash in force."""

@@ -115,6 +115,8 @@ class Openings:
 
     found: Sequence[Occurrence]
     windows: Sequence[Window]
+    #: When the listing was made (``--at``, else now): the calendar's DTSTAMP and SEQUENCE.
+    generated: int = 0
 
     @property
     def freezes(self) -> frozenset[str]:
@@ -154,24 +156,50 @@ def occurrence_uid(o: Occurrence) -> str:
     return f"{digest}@kumaco.kured.dev"
 
 
-def calendar(found: Sequence[Occurrence], by_key: Mapping[str, Window]) -> str:
-    """Occurrences as an RFC 5545 iCalendar: one event per occurrence, times in UTC.
+#: SEQUENCE counts the seconds from this instant (2020-01-01T00:00:00Z) to DTSTAMP.
+SEQUENCE_EPOCH = 1_577_836_800 * 10**9
 
-    The description gives the window's zone, schedule, duration and node
-    selector; freezes are marked in the summary and ``CATEGORIES``. An
-    open-ended occurrence ends where the range was followed to, and says so.
+
+def sequence(generated: int) -> int:
+    """RFC 5545's SEQUENCE of every event of a calendar generated at ``generated``.
+
+    kumaco keeps no record of the calendars it printed, so the revision number of an
+    event is the time its calendar was made: the whole seconds since
+    :data:`SEQUENCE_EPOCH` (never below 0; an INTEGER until 2088). A change to a window
+    reaches a calendar in a later feed, with a higher SEQUENCE and a later DTSTAMP than
+    every earlier feed, so a client that keeps the event with the greater (SEQUENCE,
+    DTSTAMP), as RFC 5546 orders revisions, takes it.
+    """
+    return max(0, (generated - SEQUENCE_EPOCH) // 10**9)
+
+
+def calendar(found: Sequence[Occurrence], by_key: Mapping[str, Window], generated: int = 0) -> str:
+    """Occurrences as an RFC 5545 iCalendar (``METHOD:PUBLISH``): one event per occurrence.
+
+    Times in UTC. Each event's UID is stable per window and occurrence start
+    (:func:`occurrence_uid`); ``DTSTAMP`` and ``LAST-MODIFIED`` are ``generated``
+    (``--at``, else now) and ``SEQUENCE`` grows with it (:func:`sequence`), so a
+    changed duration, selector or zone replaces the event in a subscribed calendar.
+    The same input and ``generated`` give the same bytes. The description gives the
+    window's zone, schedule, duration and node selector; freezes are marked in the
+    summary and ``CATEGORIES``. An open-ended occurrence ends where the range was
+    followed to, and says so.
     """
     cal = Calendar()
     cal.add("prodid", f"-//kured.dev//kumaco {__version__}//EN")
     cal.add("version", "2.0")
     cal.add("calscale", "GREGORIAN")
+    cal.add("method", "PUBLISH")
     cal.add("x-wr-calname", "Maintenance windows")
+    stamp = to_datetime(generated - generated % 10**9)
     for o in found:
         w = by_key.get(o.key)
         freeze = w is not None and w.freeze
         event = Event()
         event.add("uid", occurrence_uid(o))
-        event.add("dtstamp", to_datetime(o.start).replace(microsecond=0))
+        event.add("dtstamp", stamp)
+        event.add("last-modified", stamp)
+        event.add("sequence", sequence(generated))
         event.add("dtstart", to_datetime(o.start).replace(microsecond=0))
         event.add("dtend", to_datetime(o.end).replace(microsecond=0))
         kind = "Change freeze" if freeze else "Maintenance window"
@@ -196,7 +224,7 @@ def calendar(found: Sequence[Occurrence], by_key: Mapping[str, Window]) -> str:
 
 WINDOWS: Formats[Openings] = {
     **formats(_windows_text, _windows_doc),
-    "ics": lambda o: calendar(o.found, o.by_key),
+    "ics": lambda o: calendar(o.found, o.by_key, o.generated),
 }
 
 

@@ -280,6 +280,34 @@ def test_json_documents_one_after_the_other_and_sigterm_ends_it(
     assert scene.nodes[1] not in before and scene.nodes[1] in after
 
 
+def test_with_output_file_the_snapshots_go_into_the_file_one_after_the_other(
+    scene: Scene, control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    api = Api(control_plane)
+    path = tmp_path / "status.json"
+    path.write_text("left from before\n")  # emptied when the watch starts
+    w = Watch(*scene.args, "-o", "json", "--output-file", str(path))
+    try:
+        deadline = time.monotonic() + FIRST
+        while time.monotonic() < deadline and not _documents(path.read_text()):
+            time.sleep(0.05)
+        first = _documents(path.read_text())
+        assert len(first) == 1, path.read_text()[-3000:]
+        api.set_condition(scene.nodes[1], MIP, "True", reason="MaintenanceAllowed")
+        deadline = time.monotonic() + BOUND
+        while time.monotonic() < deadline and len(_documents(path.read_text())) < 2:
+            time.sleep(0.05)
+    finally:
+        rc, out, err = w.end(signal.SIGINT)
+    assert rc == 0, err
+    _no_traceback(err)
+    assert out == ""  # nothing on standard output: the file has it all
+    text = path.read_text()
+    assert not text.startswith("left from before")
+    docs = _documents(text)
+    assert len(docs) >= 2, text[-3000:]
+
+
 def _wait_documents(w: Watch, count: int, timeout: float) -> list[dict[str, Any]]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

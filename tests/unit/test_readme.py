@@ -1,6 +1,7 @@
 """README.md's console examples of the offline commands are real output.
 
 Every ```console block whose commands are all ``kumaco ...`` (or ``echo $?``) is run
+(README.md's and docs/migrating-from-kured-v1.md's: :data:`PAGES`)
 in docs/examples with the installed console script, standard error merged into
 standard output as a terminal shows them, and must print exactly what the README
 shows. Blocks with other commands (``kubectl``, the demo) are not run: they need a
@@ -26,12 +27,14 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "docs" / "examples"
 STATUS_COMMAND = "$ kubectl kumaco status -n maintenance\n"
 KUMACO = shutil.which("kumaco", path=str(Path(sys.executable).parent))
+#: The pages whose console examples are run.
+PAGES = ("README.md", "docs/migrating-from-kured-v1.md")
 
 
-def blocks() -> list[list[tuple[str, str]]]:
-    """The checked console blocks, each a list of (command, expected output)."""
+def blocks(page: str = "README.md") -> list[list[tuple[str, str]]]:
+    """The checked console blocks of ``page``, each a list of (command, expected output)."""
     found = []
-    for body in re.findall(r"```console\n(.*?)```", (ROOT / "README.md").read_text(), re.S):
+    for body in re.findall(r"```console\n(.*?)```", (ROOT / page).read_text(), re.S):
         steps: list[tuple[str, list[str]]] = []
         for line in body.splitlines():
             if line.startswith("$ "):
@@ -48,7 +51,13 @@ def test_the_readme_has_checked_examples() -> None:
     assert {"validate", "windows", "plan", "forecast"} <= commands
 
 
-@pytest.mark.parametrize("block", blocks(), ids=lambda b: b[0][0][:60])
+def test_the_migration_page_has_checked_examples() -> None:
+    assert any(c.startswith("kumaco convert ") for b in blocks(PAGES[1]) for c, _ in b)
+
+
+@pytest.mark.parametrize(
+    "block", [b for page in PAGES for b in blocks(page)], ids=lambda b: b[0][0][:60]
+)
 def test_a_readme_example_prints_what_the_readme_shows(block: list[tuple[str, str]]) -> None:
     assert KUMACO, "the kumaco console script is not installed"
     rc = 0

@@ -216,6 +216,14 @@ class Oracle:
         """
         return self._ask({"op": "kuredselector", "text": text})
 
+    def parse_clock(self, layouts: Sequence[str], text: str) -> dict[str, Any]:
+        """Go's ``time.ParseInLocation`` with each layout in order, as kured v1 reads a time.
+
+        ``{"clock": [h, mi, s, ns], "layout": i}`` of the first layout that parses ``text``,
+        or ``{"error": "..."}``.
+        """
+        return self._ask({"op": "parseclock", "layouts": list(layouts), "text": text})
+
     # -- Go's time package
 
     def _time(self, request: Mapping[str, Any], key: str) -> Any:
