@@ -227,13 +227,14 @@ class Window:
         self._starts[key] = fire if found else None
         return self._starts[key]
 
-    def state_at(self, t: int) -> WindowState:
+    def state_at(self, t: int, slot: str = "state") -> WindowState:
         """Whether the window is open at instant ``t``, and until when (or when it opens).
 
         A pure function of ``t`` (see :data:`HORIZON`), memoised for the span
-        over which it holds.
+        over which it holds; a caller that asks about a second instant every pass
+        (the end of ``--planned-lead``) gives it a ``slot`` of its own.
         """
-        memo = self._memo.get("state")
+        memo = self._memo.get(slot)
         if memo is not None and memo[0] <= t and (memo[2] is None or t < memo[2]):
             return memo[1]
         covering = self._next_fire(t - self.duration)  # open iff some firing s has t - d < s <= t
@@ -249,7 +250,7 @@ class Window:
             else:
                 state = WindowState(open=True, recheck=hour_end)
         # The same answer holds from t until its next change (earlier instants are asked afresh).
-        self._memo["state"] = (t, state, state.next_change)
+        self._memo[slot] = (t, state, state.next_change)
         return state
 
     def intervals(self, start: int, end: int, lookahead: int = 0) -> Iterator[Interval]:
