@@ -321,7 +321,7 @@ class Rule(ABC):
     stage: ClassVar[str]
 
     def reads(self, policy: Policy) -> frozenset[str]:
-        """The condition types it reads under ``policy`` (beyond kumaco's own two)."""
+        """The condition types it reads under ``policy`` (beyond kumaco's own conditions)."""
         return frozenset()
 
     @abstractmethod
