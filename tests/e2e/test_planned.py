@@ -1,6 +1,7 @@
 """Advance notice on the real control plane (issue 28, rule 1): ``kumaco run --planned-lead``.
 
-Two replicas of ``kumaco run --planned-lead 20s`` (short lease timings) on a wall clock
+Two replicas of ``kumaco run --planned-lead 20s`` (the other with ``KUMACO_PLANNED_LEAD=20s``;
+short lease timings) on a wall clock
 shifted so that a window on zone ``a`` opens 32 s after they start
 (:func:`~tests.support.env.harness.shift_before`; no test waits for the wall clock):
 
@@ -60,12 +61,25 @@ def test_planned_within_the_lead_false_when_the_window_opens_one_event_across_a_
         "nightly",
         {"startTime": cron_at(shift.opens), "duration": "1h", "nodeSelector": "zone=a"},
     )
-    flags = [*scope_flags(run, ns), *FAST.flags(), "--planned-lead", f"{LEAD_S}s"]
+    flags = [*scope_flags(run, ns), *FAST.flags()]
     lead_starts, opens = shift.real - LEAD_S, shift.real
     with NodeWatcher(raw, run, track=(UM, MP)) as watcher:
+        # The lead as a flag to one replica, as KUMACO_PLANNED_LEAD to the other.
         replicas = [
-            spawn(*flags, name=f"r{i}", env={"POD_NAME": f"{run}-r{i}"}, shift=shift)
-            for i in range(2)
+            spawn(
+                *flags,
+                "--planned-lead",
+                f"{LEAD_S}s",
+                name="r0",
+                env={"POD_NAME": f"{run}-r0"},
+                shift=shift,
+            ),
+            spawn(
+                *flags,
+                name="r1",
+                env={"POD_NAME": f"{run}-r1", "KUMACO_PLANNED_LEAD": f"{LEAD_S}s"},
+                shift=shift,
+            ),
         ]
         quiet = watcher.wait_all(MP, "False", {*covered, other}, 0, lead_starts - time.time())
         assert quiet is not None, "MaintenancePlanned=False not written before the lead began"
