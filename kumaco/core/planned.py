@@ -91,7 +91,7 @@ def _entering(w: Window, horizon: int) -> int | None:
 
 def _answer(
     keys: tuple[str, ...],
-    spans: Mapping[str, list[Interval]],
+    spans: Mapping[str, tuple[Interval, ...]],
     freeze: Mapping[str, bool],
     now: int,
     policy: Policy,
@@ -151,13 +151,13 @@ def lookahead(
     """Each node in scope's MaintenancePlanned at ``now`` (see the module contract)."""
     lead = policy.planned_lead
     horizon = now + lead
-    spans: dict[str, list[Interval]] = {}
+    spans: dict[str, tuple[Interval, ...]] = {}
     leads: dict[str, int] = {}
     next_change: int | None = None
     for w in sorted(windows, key=lambda w: w.key):
         if not ws.selected.get(w.key):
             continue
-        found = [iv for iv in w.intervals(now, horizon + 1) if iv.end > now]
+        found = w.runs_within(now, horizon + 1)
         if found:
             spans[w.key] = found
         first = next((iv.start for iv in found if iv.start > now), None)

@@ -148,6 +148,9 @@ class Window:
     _starts: dict[tuple[str, int], int | None] = field(
         default_factory=dict, compare=False, repr=False, hash=False
     )
+    _runs: list[tuple[int, int, tuple[Interval, ...]]] = field(
+        default_factory=list, compare=False, repr=False, hash=False
+    )
 
     @property
     def key(self) -> str:
@@ -281,6 +284,19 @@ class Window:
             if lookahead and not ended:
                 return  # it never closes (within the look-ahead): nothing follows it
             first = self._next_fire(run_end)
+
+    def runs_within(self, start: int, end: int) -> tuple[Interval, ...]:
+        """:meth:`intervals` of ``[start, end)`` that end after ``start``, memoised.
+
+        For a span that slides forward (``--planned-lead``'s): computed for twice the span
+        asked and reused while the span asked stays inside it.
+        """
+        memo = self._runs[0] if self._runs else None
+        if memo is None or not (memo[0] <= start and end <= memo[1]):
+            far = end + (end - start)
+            memo = (start, far, tuple(self.intervals(start, far)))
+            self._runs[:] = [memo]
+        return tuple(iv for iv in memo[2] if iv.end > start and iv.start < end)
 
     def never_closes(self, t: int, within: int = YEAR) -> bool:
         """Whether the run open at ``t`` (or the next one) chains on for longer than ``within``.

@@ -500,3 +500,29 @@ def test_a_start_exactly_at_the_end_of_the_lead_is_planned_and_one_instant_beyon
         short = plan(ws, ns, now, Policy(planned_lead=s - now - 1)).node(name)
         assert exact is not None and exact.planned_start == s and exact.is_planned
         assert short is not None and short.planned_start is None and not short.is_planned
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    start=st.sampled_from(
+        ("0 3 * * *", "*/20 * * * *", "CRON_TZ=Europe/Berlin 30 2 * * *", "* * * * *")
+    ),
+    minutes=st.integers(1, 150),
+    asks=st.lists(
+        st.tuples(st.integers(0, 3 * 24 * 60), st.integers(1, 24 * 60)), min_size=1, max_size=8
+    ),
+)
+def test_the_memo_of_the_runs_within_a_sliding_span_answers_as_a_fresh_window(
+    start: str, minutes: int, asks: list[tuple[int, int]]
+) -> None:
+    """Window.runs_within (the lead's spans, memoised) against a window asked afresh."""
+    memo = window("w", start, f"{minutes}m")
+    for offset, length in asks:  # in any order: forward, back, overlapping
+        a = AROUND[3] + offset * MINUTE + 7 * SECOND
+        b = a + length * MINUTE
+        fresh = window("w", start, f"{minutes}m")
+        expected = [
+            (max(iv.start, a), min(iv.end, b)) for iv in fresh.intervals(a, b) if iv.end > a
+        ]
+        got = [(max(iv.start, a), min(iv.end, b)) for iv in memo.runs_within(a, b)]
+        assert got == expected, (offset, length)
