@@ -347,26 +347,26 @@ def test_the_repeated_fall_back_hour_plans_the_second_firing() -> None:
 
 def test_a_window_in_lord_howe_across_its_half_hour_shift() -> None:
     # Lord Howe moves from +11 to +10:30 on 2024-04-07 at 02:00 local (15:00Z on the 6th);
-    # robfig skips that day's 03:00 (README: 30-minute shifts), and so does the plan: the
-    # next start is 03:00 on the 8th (+10:30), 16:30Z on the 7th.
+    # robfig's chain of firings skips that day's 03:00 (README: 30-minute shifts), and so
+    # does the plan from 14:00Z: the next start is 03:00 on the 8th (+10:30), 16:30Z on the 7th.
     w = window("lh", "CRON_TZ=Australia/Lord_Howe 0 3 * * *", "1h")
     now = at("2024-04-06T14:00:00+00:00")
     assert planned(plan([w], ONE, now, Policy(planned_lead=4 * HOUR)), "a")[3] is None
     result = plan([w], ONE, now, Policy(planned_lead=27 * HOUR))
     assert planned(result, "a")[3] == at("2024-04-07T16:30:00+00:00")
-    assert (
-        not plan([w], ONE, at("2024-04-06T16:30:00+00:00"), Policy()).nodes[0].is_under_maintenance
-    )
 
 
 # ----------------------------------------------------------------------------- properties
 
-ZONES = ("UTC", "America/New_York", "Europe/Berlin", "Australia/Lord_Howe")
+#: Not Lord Howe: there robfig's Next is not monotone across the half-hour fall-back (from
+#: 14:00Z on 2024-04-06 it skips 03:00 local, 16:30Z; from 15:59Z it does not), so a
+#: window's state at an instant and its runs followed from an earlier one can disagree --
+#: a property of the window model, not of the lead (the table test above pins the skip).
+ZONES = ("UTC", "America/New_York", "Europe/Berlin")
 #: Instants around the 2024 DST changes of those zones.
 AROUND = (
     at("2024-03-10T06:00:00+00:00"),
     at("2024-03-31T00:30:00+00:00"),
-    at("2024-04-06T14:00:00+00:00"),
     at("2024-10-27T00:00:00+00:00"),
     at("2024-11-03T05:00:00+00:00"),
 )
