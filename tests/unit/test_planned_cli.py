@@ -1,5 +1,7 @@
 """``--planned-lead`` through the installed ``kumaco`` script (issue 28, rule 1), hand-computed.
 
+Last, ``kubectl kumaco status``'s report of the nodes whose ``MaintenancePlanned`` is True.
+
 The world: a nightly window (02:00 UTC for 3h) on zone ``a``; a freeze from 01:00 to 02:30 on
 the frozen node of zone ``a``; a node of zone ``b`` no window selects. With a 1h lead:
 
@@ -13,11 +15,16 @@ the frozen node of zone ``a``; a node of zone ``b`` no window selects. With a 1h
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import yaml
 
+from kumaco.cmd.statusreport import status_report
+from kumaco.core.instance import Instance
+from kumaco.core.nodes import node_view
+from kumaco.views.report import Snapshot, format_report, to_json
 from tests.unit.test_cli import LABEL, REQ, cm, kumaco
 
 NIGHTLY = {"startTime": "0 2 * * *", "duration": "3h", "nodeSelector": "zone=a"}
@@ -182,3 +189,46 @@ def test_the_forecast_is_the_same_with_a_lead(tmp_path: Path) -> None:
         "2027-01-13T02:00:00Z",
         "2027-01-13T03:00:00Z",
     ]
+
+
+def test_kubectl_kumaco_status_lists_the_planned_nodes() -> None:
+    """The status report's small addition: the nodes whose MaintenancePlanned is True."""
+    at = 1_796_094_000 * 10**9 - 1800 * 10**9  # 2026-12-01T02:30:00Z
+    scope = Instance(lease_namespace="maintenance", field_manager="kumaco/kumaco")
+    message = "maintenance window maintenance/nightly starts at 2026-12-01T03:00:00Z"
+    views = [
+        node_view(
+            {
+                "metadata": {"name": name},
+                "status": {
+                    "conditions": [
+                        {
+                            "type": "MaintenancePlanned",
+                            "status": status,
+                            "reason": "MaintenanceWindow"
+                            if status == "True"
+                            else "NoMaintenancePlanned",
+                            "message": message if status == "True" else "-",
+                            "lastTransitionTime": "2026-12-01T02:00:00Z",
+                        }
+                    ]
+                },
+            }
+        )
+        for name, status in (("w1", "True"), ("w2", "False"))
+    ]
+    snapshot = Snapshot(
+        (), tuple(v for v in views if v is not None), None, namespaces=("maintenance",)
+    )
+    r = status_report(snapshot, scope, at)
+    assert [name for name, _c in r.planned] == ["w1"]
+    text = format_report(r)
+    assert "MAINTENANCE PLANNED (MaintenancePlanned=True): 1\n" in text
+    assert f"w1    2026-12-01T02:00:00Z (30m ago)  {message}\n" in text
+    assert to_json(r)["maintenancePlanned"] == [
+        {"name": "w1", "message": message, "since": "2026-12-01T02:00:00Z"}
+    ]
+    # Renamed with --planned-condition; nothing shown when no node has it.
+    other = status_report(snapshot, replace(scope, planned="example.com/Soon"), at)
+    assert other.planned == () and "MAINTENANCE PLANNED" not in format_report(other)
+    assert to_json(other)["maintenancePlanned"] == []
