@@ -24,7 +24,13 @@ from kumaco.core.durations import parse_go_duration
 from kumaco.core.errors import InvalidInput, excerpt
 from kumaco.core.instance import Instance, default_field_manager
 from kumaco.core.labelsyntax import qualified_name_problems
-from kumaco.core.planner import IN_PROGRESS, UNDER_MAINTENANCE, Policy, parse_ceiling
+from kumaco.core.planner import (
+    IN_PROGRESS,
+    MAINTENANCE_PLANNED,
+    UNDER_MAINTENANCE,
+    Policy,
+    parse_ceiling,
+)
 from kumaco.core.selectors import Selector, parse_selector
 
 
@@ -160,11 +166,17 @@ def add_policy_flags(p: argparse.ArgumentParser) -> None:
         help="admit a node only if its maintenance window stays open at least DURATION longer "
         "(default: off)",
     )
+    add(
+        "--planned-lead",
+        metavar="DURATION",
+        help="set MaintenancePlanned=True on a node DURATION before a window puts it under "
+        "maintenance (KEP-5683's advance notice; default: off)",
+    )
     add_condition_flags(p)
 
 
 def add_condition_flags(p: argparse.ArgumentParser) -> None:
-    """``--under-maintenance-condition`` and ``--in-progress-condition``: an instance's names.
+    """``--under-maintenance-condition``, ``--in-progress-condition``, ``--planned-condition``.
 
     Declared once, for :func:`add_policy_flags` and ``kubectl kumaco status``; read with
     :func:`instance_from_args`.
@@ -181,6 +193,12 @@ def add_condition_flags(p: argparse.ArgumentParser) -> None:
         metavar="TYPE",
         help="the node condition that admits a node to its maintenance",
     )
+    p.add_argument(
+        "--planned-condition",
+        default=MAINTENANCE_PLANNED,
+        metavar="TYPE",
+        help="the node condition that gives advance notice of a maintenance (with --planned-lead)",
+    )
 
 
 def instance_from_args(args: argparse.Namespace, lease_namespace: str | None = None) -> Instance:
@@ -195,8 +213,18 @@ def instance_from_args(args: argparse.Namespace, lease_namespace: str | None = N
         "--under-maintenance-condition", args.under_maintenance_condition
     )
     in_progress = condition_flag("--in-progress-condition", args.in_progress_condition)
+    planned = condition_flag("--planned-condition", args.planned_condition)
+    for flag, other in (
+        ("--under-maintenance-condition", under_maintenance),
+        ("--in-progress-condition", in_progress),
+    ):
+        if planned == other:
+            raise UsageError(
+                f"--planned-condition: {excerpt(planned)} is also {flag}; "
+                "each condition kumaco writes needs a type of its own"
+            )
     if lease_namespace is None:
-        return Instance(under_maintenance, in_progress)
+        return Instance(under_maintenance, in_progress, planned=planned)
     lease: str = args.leader_election_id
     return Instance(
         under_maintenance,
@@ -204,6 +232,7 @@ def instance_from_args(args: argparse.Namespace, lease_namespace: str | None = N
         lease_name=lease,
         lease_namespace=lease_namespace,
         field_manager=args.field_manager or default_field_manager(lease),
+        planned=planned,
     )
 
 
@@ -300,6 +329,8 @@ def policy_from_args(
         count_unavailable=bool(args.count_unavailable),
         admission_cutoff=duration_flag("--admission-cutoff", args.admission_cutoff),
         manager=instance.field_manager,
+        planned_lead=duration_flag("--planned-lead", args.planned_lead),
+        planned=instance.planned,
     )
 
 

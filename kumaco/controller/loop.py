@@ -53,7 +53,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from kumaco.controller.announce import ENDED, Announcer
+from kumaco.controller.announce import ENDED, PLANNED, Announcer
 from kumaco.controller.metrics import Metrics
 from kumaco.controller.options import (
     EXIT_CONFIG_CHANGED,
@@ -400,10 +400,12 @@ class Controller:
         return result.next_change
 
     def _announce_windows(self, result: Plan, windows: list[Window], now: int) -> None:
-        """WindowStarted/WindowEnded Events, once per occurrence (see :mod:`.announce`)."""
+        """WindowStarted/Ended/Planned Events, once per occurrence (see :mod:`.announce`)."""
         cms = {p.cm.key: p.cm for p in self._parsed.values()}
         known = {w.key: w for w in windows if w.key in cms}
-        for a in self.announcer.step(result, known, now):
-            action = "Close" if a.reason == ENDED else "Open"
+        for a in (*self.announcer.step(result, known, now), *self.announcer.leads(result)):
+            if a.window not in known:
+                continue
+            action = {ENDED: "Close", PLANNED: "Plan"}.get(a.reason, "Open")
             spec = EventSpec(cms[a.window], a.reason, action, a.note, key=a.run, aggregate=False)
             self.events.emit(spec)

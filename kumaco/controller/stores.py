@@ -48,8 +48,9 @@ def planner_conditions(policy: Policy) -> frozenset[str]:
     """The condition types the planner reads under ``policy`` (what a NodeStore must keep).
 
     Derived from the policy's rules (:func:`kumaco.core.rules.conditions_read`):
-    kumaco's own two and every type a rule declares it reads -- the required and
-    blocking ones, ``Ready`` when unavailable nodes count toward the ceilings. Any
+    kumaco's own (two; three with a planned lead) and every type a rule declares it
+    reads -- the required and blocking ones, ``Ready`` when unavailable nodes count
+    toward the ceilings. Any
     other condition -- the kubelet's pressure conditions, node-problem-detector's,
     other controllers' -- is neither kept nor a reason to plan again when it changes.
     """

@@ -171,30 +171,39 @@ def out_of_scope(
     """What this instance writes on a node that left its scope, and whether it is holding.
 
     Its own ``UnderMaintenance`` (last written by ``policy.manager``) becomes
-    False with reason ``OutOfScope``; its ``MaintenanceInProgress`` is left
-    alone: a holder finishes its maintenance (the second answer says the node
-    holds it), anything else already says False.
+    False with reason ``OutOfScope``, and so does its ``MaintenancePlanned`` with a
+    planned lead; its ``MaintenanceInProgress`` is left alone: a holder finishes its
+    maintenance (the second answer says the node holds it), anything else already
+    says False.
     """
-    um = node.condition(policy.under_maintenance)
     holding = (
         policy.ceiling is not None
         and node.is_true(policy.in_progress)
         and node.owners.get(policy.in_progress) == policy.manager
     )
-    if (
-        um is None
-        or node.owners.get(policy.under_maintenance) != policy.manager
-        or (um.status, um.reason) == (FALSE, OUT_OF_SCOPE)
-    ):
-        return None, holding
     stamp = format_instant(now)
-    write = ConditionWrite(
-        policy.under_maintenance,
-        FALSE,
-        OUT_OF_SCOPE,
-        "this node left kumaco's scope (its --node-selector)",
-        um.last_transition_time if um.status == FALSE and um.last_transition_time else stamp,
-        stamp,
-    )
-    desired = (Desired(write.type, write.status, write.reason, write.message),)
-    return NodeChange(node.name, version, (write,), False, desired), holding
+    writes: list[ConditionWrite] = []
+    for ctype in (policy.under_maintenance, *((policy.planned,) if policy.planned_lead else ())):
+        cur = node.condition(ctype)
+        if (
+            cur is None
+            or node.owners.get(ctype) != policy.manager
+            or (cur.status, cur.reason) == (FALSE, OUT_OF_SCOPE)
+        ):
+            continue
+        writes.append(
+            ConditionWrite(
+                ctype,
+                FALSE,
+                OUT_OF_SCOPE,
+                "this node left kumaco's scope (its --node-selector)",
+                cur.last_transition_time
+                if cur.status == FALSE and cur.last_transition_time
+                else stamp,
+                stamp,
+            )
+        )
+    if not writes:
+        return None, holding
+    desired = tuple(Desired(w.type, w.status, w.reason, w.message) for w in writes)
+    return NodeChange(node.name, version, tuple(writes), False, desired), holding

@@ -46,6 +46,11 @@ call it alike; :func:`changes` turns its answer into the writes that reach it.
     ``Ready=True`` or is cordoned, and does not hold it, counts toward every
     ceiling it falls under.
 
+``MaintenancePlanned`` (name configurable; only with ``planned_lead``) -- advance notice:
+    True (``MaintenanceWindow``) on a node that a window will put under maintenance within
+    the lead, False (``NoMaintenancePlanned``) otherwise, while it is under maintenance and
+    when a freeze covers that start (:mod:`kumaco.core.planned`).
+
 Each rule above is one object (:mod:`kumaco.core.rules`, :mod:`kumaco.core.ceilingrules`)
 and a policy is planned with its own ordered list (:attr:`Policy.rules`, the default
 rules when None), so a rule is added by adding one object to it.
@@ -59,7 +64,7 @@ unchanged world produces identical conditions and the controller writes
 nothing. :attr:`Plan.next_change` is the next instant, strictly after
 ``now``, at which the answer may change by time alone: a window matching a
 node in scope opens or closes, a release delay or an in-progress timeout
-ends, or an admission cutoff passes.
+ends, or an admission cutoff passes -- and, with a planned lead, a lead begins.
 """
 
 from __future__ import annotations
@@ -78,6 +83,7 @@ from kumaco.core.changes import (
     out_of_scope,
 )
 from kumaco.core.nodes import NodeSet
+from kumaco.core.planned import Lookahead, lookahead
 from kumaco.core.policy import (
     ADMISSION_CUTOFF,
     ALLOWED,
@@ -91,10 +97,13 @@ from kumaco.core.policy import (
     GLOBAL,
     HELD,
     IN_PROGRESS,
+    MAINTENANCE_PLANNED,
     NO_WINDOW,
+    NOT_PLANNED,
     NOT_REPORTED_SINCE_REBOOT,
     NOT_UNDER_MAINTENANCE,
     OUT_OF_SCOPE,
+    PLANNED_WINDOW,
     REBOOTED_IN_WINDOW,
     RELEASE_DELAY,
     REQUIREMENT_NOT_MET,
@@ -127,10 +136,13 @@ __all__ = [
     "HELD",
     "IN_PROGRESS",
     "KUMACO_MANAGER_PREFIX",
+    "MAINTENANCE_PLANNED",
+    "NOT_PLANNED",
     "NOT_REPORTED_SINCE_REBOOT",
     "NOT_UNDER_MAINTENANCE",
     "NO_WINDOW",
     "OUT_OF_SCOPE",
+    "PLANNED_WINDOW",
     "REBOOTED_IN_WINDOW",
     "RELEASE_DELAY",
     "REQUIREMENT_NOT_MET",
@@ -159,6 +171,7 @@ __all__ = [
 
 def plan(windows: Iterable[Window], nodes: NodeSet, now: int, policy: Policy) -> Plan:
     """Compute each in-scope node's desired conditions at instant ``now``."""
+    windows = tuple(windows)
     in_scope = frozenset(policy.scope.select(nodes.index))
     ws = window_groups(windows, nodes, in_scope, now)
     under = under_maintenance_answers(ws, policy)
@@ -171,6 +184,13 @@ def plan(windows: Iterable[Window], nodes: NodeSet, now: int, policy: Policy) ->
             next_change is None or lifecycle.next_change < next_change
         ):
             next_change = lifecycle.next_change
+    ahead: Lookahead | None = None
+    if policy.planned_lead:
+        ahead = lookahead(windows, ws, under, in_scope, now, policy)
+        if ahead.next_change is not None and (
+            next_change is None or ahead.next_change < next_change
+        ):
+            next_change = ahead.next_change
     plans = tuple(
         NodePlan(
             name=name,
@@ -180,6 +200,9 @@ def plan(windows: Iterable[Window], nodes: NodeSet, now: int, policy: Policy) ->
             in_progress=lifecycle.desired[name] if lifecycle else None,
             freezes=u.freezes,
             verdict=lifecycle.verdicts[name] if lifecycle else None,
+            planned=ahead.answers[name].desired if ahead else None,
+            planned_start=ahead.answers[name].start if ahead else None,
+            planned_windows=ahead.answers[name].windows if ahead else (),
         )
         for name, u in sorted(under.items())
     )
@@ -192,6 +215,8 @@ def plan(windows: Iterable[Window], nodes: NodeSet, now: int, policy: Policy) ->
         in_progress=lifecycle.in_progress if lifecycle else 0,
         matching=ws.matching,
         ceilings=tuple(p.use() for p in lifecycle.pools) if lifecycle else (),
+        planned_lead=policy.planned_lead,
+        leads=ahead.leads if ahead else {},
     )
 
 

@@ -65,6 +65,12 @@ UNAVAILABLE = "NodeUnavailable"
 #: The name of the global ceiling in :attr:`Verdict.counts_toward` and :attr:`Plan.ceilings`.
 GLOBAL = "global"
 
+# Advance notice (``--planned-lead``, :mod:`kumaco.core.planned`): the KEP-5683 condition
+# and its reasons.
+MAINTENANCE_PLANNED = "MaintenancePlanned"
+PLANNED_WINDOW = "MaintenanceWindow"
+NOT_PLANNED = "NoMaintenancePlanned"
+
 
 @dataclass(frozen=True)
 class Policy:
@@ -91,15 +97,20 @@ class Policy:
     #: The admission rules, in the order they are applied (None: the default rules,
     #: :data:`kumaco.core.rules.DEFAULT_RULES`; :func:`kumaco.core.rules.rules_of`).
     rules: tuple[Rule, ...] | None = None
+    #: ``--planned-lead``: MaintenancePlanned is True this long before a window puts a
+    #: node under maintenance (0: the condition is not managed); ``--planned-condition``.
+    planned_lead: int = 0
+    planned: str = MAINTENANCE_PLANNED
 
     @property
     def owned(self) -> tuple[str, ...]:
         """The condition types kumaco writes under this policy."""
-        return (
+        found = (
             (self.under_maintenance,)
             if self.ceiling is None
             else (self.under_maintenance, self.in_progress)
         )
+        return (*found, self.planned) if self.planned_lead else found
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +161,11 @@ class NodePlan:
     in_progress: Desired | None
     freezes: tuple[str, ...] = ()
     verdict: Verdict | None = None
+    #: MaintenancePlanned (None: no ``--planned-lead``), the instant a window next puts the
+    #: node under maintenance within the lead (None: not planned) and those windows.
+    planned: Desired | None = None
+    planned_start: int | None = None
+    planned_windows: tuple[str, ...] = ()
 
     @property
     def is_under_maintenance(self) -> bool:
@@ -160,12 +176,17 @@ class NodePlan:
         return None if self.in_progress is None else self.in_progress.status == TRUE
 
     @property
+    def is_planned(self) -> bool:
+        return self.planned is not None and self.planned.status == TRUE
+
+    @property
     def desired(self) -> tuple[Desired, ...]:
-        return (
+        found = (
             (self.under_maintenance,)
             if self.in_progress is None
             else (self.under_maintenance, self.in_progress)
         )
+        return found if self.planned is None else (*found, self.planned)
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +216,10 @@ class Plan:
     matching: Mapping[str, int] = field(default_factory=dict)
     #: Every ceiling in force (global first), after this plan's admissions.
     ceilings: tuple[CeilingUse, ...] = ()
+    #: ``--planned-lead`` (0: off), and each maintenance window's first opening within it
+    #: (for the windows that select nodes in scope): the ``WindowPlanned`` Events.
+    planned_lead: int = 0
+    leads: Mapping[str, int] = field(default_factory=dict)
 
     def node(self, name: str) -> NodePlan | None:
         return next((n for n in self.nodes if n.name == name), None)
@@ -296,7 +321,7 @@ class Rule(ABC):
     stage: ClassVar[str]
 
     def reads(self, policy: Policy) -> frozenset[str]:
-        """The condition types it reads under ``policy`` (beyond kumaco's own two)."""
+        """The condition types it reads under ``policy`` (beyond kumaco's own conditions)."""
         return frozenset()
 
     @abstractmethod

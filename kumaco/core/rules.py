@@ -395,10 +395,10 @@ def rules_of(policy: Policy) -> tuple[Rule, ...]:
 def conditions_read(policy: Policy) -> frozenset[str]:
     """The condition types the planner reads under ``policy``.
 
-    kumaco's own two, and every type one of its rules reads (the admission order
-    reads the required ones, which :class:`Required` declares).
+    kumaco's own two (three with a planned lead), and every type one of its rules reads
+    (the admission order reads the required ones, which :class:`Required` declares).
     """
-    types = {policy.under_maintenance, policy.in_progress}
+    types = {policy.under_maintenance, policy.in_progress, *policy.owned}
     for rule in rules_of(policy):
         types |= rule.reads(policy)
     return frozenset(types)

@@ -148,6 +148,9 @@ class Window:
     _starts: dict[tuple[str, int], int | None] = field(
         default_factory=dict, compare=False, repr=False, hash=False
     )
+    _runs: list[tuple[int, int, tuple[Interval, ...]]] = field(
+        default_factory=list, compare=False, repr=False, hash=False
+    )
 
     @property
     def key(self) -> str:
@@ -227,13 +230,14 @@ class Window:
         self._starts[key] = fire if found else None
         return self._starts[key]
 
-    def state_at(self, t: int) -> WindowState:
+    def state_at(self, t: int, slot: str = "state") -> WindowState:
         """Whether the window is open at instant ``t``, and until when (or when it opens).
 
         A pure function of ``t`` (see :data:`HORIZON`), memoised for the span
-        over which it holds.
+        over which it holds; a caller that asks about a second instant every pass
+        (the end of ``--planned-lead``) gives it a ``slot`` of its own.
         """
-        memo = self._memo.get("state")
+        memo = self._memo.get(slot)
         if memo is not None and memo[0] <= t and (memo[2] is None or t < memo[2]):
             return memo[1]
         covering = self._next_fire(t - self.duration)  # open iff some firing s has t - d < s <= t
@@ -249,7 +253,7 @@ class Window:
             else:
                 state = WindowState(open=True, recheck=hour_end)
         # The same answer holds from t until its next change (earlier instants are asked afresh).
-        self._memo["state"] = (t, state, state.next_change)
+        self._memo[slot] = (t, state, state.next_change)
         return state
 
     def intervals(self, start: int, end: int, lookahead: int = 0) -> Iterator[Interval]:
@@ -280,6 +284,19 @@ class Window:
             if lookahead and not ended:
                 return  # it never closes (within the look-ahead): nothing follows it
             first = self._next_fire(run_end)
+
+    def runs_within(self, start: int, end: int) -> tuple[Interval, ...]:
+        """:meth:`intervals` of ``[start, end)`` that end after ``start``, memoised.
+
+        For a span that slides forward (``--planned-lead``'s): computed for twice the span
+        asked and reused while the span asked stays inside it.
+        """
+        memo = self._runs[0] if self._runs else None
+        if memo is None or not (memo[0] <= start and end <= memo[1]):
+            far = end + (end - start)
+            memo = (start, far, tuple(self.intervals(start, far)))
+            self._runs[:] = [memo]
+        return tuple(iv for iv in memo[2] if iv.end > start and iv.start < end)
 
     def never_closes(self, t: int, within: int = YEAR) -> bool:
         """Whether the run open at ``t`` (or the next one) chains on for longer than ``within``.

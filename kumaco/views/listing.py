@@ -27,9 +27,10 @@ import yaml
 from icalendar import Calendar, Event
 
 from kumaco import __version__
+from kumaco.core.durations import format_go_duration
 from kumaco.core.errors import one_line
 from kumaco.core.forecast import Forecast
-from kumaco.core.planner import ALLOWED, HELD, CeilingUse, Plan, Verdict
+from kumaco.core.planner import ALLOWED, HELD, CeilingUse, NodePlan, Plan, Verdict
 from kumaco.core.times import format_instant, to_datetime
 from kumaco.core.windows import InvalidWindow, Occurrence, Window
 from kumaco.views.table import table
@@ -284,6 +285,7 @@ def _plan_doc(result: Plan) -> object:
             "reason": (n.in_progress or n.under_maintenance).reason,
             "message": (n.in_progress or n.under_maintenance).message,
             **_verdict_json(n.verdict, uses),
+            **_planned_json(n),
         }
         for n in result.nodes
     ]
@@ -313,7 +315,9 @@ def _plan_text(result: Plan) -> str:
         + (f" ({', '.join(c.occupants)})" if c.occupants else "")
         for c in result.ceilings[1:]
     ]
-    table_rows = [("NODE", "UNDER-MAINTENANCE", "IN-PROGRESS", "REASON", "WINDOWS", "DETAIL")]
+    table_rows: list[tuple[str, ...]] = [
+        ("NODE", "UNDER-MAINTENANCE", "IN-PROGRESS", "REASON", "WINDOWS", "DETAIL")
+    ]
     table_rows += [
         (
             n.name,
@@ -325,7 +329,26 @@ def _plan_text(result: Plan) -> str:
         )
         for n in result.nodes
     ]
+    if result.planned_lead:
+        lines[0] += f"; maintenance planned {format_go_duration(result.planned_lead)} ahead"
+        table_rows = _with_planned(table_rows, result)
     return "\n".join(lines) + "\n" + table(table_rows)
+
+
+def _planned_json(n: NodePlan) -> dict[str, object]:
+    """A plan node's ``maintenancePlanned`` and ``plannedStart`` (false, null without a lead)."""
+    return {
+        "maintenancePlanned": n.is_planned,
+        "plannedStart": None if n.planned_start is None else format_instant(n.planned_start),
+    }
+
+
+def _with_planned(rows: list[tuple[str, ...]], result: Plan) -> list[tuple[str, ...]]:
+    """The plan's table with a PLANNED column after IN-PROGRESS: the planned start, or ``-``."""
+    column = ["PLANNED"] + [
+        "-" if n.planned_start is None else format_instant(n.planned_start) for n in result.nodes
+    ]
+    return [(*row[:3], cell, *row[3:]) for row, cell in zip(rows, column, strict=True)]
 
 
 #: A plan as ``kumaco plan`` prints it (a table or the JSON document). Each node carries

@@ -18,7 +18,8 @@ Contract
   ``ConcurrencyCeilingReached``... see :mod:`kumaco.core.planner`) and since
   when, and with the other instance that owns one of its conditions
   (:func:`kumaco.core.changes.written_by_another`); the Lease holder with whether
-  its lease still runs (``renewTime + leaseDurationSeconds`` against ``now``).
+  its lease still runs (``renewTime + leaseDurationSeconds`` against ``now``); the nodes
+  whose ``MaintenancePlanned`` (the instance's ``--planned-condition``) is True.
   A window open for longer than :mod:`kumaco.core.windows` follows its chained
   occurrences has no known close: it is reported as closing *after* the
   instant kumaco will look again (``closesAfter`` in JSON).
@@ -142,6 +143,9 @@ class StatusReport:
     leader: LeaderStatus | None
     problems: tuple[str, ...] = field(default=())
     context: str | None = None
+    #: The nodes in scope whose advance notice (``MaintenancePlanned``, ``--planned-lead``)
+    #: is True, with that condition.
+    planned: tuple[tuple[str, Condition], ...] = ()
 
 
 def _leader(instance: Instance, lease: Mapping[str, Any] | None, now: int) -> LeaderStatus:
@@ -223,6 +227,11 @@ def report(
         leader=_leader(instance, snapshot.lease, now),
         problems=snapshot.problems,
         context=context,
+        planned=tuple(
+            (n.name, c)
+            for n in sorted(nodes, key=lambda n: n.name)
+            if (c := n.condition(instance.planned)) is not None and c.status == TRUE
+        ),
     )
 
 
@@ -321,6 +330,10 @@ def to_json(r: StatusReport) -> dict[str, Any]:
         },
         "windows": windows,
         "nodes": nodes,
+        "maintenancePlanned": [
+            {"name": name, "message": c.message, "since": c.last_transition_time}
+            for name, c in r.planned
+        ],
         "leader": leader,
         "problems": list(r.problems),
     }
@@ -441,6 +454,17 @@ def format_report(r: StatusReport, color: bool = False) -> str:
         rows = [[Cell(h, "bold") for h in head]] + [_node_row(n, r.at) for n in r.nodes]
         out.append(aligned(rows, color))
     out.append("\n")
+    if r.planned:  # only with --planned-lead: nothing is shown without it
+        out.append(
+            paint(f"MAINTENANCE PLANNED ({s.planned}=True)", "cyan+bold", color)
+            + f": {len(r.planned)}\n"
+        )
+        rows = [[Cell(h, "bold") for h in ("NODE", "SINCE", "MESSAGE")]]
+        rows += [
+            [Cell(name, "bold"), Cell(when(c.last_transition_time, r.at)), Cell(c.message)]
+            for name, c in r.planned
+        ]
+        out.append(aligned(rows, color) + "\n")
     lead = r.leader
     if lead is not None:
         out.append(paint(f"LEADER (Lease {lead.key})", "cyan+bold", color) + ": ")

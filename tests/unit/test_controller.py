@@ -877,3 +877,75 @@ def test_a_reboot_releases_the_holder_before_its_report_and_the_place_goes_on(ma
     world.reset()
     c.step()
     assert world.calls() == []
+
+
+def test_maintenance_planned_within_the_lead_then_false_when_the_window_opens(make: Any) -> None:
+    """Issue 28 rule 1 on the seam: the third condition, its wake-ups and WindowPlanned once."""
+    mp = "MaintenancePlanned"
+
+    def at(text: str) -> int:
+        return int(dt.datetime.fromisoformat(text).timestamp()) * SECOND
+
+    policy = Policy(manager=MANAGER, planned_lead=3600 * SECOND)
+    c, world, election, clock = make(
+        [node("a", "10", {"pool": "x"}), node("b", "11")],
+        [cm("w", "pool=x")],  # opens at 02:00
+        now=at("2026-12-01T00:30:00+00:00"),
+        policy=policy,
+    )
+    # Before the lead: False everywhere; the loop looks again when the lead begins.
+    assert c.step() == at("2026-12-01T01:00:00+00:00")
+    assert world.writes() == [
+        ("a", {UM: ("False", "NoMaintenanceWindowOpen"), mp: ("False", "NoMaintenancePlanned")}),
+        ("b", {UM: ("False", "NoMaintenanceWindowOpen"), mp: ("False", "NoMaintenancePlanned")}),
+    ]
+    world.reset()
+    # The lead begins: a only, and WindowPlanned once; then the window's opening.
+    clock[0] = at("2026-12-01T01:00:00+00:00")
+    assert c.step() == at("2026-12-01T02:00:00+00:00")
+    ((_name, conds),) = [(a.name, a.body["status"]["conditions"]) for a in world.patches()]
+    assert [(x["type"], x["status"], x["reason"], x["message"]) for x in conds] == [
+        (
+            mp,
+            "True",
+            "MaintenanceWindow",
+            "maintenance window maintenance/w starts at 2026-12-01T02:00:00Z",
+        )
+    ]
+    assert [e[1:] for e in world.events() if e[1] == "WindowPlanned"] == [
+        (
+            "WindowPlanned",
+            "window maintenance/w opens at 2026-12-01T02:00:00Z, within the 1h0m0s lead: "
+            "maintenance planned for 1 node(s)",
+        )
+    ]
+    (planned_event,) = [
+        a
+        for a in world.actions
+        if isinstance(a, CreateEvent) and a.body["reason"] == "WindowPlanned"
+    ]
+    assert planned_event.body["action"] == "Plan"
+    world.reset()
+    clock[0] = at("2026-12-01T01:30:00+00:00")
+    c.step()
+    assert world.calls() == []  # nothing changed, nothing announced again
+    # A new leadership term (a leader change) announces the same occurrence under the
+    # same Event name: the API server answers 409, and it stays one Event.
+    election.is_leader = False
+    c.step()
+    election.is_leader = True
+    world.reset()
+    c.step()
+    (again,) = [
+        a
+        for a in world.actions
+        if isinstance(a, CreateEvent) and a.body["reason"] == "WindowPlanned"
+    ]
+    assert again.body["metadata"]["name"] == planned_event.body["metadata"]["name"]
+    world.reset()
+    # The window opens: UnderMaintenance True and MaintenancePlanned False in one write.
+    clock[0] = at("2026-12-01T02:00:00+00:00")
+    c.step()
+    assert world.writes() == [
+        ("a", {UM: ("True", "MaintenanceWindowOpen"), mp: ("False", "NoMaintenancePlanned")})
+    ]
