@@ -26,6 +26,7 @@ from kumaco.cmd.common import (
     TIME_HELP,
     FilesSource,
     Output,
+    condition_warnings,
     now_ns,
     time_flag,
 )
@@ -69,9 +70,6 @@ def valid_windows(entries: Sequence[Window | InvalidWindow], err: TextIO) -> lis
 
 def _validate(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO) -> int:
     entries = source.windows(err)
-    if not entries:
-        err.write(f"no window ConfigMap selected by {args.configmap_selector!r} in the input\n")
-        return EXIT_OK
     warnings = unbounded_warnings(entries, now_ns())
     VERDICTS.write(Verdicts(entries, warnings), args, out)
     out.flush()  # the verdicts, then the warnings about them (one order on a shared terminal)
@@ -142,7 +140,10 @@ def _plan(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO) ->
     _instance, policy = policy_from_args(args)
     at = time_flag(args.at) if args.at else now_ns()
     windows = valid_windows(source.windows(err), err)
-    PLANS.write(plan(windows, source.nodes(policy.owned), at, policy), args, out)
+    nodes = source.nodes(policy.owned)
+    for line in condition_warnings(policy, nodes):
+        err.write(f"warning: {line}\n")
+    PLANS.write(plan(windows, nodes, at, policy), args, out)
     return EXIT_OK
 
 

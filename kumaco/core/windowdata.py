@@ -49,7 +49,7 @@ import difflib
 from collections.abc import Mapping
 
 from kumaco.core.ceilings import Ceiling, parse_ceiling
-from kumaco.core.durations import parse_window_duration
+from kumaco.core.durations import overflow_hint, parse_window_duration
 from kumaco.core.errors import InvalidInput, excerpt, one_line
 from kumaco.core.labelselector import LabelSelectorError, NotAMapping, read_label_selector
 from kumaco.core.schedule import Schedule, parse_schedule
@@ -97,7 +97,11 @@ def yaml_type_name(value: object) -> str:
         return "a map"
     if isinstance(value, list | tuple):
         return "a list"
-    return type(value).__name__
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bytes):
+        return "binary data"
+    return "a date or time" if hasattr(value, "isoformat") else "a value YAML cannot name"
 
 
 #: Longest unknown key shown as it is (a file read offline is not checked by an API server).
@@ -186,6 +190,9 @@ def _start_time_hint(text: str, reason: str) -> str:
 def _duration_hint(text: str, reason: str) -> str:
     """The fix for a duration mistake a person is likely to make, or ''."""
     stripped = text.strip().lower()
+    too_long = overflow_hint(text)
+    if too_long:
+        return too_long
     if stripped.endswith(("d", "w")) and stripped[:-1].replace(".", "").isdigit():
         n = float(stripped[:-1]) * (24 if stripped.endswith("d") else 168)
         return f"Go durations have no days or weeks: write {n:g}h"
