@@ -12,7 +12,8 @@ YAML. The JSON shapes are a contract (docs/reference.md): ``validate`` a list of
 ``windows`` a list of ``{namespace, name, start, end}`` (``end`` null for an
 occurrence that never closes, ``freeze: true`` for a freeze); ``plan`` ``{at,
 nodes: [{name, underMaintenance, windows, maintenanceInProgress, reason,
-rule, ...}]}``; ``forecast`` ``{from, until, finishedAt, nodes, unfinished}``.
+rule, ...}]}``; ``forecast`` ``{from, until, finishedAt, nodes, unfinished, nextChance,
+inNoWindow, noChance}``.
 """
 
 from __future__ import annotations
@@ -336,7 +337,28 @@ def _forecast_doc(f: Forecast) -> object:
             name: {"at": format_instant(at), "window": key}
             for name, (at, key) in sorted(f.next_chance.items())
         },
+        "inNoWindow": list(f.in_no_window),
+        "noChance": dict(sorted(f.no_chance.items())),
     }
+
+
+def _chance_lines(f: Forecast) -> list[str]:
+    """Which unfinished nodes get their next chance when, and which get none (and why)."""
+    lines = []
+    by_chance: dict[tuple[int, str], list[str]] = {}
+    for name, chance in f.next_chance.items():
+        by_chance.setdefault(chance, []).append(name)
+    for (at, key), names in sorted(by_chance.items()):
+        lines.append(f"next chance: {format_instant(at)} ({key}) for {', '.join(sorted(names))}")
+    by_reason: dict[str, list[str]] = {}
+    for name, why in f.no_chance.items():
+        by_reason.setdefault(why, []).append(name)
+    for why, names in sorted(by_reason.items()):
+        lines.append(f"no chance: {', '.join(sorted(names))} ({one_line(why)})")
+    if f.in_no_window:
+        outside = ", ".join(f.in_no_window)
+        lines.append(f"in no window: {outside} (selected by no maintenance window)")
+    return lines
 
 
 def _forecast_text(f: Forecast) -> str:
@@ -348,24 +370,24 @@ def _forecast_text(f: Forecast) -> str:
     ]
     done = len(f.turns) - len(f.unfinished)
     if not f.turns:
-        summary = "no node needs maintenance"
-    elif not f.unfinished:
+        return table(rows) + "no node needs maintenance\n"
+    if not f.unfinished:
         assert f.finished_at is not None
-        summary = f"all {done} nodes finished by {format_instant(f.finished_at)}"
-    else:
-        last = max((t.finished for t in f.turns if t.finished is not None), default=None)
-        by = f" by {format_instant(last)}" if last is not None else ""
-        summary = (
-            f"{done} of {len(f.turns)} nodes finished{by}; {len(f.unfinished)} did not fit: "
-            + ", ".join(f.unfinished)
-        )
-        if f.next_chance:
-            at, key = min(f.next_chance.values())
-            summary += f"; next chance: {format_instant(at)} ({key})"
-    return table(rows) + summary + "\n"
+        return table(rows) + f"all {done} nodes finished by {format_instant(f.finished_at)}\n"
+    last = max((t.finished for t in f.turns if t.finished is not None), default=None)
+    by = f" by {format_instant(last)}" if last is not None else ""
+    summary = f"{done} of {len(f.turns)} nodes finished{by}"
+    outside = set(f.in_no_window)
+    missed = [n for n in f.unfinished if n not in outside]
+    if missed:
+        summary += f"; {len(missed)} did not fit: {', '.join(missed)}"
+    if outside:
+        summary += f"; {len(outside)} in no window"
+    return table(rows) + "\n".join([summary, *_chance_lines(f)]) + "\n"
 
 
 #: A forecast as ``kumaco forecast`` prints it: a table by admission and a summary, or
 #: JSON: ``{from, until, finishedAt (null if not all finished), nodes: [{name, admitted,
-#: finished, windows}], unfinished: [names], nextChance: {name: {at, window}}}``.
+#: finished, windows}], unfinished: [names], nextChance: {name: {at, window}}, inNoWindow:
+#: [names], noChance: {name: why}}``.
 FORECAST: Formats[Forecast] = formats(_forecast_text, _forecast_doc)

@@ -250,3 +250,58 @@ def test_the_same_namespace_and_name_twice_is_flagged(tmp_path: Path) -> None:
         f"kumaco plan: --nodes {nodes}: the node n0 is in it more than once; a node has one "
         "state: keep one\n",
     )
+
+
+# ----------------------------------------------------------------------------- point 4
+
+
+def test_the_next_chance_honours_freezes_and_says_for_whom(tmp_path: Path) -> None:
+    w = write(
+        tmp_path / "w.yaml",
+        window("nightly", startTime="0 2 * * *", duration="4h", nodeSelector="pool=a"),
+        window("xmas", startTime="0 23 19 12 *", duration="336h", freeze="true"),
+    )
+    gpu = node("gpu0", **{REQ: "True"})
+    gpu["metadata"]["labels"] = {"pool": "gpu"}
+    blocked = node("n9", **{REQ: "True", "kured.dev/RebootInhibited": "True"})
+    nodes = listed(
+        tmp_path / "n.yaml", *(node(f"n{i}", **{REQ: "True"}) for i in range(4)), gpu, blocked
+    )
+    span = ("--from", "2026-12-19T02:00:00Z", "--until", "2026-12-19T23:30:00Z")
+    policy = ("--max-in-progress", "1", "--require-condition", REQ)
+    done = kumaco(
+        *("forecast", "--windows", w, "--nodes", nodes, "--maintenance-duration", "3h"),
+        *(*span, *policy, "--block-condition", "kured.dev/RebootInhibited"),
+    )
+    assert (done.returncode, done.stderr) == (1, "")
+    # The freeze runs 2026-12-19T23:00Z to 2027-01-02T23:00Z: the next chance comes after it.
+    assert done.stdout.splitlines()[-4:] == [
+        "2 of 6 nodes finished by 2026-12-19T08:00:00Z; 3 did not fit: n2, n3, n9; 1 in no window",
+        "next chance: 2027-01-03T02:00:00Z (m/nightly) for n2, n3",
+        "no chance: n9 (blocked by condition: kured.dev/RebootInhibited; a forecast keeps "
+        "conditions and ceilings as they are)",
+        "in no window: gpu0 (selected by no maintenance window)",
+    ]
+
+
+def test_release_delays_add_no_second_to_the_forecasts_waves(tmp_path: Path) -> None:
+    w = write(tmp_path / "w.yaml", window("nightly", **NIGHTLY))
+    done = forecast(
+        w,
+        six_nodes(tmp_path),
+        *("--from", "2026-12-10T02:00:00Z", "--until", "2026-12-10T06:00:00Z"),
+        *("--max-in-progress", "2", "--require-condition", REQ, "--release-delay", "10m"),
+        "-o",
+        "json",
+    )
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert [(n["admitted"][11:], n["finished"][11:]) for n in doc["nodes"]] == [
+        ("02:00:00Z", "02:30:00Z"),
+        ("02:00:00Z", "02:30:00Z"),
+        ("02:40:00Z", "03:10:00Z"),
+        ("02:40:00Z", "03:10:00Z"),
+        ("03:20:00Z", "03:50:00Z"),
+        ("03:20:00Z", "03:50:00Z"),
+    ]
+    assert doc["finishedAt"] == "2026-12-10T03:50:00Z"
