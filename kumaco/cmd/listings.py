@@ -34,6 +34,7 @@ from kumaco.cmd.flags import UsageError, policy_from_args
 from kumaco.cmd.registry import KUBECTL, KUMACO, PLANNER_INPUT, Command, Files, Source
 from kumaco.cmd.timeline import time_range
 from kumaco.core.errors import one_line
+from kumaco.core.monthdays import either_day_warning
 from kumaco.core.planner import plan
 from kumaco.core.windows import YEAR, InvalidWindow, Window, occurrences
 from kumaco.views import listing
@@ -48,15 +49,27 @@ OPENINGS = Output(listing.WINDOWS, "text", "format (default: text)")
 PLANS = Output(listing.PLAN, "text", "format (default: text)")
 
 
-def unbounded_warnings(entries: Sequence[Window | InvalidWindow], now: int) -> dict[str, list[str]]:
-    """For each window that never closes (or not within a year): the warning, by key."""
+def window_warnings(entries: Sequence[Window | InvalidWindow], now: int) -> dict[str, list[str]]:
+    """The warnings about valid windows, by key: what a window does that was likely not meant.
+
+    A window that never closes (or not within a year from ``now``), and a ``startTime`` that
+    restricts both day fields, so fires on either (robfig's OR).
+    """
     out: dict[str, list[str]] = {}
     for e in entries:
-        if isinstance(e, Window) and not e.freeze and e.never_closes(now):
-            out[e.key] = [
+        if not isinstance(e, Window):
+            continue
+        lines = []
+        if not e.freeze and e.never_closes(now):
+            lines.append(
                 f"never closes: its occurrences chain without a gap ({e.start_time!r} for "
                 f"{e.duration_text}), so its nodes would stay under maintenance for good"
-            ]
+            )
+        either = either_day_warning(e.schedule)
+        if either:
+            lines.append(either)
+        if lines:
+            out[e.key] = lines
     return out
 
 
@@ -70,7 +83,7 @@ def valid_windows(entries: Sequence[Window | InvalidWindow], err: TextIO) -> lis
 
 def _validate(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO) -> int:
     entries = source.windows(err)
-    warnings = unbounded_warnings(entries, now_ns())
+    warnings = window_warnings(entries, now_ns())
     VERDICTS.write(Verdicts(entries, warnings), args, out)
     out.flush()  # the verdicts, then the warnings about them (one order on a shared terminal)
     if args.output == "text":

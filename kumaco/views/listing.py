@@ -180,6 +180,7 @@ def calendar(found: Sequence[Occurrence], by_key: Mapping[str, Window]) -> str:
         if w is not None:
             lines = [
                 f"startTime: {w.start_time}",
+                *([f"daysOfMonth: {w.days_text}"] if w.days else []),
                 f"time zone: {w.zone_name}",
                 f"duration: {w.duration_text}",
                 f"nodeSelector: {w.selector_text or '(every node in scope)'}",

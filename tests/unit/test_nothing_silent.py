@@ -67,6 +67,13 @@ def node(name: str, **conditions: str) -> dict[str, Any]:
     }
 
 
+def rejected(*files: str) -> str:
+    """``kumaco validate`` of files with an invalid window: exit 1, the verdicts printed."""
+    done = kumaco("validate", *files)
+    assert done.returncode == 1, done.stderr
+    return done.stdout
+
+
 def write(path: Path, *objects: dict[str, Any]) -> str:
     path.write_text(yaml.safe_dump_all(objects))
     return str(path)
@@ -203,9 +210,7 @@ def test_value_errors_name_the_fix(tmp_path: Path) -> None:
         tmp_path / "w.yaml",
         window("x", startTime="0 2 * * *", duration="99999999999h", nodeSelector="zone: a"),
     )
-    done = kumaco("validate", f)
-    assert done.returncode == 1
-    assert done.stdout == (
+    assert rejected(f) == (
         'invalid m/x: duration: invalid duration "99999999999h"; over Go\'s maximum duration, '
         "2562047h47m16.854775807s (about 292 years); nodeSelector: LabelSelector: unknown field "
         "'zone' in the LabelSelector (a selector string goes directly in nodeSelector); a "
@@ -305,3 +310,70 @@ def test_release_delays_add_no_second_to_the_forecasts_waves(tmp_path: Path) -> 
         ("03:20:00Z", "03:50:00Z"),
     ]
     assert doc["finishedAt"] == "2026-12-10T03:50:00Z"
+
+
+# ----------------------------------------------------------------------------- point 2
+
+
+def test_both_day_fields_restricted_warns_and_days_of_month_writes_the_first_saturday(
+    tmp_path: Path,
+) -> None:
+    either = write(tmp_path / "either.yaml", window("w", startTime="0 1 1-7 * SAT", duration="3h"))
+    done = kumaco("validate", either)
+    assert (done.returncode, done.stdout) == (0, "valid m/w\n")
+    warning = (
+        "fires on days 1-7 of the month OR on Saturdays (robfig's rule when both day fields "
+        'are restricted); for the first Saturday of the month only, write startTime: "0 1 * * '
+        'SAT" with daysOfMonth: "1-7"'
+    )
+    assert done.stderr == f"warning: m/w {warning}\n"
+    assert json.loads(kumaco("validate", either, "-o", "json").stdout)[0]["warnings"] == [warning]
+
+    first = write(
+        tmp_path / "first.yaml",
+        window("w", startTime="0 1 * * SAT", daysOfMonth="1-7", duration="3h"),
+    )
+    done = kumaco("validate", first)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "valid m/w\n", "")
+    span = ("--from", "2026-12-01", "--until", "2027-03-01")
+    done = kumaco("windows", first, *span)
+    assert (done.returncode, done.stdout) == (
+        0,
+        "2026-12-05T01:00:00Z  2026-12-05T04:00:00Z  m/w\n"
+        "2027-01-02T01:00:00Z  2027-01-02T04:00:00Z  m/w\n"
+        "2027-02-06T01:00:00Z  2027-02-06T04:00:00Z  m/w\n",
+    )
+    calendar = kumaco("windows", first, *span, "-o", "ics").stdout
+    assert calendar.count("BEGIN:VEVENT") == 3 and "daysOfMonth: 1-7" in calendar
+    page = kumaco("timeline", first, *span, "-o", "html").stdout
+    assert "on days <code>1-7</code>" in page
+    picture = kumaco("timeline", first, *span, "-o", "svg").stdout
+    assert "days 1-7" in picture and "daysOfMonth: 1-7" in picture
+
+
+def test_quartz_nth_weekday_points_at_days_of_month(tmp_path: Path) -> None:
+    f = write(
+        tmp_path / "w.yaml",
+        window("w", startTime="CRON_TZ=Europe/Berlin 0 1 * * 6#1", duration="3h"),
+    )
+    assert rejected(f) == (
+        "invalid m/w: startTime: day of week: value '6#1' is not a number in '6#1'; Quartz's # is "
+        "not supported by robfig's cron; for the first Saturday of the month write startTime: "
+        '"CRON_TZ=Europe/Berlin 0 1 * * 6" with daysOfMonth: "1-7"\n'
+    )
+
+
+def test_days_of_month_mistakes_are_named(tmp_path: Path) -> None:
+    f = write(
+        tmp_path / "w.yaml",
+        window("a", startTime="0 1 * * SAT", duration="3h", daysOfMonth="0-6"),
+        window("b", startTime="0 1 15 * *", duration="3h", daysOfMonth="1-7"),
+        window("c", startTime="0 1 * * SAT", duration="3h", daysofmonth="1-7"),
+    )
+    assert rejected(f) == (
+        "invalid m/a: daysOfMonth: day of month: 0 is below the minimum 1 in '0-6'\n"
+        "invalid m/b: daysOfMonth: '1-7' and startTime '0 1 15 * *' never meet: no firing "
+        "falls on these days\n"
+        "invalid m/c: daysofmonth: is not a window key: did you mean daysOfMonth? (keys are "
+        "case-sensitive)\n"
+    )
