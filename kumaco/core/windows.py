@@ -204,6 +204,18 @@ class Window:
             fire = self._next_fire(fire)
         return end, True
 
+    def firings(self, start: int, until: int, limit: int = 64) -> list[int]:
+        """The instants the window's occurrences start at in ``[start, until)`` (at most ``limit``).
+
+        robfig's firings, on ``daysOfMonth`` only when the window has it.
+        """
+        found: list[int] = []
+        fire = self._fire_at_or_after(start)
+        while fire is not None and fire < until and len(found) < limit:
+            found.append(fire)
+            fire = self._next_fire(fire)
+        return found
+
     def run_start(self, t: int) -> int | None:
         """When the run open at ``t`` began, if within :data:`MAX_WALK` jumps back; None if closed.
 

@@ -4,7 +4,8 @@ The ``kubectl kumaco`` twins print through the same functions. Contract: pure
 renderers, each returning the whole output as a string; the same objects give
 the same bytes whether they came from files or from a cluster. Each result type
 has one table of its formats (format name -> renderer): :data:`VALIDATE`
-(:class:`Verdicts`), :data:`WINDOWS` (:class:`Openings`; also ``ics``),
+(:class:`Verdicts`), :data:`WINDOWS` (:class:`Openings`; also ``wide``, the text with
+each occurrence's local time beside UTC, and ``ics``),
 :data:`PLAN` (a :class:`~kumaco.core.planner.Plan`) and :data:`FORECAST` (a
 :class:`~kumaco.core.forecast.Forecast`); ``yaml`` is the JSON document as
 YAML. The JSON shapes are a contract (docs/reference.md): ``validate`` a list of
@@ -34,6 +35,7 @@ from kumaco.core.planner import ALLOWED, HELD, CeilingUse, Plan, Verdict
 from kumaco.core.times import format_instant, to_datetime
 from kumaco.core.windows import InvalidWindow, Occurrence, Window
 from kumaco.views.table import table
+from kumaco.views.timeline.zones import format_local, local_time
 
 #: The formats every listing takes (``windows`` also ``ics``).
 FORMATS = ("text", "json", "yaml")
@@ -149,6 +151,30 @@ def _windows_text(o: Openings) -> str:
     )
 
 
+def _local_span(x: Occurrence, zone: str) -> str:
+    """``Sun 2027-03-21 02:00 CET - 05:00 CET (Europe/Berlin)``: an occurrence's wall clock."""
+    start = local_time(x.start, zone)
+    text = f"{start:%a} {format_local(x.start, zone)} - "
+    if x.open_ended:
+        text += "open-ended"
+    else:
+        same_day = local_time(x.end, zone).date() == start.date()
+        text += format_local(x.end, zone, date=not same_day)
+    return f"{text} ({zone})"
+
+
+def _windows_wide(o: Openings) -> str:
+    """The text listing with each occurrence's local time, in its window's zone, beside UTC."""
+    freezes, zones = o.freezes, {w.key: w.zone_name for w in o.windows}
+    return "".join(
+        f"{format_instant(x.start)}  {'open-ended' if x.open_ended else format_instant(x.end)}"
+        f"  {x.namespace}/{x.name}  {_local_span(x, zones.get(x.key, 'UTC'))}"
+        + ("  (freeze)" if x.key in freezes else "")
+        + "\n"
+        for x in o.found
+    )
+
+
 def occurrence_uid(o: Occurrence) -> str:
     """A UID stable per window and occurrence (the same occurrence, the same UID)."""
     digest = hashlib.sha256(f"{o.namespace}/{o.name}\0{o.start}".encode()).hexdigest()[:32]
@@ -198,6 +224,7 @@ def calendar(found: Sequence[Occurrence], by_key: Mapping[str, Window]) -> str:
 
 WINDOWS: Formats[Openings] = {
     **formats(_windows_text, _windows_doc),
+    "wide": _windows_wide,
     "ics": lambda o: calendar(o.found, o.by_key),
 }
 

@@ -377,3 +377,48 @@ def test_days_of_month_mistakes_are_named(tmp_path: Path) -> None:
         "invalid m/c: daysofmonth: is not a window key: did you mean daysOfMonth? (keys are "
         "case-sensitive)\n"
     )
+
+
+# ----------------------------------------------------------------------------- point 5
+
+BERLIN = {"startTime": "CRON_TZ=Europe/Berlin 0 2 * * SUN", "duration": "3h"}
+SKIPPED = "02:00 does not exist on 2026-03-29 in Europe/Berlin: no window that night"
+LONGER = (
+    "02:00 happens twice on 2026-10-25 in Europe/Berlin: the window opens at "
+    "2026-10-25T00:00:00Z and again at 2026-10-25T01:00:00Z, and is open 4h in one piece "
+    "(until 2026-10-25T04:00:00Z)"
+)
+
+
+def test_validate_says_what_daylight_saving_time_does_in_the_coming_year(tmp_path: Path) -> None:
+    f = write(tmp_path / "w.yaml", window("sunday", **BERLIN))
+    done = kumaco("validate", f, "--at", "2026-01-01")
+    assert (done.returncode, done.stdout) == (0, "valid m/sunday\n")
+    assert done.stderr == f"warning: m/sunday: {SKIPPED}\nwarning: m/sunday: {LONGER}\n"
+    as_json = json.loads(kumaco("validate", f, "--at", "2026-01-01", "-o", "json").stdout)
+    assert as_json[0]["warnings"] == [SKIPPED, LONGER]
+    # The coming year from --at: after the fall-back of 2026, only 2027's changes.
+    later = kumaco("validate", f, "--at", "2026-11-01").stderr
+    assert "2027-03-28" in later and "2027-10-31" in later and "2026-" not in later
+
+
+def test_windows_says_so_and_shows_local_time_beside_utc(tmp_path: Path) -> None:
+    f = write(tmp_path / "w.yaml", window("sunday", **BERLIN))
+    done = kumaco("windows", f, "--from", "2026-03-20", "--until", "2026-04-06", "-o", "wide")
+    assert done.returncode == 0
+    assert done.stdout == (
+        "2026-03-22T01:00:00Z  2026-03-22T04:00:00Z  m/sunday  Sun 2026-03-22 02:00 CET - "
+        "05:00 CET (Europe/Berlin)\n"
+        "2026-04-05T00:00:00Z  2026-04-05T03:00:00Z  m/sunday  Sun 2026-04-05 02:00 CEST - "
+        "05:00 CEST (Europe/Berlin)\n"
+    )
+    assert done.stderr == f"warning: m/sunday: {SKIPPED}\n"
+    done = kumaco("windows", f, "--from", "2026-10-24", "--until", "2026-10-26", "-o", "wide")
+    assert done.stdout == (
+        "2026-10-25T00:00:00Z  2026-10-25T04:00:00Z  m/sunday  Sun 2026-10-25 02:00 CEST - "
+        "05:00 CET (Europe/Berlin)\n"
+    )
+    assert done.stderr == f"warning: m/sunday: {LONGER}\n"
+    # Outside the changes: nothing to say.
+    quiet = kumaco("windows", f, "--from", "2026-05-01", "--until", "2026-06-01")
+    assert (quiet.returncode, quiet.stderr) == (0, "")
