@@ -5,14 +5,15 @@ command of the registry (:mod:`kumaco.cmd.registry`) reading files:
 
 ``kumaco validate FILE...``
     One line per window ConfigMap, ``valid ns/name`` or ``invalid ns/name: key:
-    reason``; exit 0 all valid, 1 any invalid, 2 input unreadable. ConfigMaps that
-    ``--configmap-selector`` (the controller's default) does not select are
-    skipped with a note (a warning when they look like windows); a window that
-    never closes gets a warning (:mod:`kumaco.cmd.listings`).
+    reason``; exit 0 all valid, 1 any invalid, 2 input unreadable or without any
+    window ConfigMap. ConfigMaps that ``--configmap-selector`` (the controller's
+    default) does not select are skipped with a note (a warning when they look like
+    windows); a window that never closes, fires on either day field, or that a
+    daylight-saving change skips or lengthens gets a warning (:mod:`kumaco.cmd.listings`).
 ``kumaco windows FILE... [--from T] [--until T] [--at T]``
     The open intervals of every valid window intersecting ``[from, until)``
-    (``-o ics``: an iCalendar feed); by default from the start of the hour of
-    ``--at`` (now) for seven days.
+    (``-o wide``: with local times; ``-o ics``: an iCalendar feed); by default from
+    the start of the hour of ``--at`` (now) for seven days.
 ``kumaco plan FILE... --nodes FILE [--at T] ...``
     What the controller would set on each node at ``T``.
 ``kumaco forecast FILE... --nodes FILE --from T --until T --maintenance-duration D``

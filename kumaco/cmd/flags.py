@@ -20,7 +20,7 @@ import difflib
 from collections.abc import Mapping
 
 from kumaco.core.ceilings import Ceiling
-from kumaco.core.durations import parse_go_duration
+from kumaco.core.durations import overflow_hint, parse_go_duration
 from kumaco.core.errors import InvalidInput, excerpt
 from kumaco.core.instance import Instance, default_field_manager
 from kumaco.core.labelsyntax import qualified_name_problems
@@ -263,7 +263,9 @@ def duration_flag(flag: str, text: str | None) -> int:
     try:
         ns = parse_go_duration(text)
     except InvalidInput as exc:
-        raise UsageError(f"{flag}: {exc.reason} (e.g. 90s, 10m, 1h30m)") from None
+        why = overflow_hint(text)
+        fix = f"; {why}" if why else " (e.g. 90s, 10m, 1h30m)"
+        raise UsageError(f"{flag}: {exc.reason}{fix}") from None
     if ns < 0:
         raise UsageError(f"{flag}: must not be negative")
     return ns

@@ -16,7 +16,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
-from kumaco.cmd.common import EXIT_INVALID, EXIT_OK, Output, add_range_flags, now_ns, time_flag
+from kumaco.cmd.common import (
+    EXIT_INVALID,
+    EXIT_OK,
+    Output,
+    add_range_flags,
+    now_ns,
+    time_flag,
+    uncarried_conditions,
+)
 from kumaco.cmd.flags import UsageError, duration_flag, policy_from_args
 from kumaco.cmd.registry import KUBECTL, KUMACO, PLANNER_INPUT, Command, Source
 from kumaco.core.errors import InvalidInput
@@ -102,6 +110,10 @@ def _forecast(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO
     _instance, policy = policy_from_args(args)
     entries = source.windows(err)
     nodes = source.nodes(policy.owned)
+    for u in uncarried_conditions(policy, nodes):
+        if u.flag == "--require-condition":  # nobody needs maintenance: a check of nothing
+            raise UsageError(u.text("no node needs maintenance and the forecast checks nothing"))
+        err.write(f"warning: {u.text('it blocks no node')}\n")
     now = now_ns()
     start, until = time_flag(args.from_, now), time_flag(args.until, now)
     if until <= start:

@@ -5,12 +5,17 @@ against a :class:`~kumaco.cmd.registry.Source` and its output one table of
 :mod:`kumaco.views.listing`:
 
 * :data:`VALIDATE` (``kumaco`` only): one verdict line per window ConfigMap; exit 0
-  all valid, 1 any invalid. ConfigMaps that ``--configmap-selector`` does not
-  select are skipped with a note; a window that never closes gets a warning.
+  all valid, 1 any invalid (2 when the input holds no window ConfigMap at all:
+  :func:`~kumaco.cmd.common.read_windows`). ConfigMaps that ``--configmap-selector``
+  does not select are skipped with a note; warnings (:func:`window_warnings`) for a
+  window that never closes, a ``startTime`` restricting both day fields, and what the
+  daylight-saving changes of the year from ``--at`` (default: now) do to it.
 * :data:`WINDOWS`: the open intervals of every valid window intersecting
-  ``[from, until)`` (``-o ics``: an iCalendar feed, stamped with ``--at``);
-  ``--from`` defaults to the start of the hour of ``--at`` (now) and ``--until``
-  to seven days on, from files and from the cluster alike.
+  ``[from, until)`` (``-o wide``: with the local time; ``-o ics``: an iCalendar feed,
+  stamped with ``--at``), then a warning for each daylight-saving change in the range
+  that skips or lengthens an occurrence; ``--from`` defaults to the start of the hour
+  of ``--at`` (now) and ``--until`` to seven days on, from files and from the cluster
+  alike.
 * :data:`PLAN`: what the controller would set on each node at ``--at`` (default: now).
 """
 
@@ -27,12 +32,14 @@ from kumaco.cmd.common import (
     add_at_flag,
     add_range_flags,
     clock,
-    now_ns,
+    condition_warnings,
     time_range,
 )
 from kumaco.cmd.flags import policy_from_args
 from kumaco.cmd.registry import KUBECTL, KUMACO, PLANNER_INPUT, Command, Files, Source
+from kumaco.core.dstnotes import dst_notes
 from kumaco.core.errors import one_line
+from kumaco.core.monthdays import either_day_warning
 from kumaco.core.planner import plan
 from kumaco.core.windows import YEAR, InvalidWindow, Window, occurrences
 from kumaco.views import listing
@@ -43,20 +50,50 @@ MAX_OCCURRENCES = 100_000
 LOOKAHEAD = YEAR
 
 VERDICTS = Output(listing.VALIDATE, "text", "format (default: text)")
-OPENINGS = Output(listing.WINDOWS, "text", "format (default: text)")
+OPENINGS = Output(
+    listing.WINDOWS, "text", "format (default: text; wide: with the local time beside UTC)"
+)
 PLANS = Output(listing.PLAN, "text", "format (default: text)")
 
 
-def unbounded_warnings(entries: Sequence[Window | InvalidWindow], now: int) -> dict[str, list[str]]:
-    """For each window that never closes (or not within a year): the warning, by key."""
+def window_warnings(entries: Sequence[Window | InvalidWindow], now: int) -> dict[str, list[str]]:
+    """The warnings about valid windows, by key: what a window does that was likely not meant.
+
+    A window that never closes (or not within a year from ``now``), a ``startTime`` that
+    restricts both day fields, so fires on either (robfig's OR), and what daylight-saving
+    changes do to it in the year from ``now`` (:func:`dst_lines`).
+    """
     out: dict[str, list[str]] = {}
     for e in entries:
-        if isinstance(e, Window) and not e.freeze and e.never_closes(now):
-            out[e.key] = [
+        if not isinstance(e, Window):
+            continue
+        lines = []
+        if not e.freeze and e.never_closes(now):
+            lines.append(
                 f"never closes: its occurrences chain without a gap ({e.start_time!r} for "
                 f"{e.duration_text}), so its nodes would stay under maintenance for good"
-            ]
+            )
+        either = either_day_warning(e.schedule)
+        if either:
+            lines.append(either)
+        lines += dst_lines(e, now, now + YEAR)
+        if lines:
+            out[e.key] = lines
     return out
+
+
+def dst_lines(w: Window, start: int, until: int) -> list[str]:
+    """What the daylight-saving changes in ``[start, until)`` do to ``w``, as warning lines."""
+    return [n.text for n in dst_notes(w, start, until)]
+
+
+def warning_line(key: str, line: str) -> str:
+    """A warning about window ``key`` as one line of standard error.
+
+    ``warning: ns/name never closes: ...``; a note that is a sentence of its own (``02:00
+    does not exist ...``) follows a colon.
+    """
+    return f"warning: {one_line(key)}{': ' if line[:1].isdigit() else ' '}{line}\n"
 
 
 def valid_windows(entries: Sequence[Window | InvalidWindow], err: TextIO) -> list[Window]:
@@ -69,20 +106,18 @@ def valid_windows(entries: Sequence[Window | InvalidWindow], err: TextIO) -> lis
 
 def _validate(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO) -> int:
     entries = source.windows(err)
-    if not entries:
-        err.write(f"no window ConfigMap selected by {args.configmap_selector!r} in the input\n")
-        return EXIT_OK
-    warnings = unbounded_warnings(entries, now_ns())
+    warnings = window_warnings(entries, clock(args))
     VERDICTS.write(Verdicts(entries, warnings), args, out)
     out.flush()  # the verdicts, then the warnings about them (one order on a shared terminal)
     if args.output == "text":
         for key, lines in warnings.items():
             for line in lines:
-                err.write(f"warning: {one_line(key)} {line}\n")
+                err.write(warning_line(key, line))
     return EXIT_OK if all(isinstance(e, Window) for e in entries) else EXIT_INVALID
 
 
 def _validate_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
+    add_at_flag(p, "check as of T: the year its warnings look at starts then")
     VERDICTS.add_flags(p)
 
 
@@ -103,6 +138,10 @@ def _windows(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO)
     if truncated:
         err.write(f"warning: output truncated to {args.limit} occurrences (--limit)\n")
     OPENINGS.write(Openings(found, windows, now), args, out)
+    out.flush()  # the occurrences, then what daylight-saving time does to them
+    for w in windows:
+        for line in dst_lines(w, start, until):
+            err.write(warning_line(w.key, line))
     return EXIT_OK
 
 
@@ -131,7 +170,10 @@ def _plan(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO) ->
     _instance, policy = policy_from_args(args)
     at = clock(args)
     windows = valid_windows(source.windows(err), err)
-    PLANS.write(plan(windows, source.nodes(policy.owned), at, policy), args, out)
+    nodes = source.nodes(policy.owned)
+    for line in condition_warnings(policy, nodes):
+        err.write(f"warning: {line}\n")
+    PLANS.write(plan(windows, nodes, at, policy), args, out)
     return EXIT_OK
 
 

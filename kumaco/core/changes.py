@@ -20,7 +20,7 @@ from kumaco.core.policy import (
     Plan,
     Policy,
 )
-from kumaco.core.times import format_instant
+from kumaco.core.times import format_exact_instant, format_instant
 
 #: Field managers of kumaco instances are ``kumaco/<instance>``.
 KUMACO_MANAGER_PREFIX = "kumaco/"
@@ -110,6 +110,8 @@ def changes(
     versions: Mapping[str, str | None],
     now: int,
     policy: Policy,
+    *,
+    exact: bool = False,
 ) -> Changes:
     """The writes that bring every node of ``result`` to its desired conditions at ``now``.
 
@@ -120,8 +122,14 @@ def changes(
     another kumaco instance (a field manager ``kumaco/...`` other than
     ``policy.manager``) is not written: it is reported as a :class:`Conflict`.
     Any other writer (a person, a script) is corrected.
+
+    ``now`` is written to the second, as Kubernetes keeps it (a write at 12:00:03.7 reads
+    12:00:03; :func:`~kumaco.core.rules.transitioned` counts from the end of that second,
+    so a release delay is never shorter than configured). ``exact``: to the microsecond
+    instead, which reads as exact -- for ``kumaco forecast``, whose simulated writes
+    happen at known instants (a release at 02:30:00 settles until 02:40:00, not 02:40:01).
     """
-    stamp = format_instant(now)
+    stamp = format_exact_instant(now) if exact else format_instant(now)
     revocations: list[NodeChange] = []
     grants: list[NodeChange] = []
     conflicts: list[Conflict] = []

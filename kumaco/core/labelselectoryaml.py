@@ -38,7 +38,7 @@ from typing import Final, Literal
 
 import yaml
 
-from kumaco.core.errors import InvalidInput, excerpt
+from kumaco.core.errors import InvalidInput, excerpt, one_line
 from kumaco.core.labelsyntax import MAX_LITERAL
 
 __all__ = [
@@ -121,6 +121,10 @@ def _kind_in_go_yaml(text: str) -> str:
     if text in _GO_YAML_WORDS:
         return "a boolean" if text[0] in "yYnN" else "a special value"
     return "a number or a date"
+
+
+#: How much of a key and a value a hint repeats (a label name's limit).
+_SHOWN = 63
 
 
 def _shown(text: str) -> str:
@@ -207,11 +211,16 @@ class _Reader:
             match = next((k for k in known if name.isascii() and name.lower() == k.lower()), None)
             if match is None:
                 hint = " (a selector string goes directly in nodeSelector)" if not where else ""
+                fix = f"use only the fields {listed}"
+                if not where and isinstance(value_node, yaml.ScalarNode) and value_node.value:
+                    # "zone: a" is the map {zone: a}: a label written with ':' for '='.
+                    label = one_line(f"{name[:_SHOWN]}={value_node.value[:_SHOWN]}")
+                    fix = f"a selector uses = not ':': write {label!r} (or put it in matchLabels)"
                 raise LabelSelectorError(
                     f"unknown field {_shown(name)} in {where or 'the LabelSelector'}{hint}",
                     "decode",
                     field_path,
-                    f"use only the fields {listed}",
+                    fix,
                 )
             if match in found:
                 same = spelled[match] == name

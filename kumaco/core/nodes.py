@@ -24,12 +24,14 @@ keeps every string and owner map as decoded: the levers benchmark's "off".
 
 :class:`NodeSet` holds the views by name with a label index for bulk
 selector evaluation; the controller updates it in place from watch events,
-the offline commands build it from a file. Pure: no I/O, no clock.
+the offline commands build it from a file. :func:`uncarried` names the condition types
+no node carries (with the closest one that some node does). Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 from collections.abc import Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from sys import intern
@@ -277,3 +279,17 @@ class NodeSet:
 
     def __contains__(self, name: object) -> bool:
         return name in self._nodes
+
+
+def uncarried(types: Iterable[str], nodes: Iterable[NodeView]) -> list[tuple[str, str | None]]:
+    """Each of ``types`` that no node carries, with the carried type closest to it (or None).
+
+    A condition type nobody carries is most often a typo (``RebootRequierd``): a rule that
+    reads it then admits nobody, or blocks nobody, without a word.
+    """
+    carried = sorted({t for n in nodes for t in n.conditions})
+    return [
+        (t, next(iter(difflib.get_close_matches(t, carried, n=1, cutoff=0.8)), None))
+        for t in dict.fromkeys(types)
+        if t not in carried
+    ]

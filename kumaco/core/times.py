@@ -2,8 +2,9 @@
 
 Contract: an *instant* is an integer of nanoseconds since the Unix epoch
 (UTC). :func:`format_instant` writes one as RFC 3339 UTC to the second, as
-Kubernetes does; :func:`parse_timestamp` reads a timestamp the API server or a
-file gave (``None`` when absent or malformed: it is data, not user input);
+Kubernetes does (:func:`format_exact_instant` to the microsecond, rounded up);
+:func:`parse_timestamp` reads a timestamp the API server or a file gave (``None``
+when absent or malformed: it is data, not user input);
 :func:`parse_time` reads a time a person typed on a command line and raises
 :class:`~kumaco.core.errors.InvalidInput` saying how to write it. Nothing here
 reads a clock: ``now`` is always passed in.
@@ -32,6 +33,16 @@ def to_datetime(t: int) -> dt.datetime:
 def format_instant(t: int) -> str:
     """Format an instant as RFC 3339 UTC with ``Z``, to the second (as Kubernetes does)."""
     return (_EPOCH + dt.timedelta(seconds=t // SECOND)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def format_exact_instant(t: int) -> str:
+    """An instant as RFC 3339 UTC with microseconds, rounded up (never earlier than ``t``).
+
+    A timestamp with a fraction is taken as exact (:func:`kumaco.core.rules.transitioned`);
+    the forecast stamps its simulated writes so, where Kubernetes keeps whole seconds.
+    """
+    micros = -(-t // 1000)
+    return (_EPOCH + dt.timedelta(microseconds=micros)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def parse_timestamp(text: str | None) -> int | None:

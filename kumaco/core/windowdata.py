@@ -27,6 +27,11 @@ The ConfigMap format (``data``):
 ``timeZone`` (optional)
     An IANA zone, as a CronJob's ``spec.timeZone``; an error together with a
     ``CRON_TZ=``/``TZ=`` prefix.
+``daysOfMonth`` (optional)
+    The days of the month an occurrence may start on, in the window's zone, in the
+    syntax of a cron day-of-month field (``1-7``, ``1,15``, ``*/2``), combined with
+    ``startTime`` with AND: ``0 1 * * SAT`` on ``1-7`` is the first Saturday of the
+    month (:mod:`kumaco.core.monthdays`). A pair that can never meet is an error.
 ``maxInProgress`` (optional)
     This window's budget: ``N`` or ``P%`` (of the nodes in scope it selects)
     nodes in progress at once among the nodes it selects
@@ -50,9 +55,11 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TypeVar
 
 from kumaco.core.ceilings import Ceiling, parse_ceiling
-from kumaco.core.durations import parse_window_duration
+from kumaco.core.cronfields import parse_day_of_month
+from kumaco.core.durations import overflow_hint, parse_window_duration
 from kumaco.core.errors import InvalidInput, excerpt, one_line
 from kumaco.core.labelselector import LabelSelectorError, NotAMapping, read_label_selector
+from kumaco.core.monthdays import WEEKDAYS, never_on_days
 from kumaco.core.schedule import Schedule, parse_schedule
 from kumaco.core.selectors import Selector, parse_selector
 from kumaco.core.windows import FieldError, InvalidWindow, Window
@@ -64,8 +71,9 @@ NODE_SELECTOR = "nodeSelector"
 TIME_ZONE = "timeZone"
 MAX_IN_PROGRESS = "maxInProgress"
 FREEZE = "freeze"
+DAYS_OF_MONTH = "daysOfMonth"
 REQUIRED_KEYS = (START_TIME, DURATION, NODE_SELECTOR)
-KNOWN_KEYS = (*REQUIRED_KEYS, TIME_ZONE, MAX_IN_PROGRESS, FREEZE)
+KNOWN_KEYS = (*REQUIRED_KEYS, TIME_ZONE, DAYS_OF_MONTH, MAX_IN_PROGRESS, FREEZE)
 MAX_VALUE_LENGTH = 4096
 #: Longest message kept for one key: the parsers quote Go's and the API
 #: server's wording in full, which for a selector with several bad values runs
@@ -98,7 +106,11 @@ def yaml_type_name(value: object) -> str:
         return "a map"
     if isinstance(value, list | tuple):
         return "a list"
-    return type(value).__name__
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bytes):
+        return "binary data"
+    return "a date or time" if hasattr(value, "isoformat") else "a value YAML cannot name"
 
 
 #: Longest unknown key shown as it is (a file read offline is not checked by an API server).
@@ -189,14 +201,41 @@ def _start_time_hint(text: str, reason: str) -> str:
         return "robfig has no 7 for Sunday: use 0 or SUN"
     if "day of week" in reason and dow.lower().endswith("sun") and "-" in dow:
         return "a range cannot wrap past Saturday: write mon-sat,sun or 0,1-6"
+    nth = _nth_weekday(fields, prefix)
+    if nth and "is not a number" in reason:
+        return f"Quartz's # is not supported by robfig's cron; for {nth}"
     if any(q in text for q in ("L", "W", "#")) and "is not a number" in reason:
         return "Quartz's L, W and # are not supported by robfig's cron"
     return ""
 
 
+_ORDINALS = ("first", "second", "third", "fourth", "fifth")
+
+
+def _nth_weekday(fields: list[str], prefix: str) -> str:
+    """For Quartz's ``DOW#N`` (``6#1``): how to write it with ``daysOfMonth``; else ''."""
+    rest = fields[1:] if prefix else fields
+    if len(rest) != 5 or rest[4].count("#") != 1:
+        return ""
+    weekday, _, n = rest[4].partition("#")
+    if not (n.isdigit() and 1 <= int(n) <= 5 and weekday):
+        return ""
+    k = int(n)
+    spec = " ".join([*fields[: len(fields) - 5], *rest[:2], "*", rest[3], weekday])
+    first, last = 7 * k - 6, min(7 * k, 31)
+    day = WEEKDAYS.get(weekday.lower(), weekday)
+    return (
+        f'the {_ORDINALS[k - 1]} {day} of the month write startTime: "{spec}" with '
+        f'{DAYS_OF_MONTH}: "{first}-{last}"'
+    )
+
+
 def _duration_hint(text: str, reason: str) -> str:
     """The fix for a duration mistake a person is likely to make, or ''."""
     stripped = text.strip().lower()
+    too_long = overflow_hint(text)
+    if too_long:
+        return too_long
     if stripped.endswith(("d", "w")) and stripped[:-1].replace(".", "").isdigit():
         n = float(stripped[:-1]) * (24 if stripped.endswith("d") else 168)
         return f"Go durations have no days or weeks: write {n:g}h"
@@ -313,6 +352,31 @@ def _parse_node_selector(
         return None
 
 
+def _parse_days(
+    data: Mapping[str, object], schedule: Schedule | None, errors: list[FieldError]
+) -> tuple[int, str]:
+    """``daysOfMonth``: the bit set of the days (0: the key is absent) and its text."""
+    if DAYS_OF_MONTH not in data:
+        return 0, ""
+    text = _string_value(data, DAYS_OF_MONTH, errors)
+    if text is None:
+        return 0, ""
+    try:
+        days = parse_day_of_month(text)
+    except InvalidInput as exc:
+        errors.append(FieldError(DAYS_OF_MONTH, _reason(exc)))
+        return 0, ""
+    if schedule is not None and not schedule.never_fires and never_on_days(schedule, days):
+        errors.append(
+            FieldError(
+                DAYS_OF_MONTH,
+                f"{excerpt(text)} and startTime {excerpt(schedule.source)} never meet: no "
+                "firing falls on these days",
+            )
+        )
+    return days, text
+
+
 def _parse_policy_keys(
     data: Mapping[str, object], errors: list[FieldError]
 ) -> tuple[bool, Ceiling | None]:
@@ -370,6 +434,7 @@ def parse_window(
     duration = _parse_duration(duration_text, errors)
     parsed_selector = _parse_node_selector(selector_text, errors)
     selector, shown_selector = parsed_selector if parsed_selector else (None, None)
+    days, days_text = _parse_days(data, schedule, errors)
     freeze, budget = _parse_policy_keys(data, errors)
     _unknown_keys(data, errors)
 
@@ -391,4 +456,6 @@ def parse_window(
         selector_text=shown_selector,
         freeze=freeze,
         budget=budget,
+        days=days,
+        days_text=days_text,
     )

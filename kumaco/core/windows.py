@@ -14,7 +14,8 @@ function of the window and the instants asked about (memoised where that pays).
 Time arithmetic is on integer nanoseconds since the Unix epoch (an
 "instant"); nothing here reads a clock. An occurrence firing at ``s`` is open
 on ``[s, s + duration)``; overlapping or touching occurrences of one window
-merge into one open interval.
+merge into one open interval. The firings are robfig's, kept only on the window's
+``daysOfMonth`` when it has them (:mod:`kumaco.core.monthdays`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 
 from kumaco.core.ceilings import Ceiling
 from kumaco.core.durations import SECOND, format_go_duration
+from kumaco.core.monthdays import next_on_days
 from kumaco.core.schedule import Schedule
 from kumaco.core.selectors import Selector
 
@@ -141,6 +143,10 @@ class Window:
     freeze: bool = False
     #: The window's own ceiling (``maxInProgress``), if any.
     budget: Ceiling | None = None
+    #: ``daysOfMonth``: the days (bit ``d`` for day ``d``) an occurrence may start on, in
+    #: the window's zone, with AND (:mod:`kumaco.core.monthdays`); 0: every day.
+    days: int = 0
+    days_text: str = ""
     #: Memoised answers (pure: a function of the immutable fields above).
     _memo: dict[str, tuple[int, WindowState, int | None]] = field(
         default_factory=dict, compare=False, repr=False, hash=False
@@ -160,25 +166,31 @@ class Window:
     def zone_name(self) -> str:
         return self.schedule.zone_name
 
+    def _fire(self, after: int) -> int | None:
+        """First firing (Unix seconds) strictly after ``after``: robfig's, on ``days`` only."""
+        if self.days:
+            return next_on_days(self.schedule, self.days, after)
+        return self.schedule.next_fire(after)
+
     def _next_fire(self, after: int) -> int | None:
         """First firing instant (ns) strictly after instant ``after`` (ns)."""
-        fire = self.schedule.next_fire(after // SECOND)
+        fire = self._fire(after // SECOND)
         return None if fire is None else fire * SECOND
 
     def _fire_at_or_after(self, t: int) -> int | None:
         """First firing instant (ns) at or after instant ``t`` (ns)."""
-        fire = self.schedule.next_fire(-(-t // SECOND) - 1)
+        fire = self._fire(-(-t // SECOND) - 1)
         return None if fire is None else fire * SECOND
 
     def _last_fire_at_or_before(self, t: int, fire: int) -> int:
         """The latest firing at or before ``t``, given one: a binary search on robfig's Next."""
         lo, hi = fire // SECOND, t // SECOND  # lo is a firing <= hi
         while True:
-            nxt = self.schedule.next_fire(lo)
+            nxt = self._fire(lo)
             if nxt is None or nxt > hi:
                 return lo * SECOND
             mid = (nxt + hi) // 2
-            probe = self.schedule.next_fire(mid) if mid > nxt else None
+            probe = self._fire(mid) if mid > nxt else None
             if probe is not None and probe <= hi:
                 lo = probe  # a later firing still <= hi
             elif mid > nxt:
@@ -205,6 +217,18 @@ class Window:
             end = fire + self.duration
             fire = self._next_fire(fire)
         return end, True
+
+    def firings(self, start: int, until: int, limit: int = 64) -> list[int]:
+        """The instants the window's occurrences start at in ``[start, until)`` (at most ``limit``).
+
+        robfig's firings, on ``daysOfMonth`` only when the window has it.
+        """
+        found: list[int] = []
+        fire = self._fire_at_or_after(start)
+        while fire is not None and fire < until and len(found) < limit:
+            found.append(fire)
+            fire = self._next_fire(fire)
+        return found
 
     def run_start(self, t: int) -> int | None:
         """When the run open at ``t`` began, if within :data:`MAX_WALK` jumps back; None if closed.
@@ -314,7 +338,10 @@ class Window:
         span = format_go_duration(self.duration)
         kind = "freeze " if self.freeze else ""
         budget = f", at most {self.budget} in progress" if self.budget is not None else ""
-        return f"{kind}{self.start_time!r} ({self.zone_name}) for {span}, nodes: {sel}{budget}"
+        days = f" on days {self.days_text}" if self.days else ""
+        return (
+            f"{kind}{self.start_time!r}{days} ({self.zone_name}) for {span}, nodes: {sel}{budget}"
+        )
 
 
 # ---------------------------------------------------------------------------

@@ -4,7 +4,8 @@ The ``kubectl kumaco`` twins print through the same functions. Contract: pure
 renderers, each returning the whole output as a string; the same objects give
 the same bytes whether they came from files or from a cluster. Each result type
 has one table of its formats (format name -> renderer): :data:`VALIDATE`
-(:class:`Verdicts`), :data:`WINDOWS` (:class:`Openings`; also ``ics``),
+(:class:`Verdicts`), :data:`WINDOWS` (:class:`Openings`; also ``wide``, the text with
+each occurrence's local time beside UTC, and ``ics``),
 :data:`PLAN` (a :class:`~kumaco.core.planner.Plan`) and :data:`FORECAST` (a
 :class:`~kumaco.core.forecast.Forecast`); ``yaml`` is the JSON document as
 YAML. The JSON shapes are a contract (docs/reference.md): ``validate`` a list of
@@ -12,7 +13,8 @@ YAML. The JSON shapes are a contract (docs/reference.md): ``validate`` a list of
 ``windows`` a list of ``{namespace, name, start, end}`` (``end`` null for an
 occurrence that never closes, ``freeze: true`` for a freeze); ``plan`` ``{at,
 nodes: [{name, underMaintenance, windows, maintenanceInProgress, reason,
-rule, ...}]}``; ``forecast`` ``{from, until, finishedAt, nodes, unfinished}``.
+rule, ...}]}``; ``forecast`` ``{from, until, finishedAt, nodes, unfinished, nextChance,
+inNoWindow, noChance}``.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from kumaco.core.planner import ALLOWED, HELD, CeilingUse, NodePlan, Plan, Verdi
 from kumaco.core.times import format_instant, to_datetime
 from kumaco.core.windows import InvalidWindow, Occurrence, Window
 from kumaco.views.table import table
+from kumaco.views.timeline.zones import format_local, local_time
 
 #: The formats every listing takes (``windows`` also ``ics``).
 FORMATS = ("text", "json", "yaml")
@@ -151,6 +154,30 @@ def _windows_text(o: Openings) -> str:
     )
 
 
+def _local_span(x: Occurrence, zone: str) -> str:
+    """``Sun 2027-03-21 02:00 CET - 05:00 CET (Europe/Berlin)``: an occurrence's wall clock."""
+    start = local_time(x.start, zone)
+    text = f"{start:%a} {format_local(x.start, zone)} - "
+    if x.open_ended:
+        text += "open-ended"
+    else:
+        same_day = local_time(x.end, zone).date() == start.date()
+        text += format_local(x.end, zone, date=not same_day)
+    return f"{text} ({zone})"
+
+
+def _windows_wide(o: Openings) -> str:
+    """The text listing with each occurrence's local time, in its window's zone, beside UTC."""
+    freezes, zones = o.freezes, {w.key: w.zone_name for w in o.windows}
+    return "".join(
+        f"{format_instant(x.start)}  {'open-ended' if x.open_ended else format_instant(x.end)}"
+        f"  {x.namespace}/{x.name}  {_local_span(x, zones.get(x.key, 'UTC'))}"
+        + ("  (freeze)" if x.key in freezes else "")
+        + "\n"
+        for x in o.found
+    )
+
+
 def occurrence_uid(o: Occurrence) -> str:
     """A UID stable per window and occurrence (the same occurrence, the same UID)."""
     digest = hashlib.sha256(f"{o.namespace}/{o.name}\0{o.start}".encode()).hexdigest()[:32]
@@ -208,6 +235,7 @@ def calendar(found: Sequence[Occurrence], by_key: Mapping[str, Window], generate
         if w is not None:
             lines = [
                 f"startTime: {w.start_time}",
+                *([f"daysOfMonth: {w.days_text}"] if w.days else []),
                 f"time zone: {w.zone_name}",
                 f"duration: {w.duration_text}",
                 f"nodeSelector: {w.selector_text or '(every node in scope)'}",
@@ -225,6 +253,7 @@ def calendar(found: Sequence[Occurrence], by_key: Mapping[str, Window], generate
 
 WINDOWS: Formats[Openings] = {
     **formats(_windows_text, _windows_doc),
+    "wide": _windows_wide,
     "ics": lambda o: calendar(o.found, o.by_key, o.generated),
 }
 
@@ -387,7 +416,28 @@ def _forecast_doc(f: Forecast) -> object:
             name: {"at": format_instant(at), "window": key}
             for name, (at, key) in sorted(f.next_chance.items())
         },
+        "inNoWindow": list(f.in_no_window),
+        "noChance": dict(sorted(f.no_chance.items())),
     }
+
+
+def _chance_lines(f: Forecast) -> list[str]:
+    """Which unfinished nodes get their next chance when, and which get none (and why)."""
+    lines = []
+    by_chance: dict[tuple[int, str], list[str]] = {}
+    for name, chance in f.next_chance.items():
+        by_chance.setdefault(chance, []).append(name)
+    for (at, key), names in sorted(by_chance.items()):
+        lines.append(f"next chance: {format_instant(at)} ({key}) for {', '.join(sorted(names))}")
+    by_reason: dict[str, list[str]] = {}
+    for name, why in f.no_chance.items():
+        by_reason.setdefault(why, []).append(name)
+    for why, names in sorted(by_reason.items()):
+        lines.append(f"no chance: {', '.join(sorted(names))} ({one_line(why)})")
+    if f.in_no_window:
+        outside = ", ".join(f.in_no_window)
+        lines.append(f"in no window: {outside} (selected by no maintenance window)")
+    return lines
 
 
 def _forecast_text(f: Forecast) -> str:
@@ -399,24 +449,24 @@ def _forecast_text(f: Forecast) -> str:
     ]
     done = len(f.turns) - len(f.unfinished)
     if not f.turns:
-        summary = "no node needs maintenance"
-    elif not f.unfinished:
+        return table(rows) + "no node needs maintenance\n"
+    if not f.unfinished:
         assert f.finished_at is not None
-        summary = f"all {done} nodes finished by {format_instant(f.finished_at)}"
-    else:
-        last = max((t.finished for t in f.turns if t.finished is not None), default=None)
-        by = f" by {format_instant(last)}" if last is not None else ""
-        summary = (
-            f"{done} of {len(f.turns)} nodes finished{by}; {len(f.unfinished)} did not fit: "
-            + ", ".join(f.unfinished)
-        )
-        if f.next_chance:
-            at, key = min(f.next_chance.values())
-            summary += f"; next chance: {format_instant(at)} ({key})"
-    return table(rows) + summary + "\n"
+        return table(rows) + f"all {done} nodes finished by {format_instant(f.finished_at)}\n"
+    last = max((t.finished for t in f.turns if t.finished is not None), default=None)
+    by = f" by {format_instant(last)}" if last is not None else ""
+    summary = f"{done} of {len(f.turns)} nodes finished{by}"
+    outside = set(f.in_no_window)
+    missed = [n for n in f.unfinished if n not in outside]
+    if missed:
+        summary += f"; {len(missed)} did not fit: {', '.join(missed)}"
+    if outside:
+        summary += f"; {len(outside)} in no window"
+    return table(rows) + "\n".join([summary, *_chance_lines(f)]) + "\n"
 
 
 #: A forecast as ``kumaco forecast`` prints it: a table by admission and a summary, or
 #: JSON: ``{from, until, finishedAt (null if not all finished), nodes: [{name, admitted,
-#: finished, windows}], unfinished: [names], nextChance: {name: {at, window}}}``.
+#: finished, windows}], unfinished: [names], nextChance: {name: {at, window}}, inNoWindow:
+#: [names], noChance: {name: why}}``.
 FORECAST: Formats[Forecast] = formats(_forecast_text, _forecast_doc)

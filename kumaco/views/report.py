@@ -275,6 +275,7 @@ def to_json(r: StatusReport) -> dict[str, Any]:
             doc.update(
                 {
                     "startTime": w.start_time,
+                    **({"daysOfMonth": w.days_text} if w.days else {}),
                     "duration": w.duration_text,
                     "freeze": w.freeze,
                     "maxInProgress": None if w.budget is None else str(w.budget),

@@ -926,6 +926,14 @@ REJECTED = {  # id: (data, what the message must say)
     "junk": (spoiled(startTime="0 3 * * 6;"), "data.startTime is not a cron schedule"),
     "too-long": (spoiled(duration="1" * 5000), "data.duration is longer than 4096 characters"),
     "freeze-yes": ({**WELL_FORMED, "freeze": "yes"}, 'data.freeze must be "true" or "false"'),
+    "days-word": (
+        {**WELL_FORMED, "daysOfMonth": "first"},
+        "data.daysOfMonth is not a day-of-month field",
+    ),
+    "days-schedule": (
+        {**WELL_FORMED, "daysOfMonth": "1-7 * SAT"},
+        "data.daysOfMonth is not a day-of-month field",
+    ),
     "budget-word": ({**WELL_FORMED, "maxInProgress": "two"}, "data.maxInProgress is not a count"),
     "budget-over": ({**WELL_FORMED, "maxInProgress": "101%"}, "data.maxInProgress is not a count"),
     "freeze-budget": (
@@ -959,6 +967,10 @@ ACCEPTED = [
     {**WELL_FORMED, "maxInProgress": "100%"},
     {**WELL_FORMED, "freeze": "true"},
     {**WELL_FORMED, "freeze": "false", "maxInProgress": "3"},
+    # the first Saturday of the month (issue 29, point 2)
+    {"startTime": "0 1 * * SAT", "daysOfMonth": "1-7", "duration": "3h", "nodeSelector": ""},
+    {**WELL_FORMED, "daysOfMonth": " 1,15 "},
+    {**WELL_FORMED, "daysOfMonth": "*/2"},
     # nodeSelector as a metav1.LabelSelector (kured's scheduler's format), YAML and JSON
     {
         **WELL_FORMED,
@@ -1061,9 +1073,27 @@ def durations(draw: st.DrawFn) -> str:
     duration=durations(),
     budget=st.sampled_from(["0", "1", "12", "0%", "10%", "100%", "101%", "-1", "1.5", " 1", "x"]),
     freeze=st.sampled_from(["true", "false", "True", "", "1", "yes"]),
+    days=st.sampled_from(
+        [
+            "1-7",
+            "8-14",
+            "*/2",
+            "31",
+            " 1,15 ",
+            "?",
+            "*-x",
+            "+3",
+            "0",
+            "32",
+            "L",
+            "first",
+            "1-7 *",
+            ",",
+        ]
+    ),
 )
 def test_admission_policy_never_rejects_a_window_kumaco_accepts(
-    policy: Policy, start: str, duration: str, budget: str, freeze: str
+    policy: Policy, start: str, duration: str, budget: str, freeze: str, days: str
 ) -> None:
     # One key at a time (the other valid), so that the policy's first failing check --
     # the one it reports -- is about that key.
@@ -1072,6 +1102,7 @@ def test_admission_policy_never_rejects_a_window_kumaco_accepts(
         ("duration", {"startTime": "0 3 * * 6", "duration": duration, "nodeSelector": ""}),
         ("maxInProgress", {**WELL_FORMED, "maxInProgress": budget}),
         ("freeze", {**WELL_FORMED, "freeze": freeze}),
+        ("daysOfMonth", {**WELL_FORMED, "daysOfMonth": days}),
     ):
         accepted, reason = policy.verdict(data)
         kumaco_accepts = isinstance(parse_window(policy.ns, "w", data), Window)
