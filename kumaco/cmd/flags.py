@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
+from typing import TypedDict
 
 from kumaco.core.ceilings import Ceiling
 from kumaco.core.durations import parse_go_duration
@@ -22,6 +23,7 @@ from kumaco.core.errors import InvalidInput, excerpt
 from kumaco.core.instance import Instance, default_field_manager
 from kumaco.core.labelsyntax import qualified_name_problems
 from kumaco.core.planner import IN_PROGRESS, UNDER_MAINTENANCE, Policy, parse_ceiling
+from kumaco.core.rates import AdmissionRate, parse_admission_rate
 from kumaco.core.selectors import Selector, parse_selector
 
 
@@ -98,7 +100,61 @@ def add_policy_flags(p: argparse.ArgumentParser) -> None:
         metavar="DURATION",
         help="admit a node only if its maintenance window stays open at least DURATION longer",
     )
+    add_fleet_flags(p)
     add_condition_flags(p)
+
+
+def add_fleet_flags(p: argparse.ArgumentParser) -> None:
+    """Issue 28's rules: the admission rate, one group at a time, spacing per node."""
+    add = p.add_argument
+    add(
+        "--admission-rate",
+        metavar="N/DURATION",
+        help="at most N nodes start maintenance in any sliding DURATION, on top of the "
+        "ceilings (e.g. 10/1h)",
+    )
+    add(
+        "--one-group-at-a-time",
+        metavar="KEY",
+        help="nodes in maintenance all share one value of the node label KEY; the next "
+        "group goes when this one has no eligible node left (e.g. topology.kubernetes.io/zone)",
+    )
+    add(
+        "--node-min-interval",
+        metavar="DURATION",
+        help="a node whose previous maintenance ended less than DURATION ago is not admitted again",
+    )
+
+
+class FleetFields(TypedDict):
+    """The :class:`Policy` fields of :func:`add_fleet_flags`."""
+
+    admission_rate: AdmissionRate | None
+    one_group_at_a_time: str | None
+    node_min_interval: int
+
+
+def fleet_policy(args: argparse.Namespace) -> FleetFields:
+    """The :class:`Policy` fields of :func:`add_fleet_flags`, validated (flag-named errors)."""
+    rate = None
+    if args.admission_rate not in (None, ""):
+        try:
+            rate = parse_admission_rate(args.admission_rate)
+        except InvalidInput as exc:
+            raise UsageError(f"--admission-rate: {exc.reason}") from None
+    key = args.one_group_at_a_time or None
+    if key is not None:
+        problems = qualified_name_problems(key)
+        if problems:
+            raise UsageError(
+                f"--one-group-at-a-time: {excerpt(key)} is not a label key: "
+                f"{'; '.join(problems)} (e.g. topology.kubernetes.io/zone)"
+            )
+    return {
+        "admission_rate": rate,
+        "one_group_at_a_time": key,
+        "node_min_interval": duration_flag("--node-min-interval", args.node_min_interval),
+    }
 
 
 def add_condition_flags(p: argparse.ArgumentParser) -> None:
@@ -228,6 +284,7 @@ def policy_from_args(
         count_unavailable=bool(args.count_unavailable),
         admission_cutoff=duration_flag("--admission-cutoff", args.admission_cutoff),
         manager=instance.field_manager,
+        **fleet_policy(args),
     )
 
 

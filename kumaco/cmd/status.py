@@ -21,12 +21,18 @@ from typing import Any, TextIO
 
 from kumaco.cmd.cluster import Cluster, ClusterSource, configmap_selector
 from kumaco.cmd.common import EXIT_OK, Output, now_ns
-from kumaco.cmd.flags import add_condition_flags, instance_from_args, selector_flag
+from kumaco.cmd.flags import (
+    add_condition_flags,
+    condition_flag,
+    instance_from_args,
+    selector_flag,
+)
 from kumaco.cmd.registry import EXIT_CLUSTER, KUBECTL, Command, Source
 from kumaco.core.configmaps import windows_of
 from kumaco.core.instance import DEFAULT_LEASE, Instance
 from kumaco.core.nodes import NodeSet
 from kumaco.core.planner import Policy, plan
+from kumaco.core.waiting import waiters_as_written
 from kumaco.core.windows import Window
 from kumaco.views import report
 from kumaco.views.listing import serialize
@@ -77,14 +83,27 @@ def gather(cluster: Cluster, configmaps: str, node_selector: str, instance: Inst
 
 
 def status_report(
-    snapshot: Snapshot, instance: Instance, now: int, context: str | None = None
+    snapshot: Snapshot,
+    instance: Instance,
+    now: int,
+    context: str | None = None,
+    require: tuple[str, ...] = (),
 ) -> StatusReport:
-    """The report of ``snapshot`` at ``now``: its windows judged by the planner, as ``run`` does."""
+    """The report of ``snapshot`` at ``now``: its windows judged by the planner, as ``run`` does.
+
+    ``require``: the required conditions kumaco runs with, which say which nodes wait for
+    maintenance and since when (:func:`kumaco.core.waiting.waiters_as_written`).
+    """
     entries = windows_of(snapshot.configmaps)
     valid = [e for e in entries if isinstance(e, Window)]
-    policy = Policy(under_maintenance=instance.under_maintenance, in_progress=instance.in_progress)
+    policy = Policy(
+        under_maintenance=instance.under_maintenance,
+        in_progress=instance.in_progress,
+        require=require,
+    )
     answer = plan(valid, NodeSet(snapshot.nodes or ()), now, policy)
-    return report.report(snapshot, instance, entries, answer, now, context)
+    waiting = waiters_as_written(snapshot.nodes or (), policy)
+    return report.report(snapshot, instance, entries, answer, now, context, waiting)
 
 
 @dataclass(frozen=True)
@@ -118,7 +137,8 @@ def _status(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO) 
     selector_flag("--node-selector", args.node_selector)
     instance = instance_from_args(args, args.leader_election_namespace or cluster.namespaces[0])
     snapshot = gather(cluster, configmap_selector(args), args.node_selector, instance)
-    result = status_report(snapshot, instance, now_ns(), context=cluster.context)
+    require = tuple(condition_flag("--require-condition", c) for c in args.require_condition or ())
+    result = status_report(snapshot, instance, now_ns(), cluster.context, require)
     STATUSES.write(Shown(result, use_color(out, os.environ)), args, out)
     for p in result.problems:
         err.write(f"kubectl-kumaco status: {p}\n")
@@ -128,6 +148,13 @@ def _status(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO) 
 def _status_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
     p.add_argument("--node-selector", default="", metavar="SEL", help="nodes in scope")
     add_condition_flags(p)
+    p.add_argument(
+        "--require-condition",
+        action="append",
+        metavar="TYPE",
+        help="a required condition kumaco runs with (repeatable): which nodes wait for "
+        "maintenance and since when (without: the nodes under maintenance that wait)",
+    )
     p.add_argument("--leader-election-id", default=DEFAULT_LEASE, metavar="NAME", help="the Lease")
     p.add_argument(
         "--leader-election-namespace",

@@ -27,10 +27,12 @@ import yaml
 from icalendar import Calendar, Event
 
 from kumaco import __version__
+from kumaco.core.durations import SECOND, format_go_duration
 from kumaco.core.errors import one_line
 from kumaco.core.forecast import Forecast
 from kumaco.core.planner import ALLOWED, HELD, CeilingUse, Plan, Verdict
 from kumaco.core.times import format_instant, to_datetime
+from kumaco.core.waiting import SHOWN
 from kumaco.core.windows import InvalidWindow, Occurrence, Window
 from kumaco.views.table import table
 
@@ -336,6 +338,15 @@ def _forecast_doc(f: Forecast) -> object:
             name: {"at": format_instant(at), "window": key}
             for name, (at, key) in sorted(f.next_chance.items())
         },
+        "longestWaits": [
+            {
+                "name": w.name,
+                "since": format_instant(w.since),
+                "admitted": ts(w.admitted),
+                "waitedSeconds": w.waited // SECOND,
+            }
+            for w in f.waits[:SHOWN]
+        ],
     }
 
 
@@ -362,10 +373,19 @@ def _forecast_text(f: Forecast) -> str:
         if f.next_chance:
             at, key = min(f.next_chance.values())
             summary += f"; next chance: {format_instant(at)} ({key})"
+    waits = [w for w in f.waits[:SHOWN] if w.waited]
+    if waits:
+        summary += "\nlongest waits from the request: " + ", ".join(
+            f"{w.name} {format_go_duration(w.waited)}"
+            + ("" if w.admitted is not None else " (not admitted)")
+            for w in waits
+        )
     return table(rows) + summary + "\n"
 
 
 #: A forecast as ``kumaco forecast`` prints it: a table by admission and a summary, or
 #: JSON: ``{from, until, finishedAt (null if not all finished), nodes: [{name, admitted,
-#: finished, windows}], unfinished: [names], nextChance: {name: {at, window}}}``.
+#: finished, windows}], unfinished: [names], nextChance: {name: {at, window}},
+#: longestWaits: [{name, since, admitted, waitedSeconds}]}`` (the three longest waits from
+#: a node's request to its admission, or to ``until``).
 FORECAST: Formats[Forecast] = formats(_forecast_text, _forecast_doc)
