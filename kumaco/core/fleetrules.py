@@ -246,16 +246,11 @@ class GroupPlace(Place):
         groups = [self.group_of[n] for n in candidates if n in self.group_of]
         self.turn = self.sticky if self.sticky in groups else next(iter(groups), None)
 
-    def inside(self, name: str) -> set[str]:
-        """The groups of the nodes inside, ``name`` aside."""
-        return {self.group_of.get(o, "") for o in self.occupants if o != name}
-
     def room_for(self, name: str) -> bool:
-        mine = self.group_of.get(name)
-        inside = self.inside(name)
+        inside = {self.group_of.get(o) for o in self.occupants}
         if inside:
-            return inside == {mine}
-        return self.turn is None or mine == self.turn
+            return inside == {self.group_of.get(name)}
+        return self.turn is None or self.group_of.get(name) == self.turn
 
 
 def _group(node: NodeView | None, key: str) -> str:

@@ -26,12 +26,20 @@ status``, which does not plan the lifecycle).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from types import MappingProxyType
 
-from kumaco.core.nodes import TRUE, NodeView
-from kumaco.core.policy import ADMISSION_CUTOFF, CEILING, NOT_UNDER_MAINTENANCE, Plan, Policy
+from kumaco.core.nodes import TRUE, Condition, NodeView
+from kumaco.core.policy import (
+    ADMISSION_CUTOFF,
+    CEILING,
+    NOT_UNDER_MAINTENANCE,
+    NodePlan,
+    Plan,
+    Policy,
+)
 from kumaco.core.rules import rules_of
-from kumaco.core.times import parse_timestamp
+from kumaco.core.times import format_instant, parse_timestamp
 
 __all__ = ["Waiter", "longest", "waiters", "waiters_as_written", "waiting_reasons"]
 
@@ -87,14 +95,31 @@ def _collect(
 
 
 def waiters(result: Plan, nodes: Iterable[NodeView], policy: Policy) -> tuple[Waiter, ...]:
-    """The nodes of ``result`` (planned under ``policy``) that wait, the longest first."""
+    """The nodes of ``result`` (planned under ``policy``) that wait, the longest first.
+
+    Each node is taken as ``result`` writes it (a condition whose status changes takes
+    ``result.at`` as its transition time), so the answer is the one
+    :func:`waiters_as_written` gives once the writes landed.
+    """
     by_name = {n.name: n for n in nodes}
     found = (
-        (by_name[n.name], n.in_progress.reason)
+        (_as_planned(by_name[n.name], n, result.at), n.in_progress.reason)
         for n in result.nodes
         if n.name in by_name and n.in_progress is not None and n.in_progress.status != TRUE
     )
     return _collect(found, waiting_reasons(policy), policy)
+
+
+def _as_planned(node: NodeView, planned: NodePlan, at: int) -> NodeView:
+    """``node`` with the conditions ``planned`` writes (their status and transition time)."""
+    conditions = dict(node.conditions)
+    for d in planned.desired:
+        cur = conditions.get(d.type)
+        if cur is None or cur.status != d.status or cur.last_transition_time is None:
+            conditions[d.type] = Condition(
+                d.type, d.status, d.reason, d.message, format_instant(at)
+            )
+    return replace(node, conditions=MappingProxyType(conditions))
 
 
 def waiters_as_written(nodes: Iterable[NodeView], policy: Policy) -> tuple[Waiter, ...]:
