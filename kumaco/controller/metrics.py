@@ -37,7 +37,7 @@ from kumaco.core.configchange import ParsedWindow
 from kumaco.core.nodes import TRUE, NodeSet
 from kumaco.core.planner import Plan, Policy
 from kumaco.core.times import parse_timestamp
-from kumaco.core.waiting import longest, waiters
+from kumaco.core.waiting import oldest_wait
 from kumaco.core.windows import Window
 
 WRITE_RESULTS = ("ok", "conflict", "error", "unknown")
@@ -255,7 +255,7 @@ class Metrics:
 
     def observe_waiting(self, result: Plan, nodeset: NodeSet, policy: Policy, now: int) -> None:
         """``kumaco_oldest_waiting_seconds`` from the plan (:mod:`kumaco.core.waiting`)."""
-        self.oldest_waiting.set(longest(waiters(result, nodeset, policy), now) / 1e9)
+        self.oldest_waiting.set(oldest_wait(result, nodeset, policy) / 1e9)
 
     def observe_holders(self, result: Plan, nodeset: NodeSet, in_progress: str, now: int) -> None:
         """Since when each node that holds ``in_progress`` (MaintenanceInProgress) has held it."""

@@ -25,11 +25,11 @@ status``, which does not plan the lifecycle).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
-from types import MappingProxyType
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
 
-from kumaco.core.nodes import TRUE, Condition, NodeView
+from kumaco.core.nodes import TRUE, NodeSet, NodeView
 from kumaco.core.policy import (
     ADMISSION_CUTOFF,
     CEILING,
@@ -39,9 +39,9 @@ from kumaco.core.policy import (
     Policy,
 )
 from kumaco.core.rules import rules_of
-from kumaco.core.times import format_instant, parse_timestamp
+from kumaco.core.times import parse_timestamp
 
-__all__ = ["Waiter", "longest", "waiters", "waiters_as_written", "waiting_reasons"]
+__all__ = ["Waiter", "asked_since", "oldest_wait", "waiters", "waiters_as_written"]
 
 #: How many of the longest waiters the status and the forecast name.
 SHOWN = 3
@@ -63,75 +63,101 @@ def waiting_reasons(policy: Policy) -> frozenset[str]:
 
 
 def asked_since(
-    node: NodeView, require: Sequence[str], under_maintenance: str, in_progress: str
+    node: NodeView,
+    require: Sequence[str],
+    under_maintenance: str,
+    in_progress: str,
+    planned: tuple[NodePlan, int] | None = None,
 ) -> int | None:
-    """Since when ``node`` asks for maintenance without holding it (None: it does not)."""
-    asking = (
-        [node.condition(r) for r in require] if require else [node.condition(under_maintenance)]
-    )
-    if not all(c is not None and c.status == TRUE for c in asking):
+    """Since when ``node`` asks for maintenance without holding it (None: it does not).
+
+    ``planned``: read ``node`` as the planner's answer for it writes it at that instant (a
+    condition whose status changes, or that is new, takes the instant as its transition
+    time).
+    """
+    asking = [_state(node, t, planned) for t in (require or (under_maintenance,))]
+    if not all(status == TRUE for status, _t in asking):
         return None
-    held = node.condition(in_progress)
-    if held is not None and held.status == TRUE:
+    held, since = _state(node, in_progress, planned)
+    if held == TRUE:
         return None
-    stamps = [c.last_transition_time for c in asking if c is not None]
-    if held is not None:
-        stamps.append(held.last_transition_time)
-    known = [t for s in stamps if (t := parse_timestamp(s)) is not None]
+    stamps = [t for _s, t in asking] + ([since] if held is not None else [])
+    known = [t for t in stamps if t is not None]
     return max(known) if known else None
 
 
+def _state(
+    node: NodeView, ctype: str, planned: tuple[NodePlan, int] | None
+) -> tuple[str | None, int | None]:
+    """A condition's status and transition time, as written or as ``planned`` writes it."""
+    cur = node.condition(ctype)
+    if planned is not None:
+        answer, at = planned
+        desired = next((d for d in answer.desired if d.type == ctype), None)
+        stale = cur is None or cur.last_transition_time is None
+        if desired is not None and (stale or cur is None or cur.status != desired.status):
+            return desired.status, at
+    if cur is None:
+        return None, None
+    return cur.status, _instant(cur.last_transition_time)
+
+
+#: Transition times repeat across a fleet (a window's opening, a kumaco start): parsed once.
+_instant = lru_cache(maxsize=4096)(parse_timestamp)
+
+
 def _collect(
-    found: Iterable[tuple[NodeView, str]], reasons: frozenset[str], policy: Policy
-) -> tuple[Waiter, ...]:
-    out = []
-    for node, reason in found:
+    found: Iterable[tuple[NodeView, str, tuple[NodePlan, int] | None]], policy: Policy
+) -> Iterator[Waiter]:
+    reasons = waiting_reasons(policy)
+    for node, reason, planned in found:
         if reason not in reasons:
             continue
-        since = asked_since(node, policy.require, policy.under_maintenance, policy.in_progress)
+        since = asked_since(
+            node, policy.require, policy.under_maintenance, policy.in_progress, planned
+        )
         if since is not None:
-            out.append(Waiter(node.name, since, reason))
-    return tuple(sorted(out, key=lambda w: (w.since, w.name)))
+            yield Waiter(node.name, since, reason)
 
 
-def waiters(result: Plan, nodes: Iterable[NodeView], policy: Policy) -> tuple[Waiter, ...]:
+def _ordered(found: Iterable[Waiter]) -> tuple[Waiter, ...]:
+    return tuple(sorted(found, key=lambda w: (w.since, w.name)))
+
+
+def _planned(result: Plan, nodes: NodeSet, policy: Policy) -> Iterator[Waiter]:
+    return _collect(
+        (
+            (node, n.in_progress.reason, (n, result.at))
+            for n in result.nodes
+            if n.in_progress is not None
+            and n.in_progress.status != TRUE
+            and (node := nodes.get(n.name)) is not None
+        ),
+        policy,
+    )
+
+
+def waiters(result: Plan, nodes: NodeSet, policy: Policy) -> tuple[Waiter, ...]:
     """The nodes of ``result`` (planned under ``policy``) that wait, the longest first.
 
-    Each node is taken as ``result`` writes it (a condition whose status changes takes
+    Each node is read as ``result`` writes it (a condition whose status changes takes
     ``result.at`` as its transition time), so the answer is the one
     :func:`waiters_as_written` gives once the writes landed.
     """
-    by_name = {n.name: n for n in nodes}
-    found = (
-        (_as_planned(by_name[n.name], n, result.at), n.in_progress.reason)
-        for n in result.nodes
-        if n.name in by_name and n.in_progress is not None and n.in_progress.status != TRUE
-    )
-    return _collect(found, waiting_reasons(policy), policy)
+    return _ordered(_planned(result, nodes, policy))
 
 
-def _as_planned(node: NodeView, planned: NodePlan, at: int) -> NodeView:
-    """``node`` with the conditions ``planned`` writes (their status and transition time)."""
-    conditions = dict(node.conditions)
-    for d in planned.desired:
-        cur = conditions.get(d.type)
-        if cur is None or cur.status != d.status or cur.last_transition_time is None:
-            conditions[d.type] = Condition(
-                d.type, d.status, d.reason, d.message, format_instant(at)
-            )
-    return replace(node, conditions=MappingProxyType(conditions))
+def oldest_wait(result: Plan, nodes: NodeSet, policy: Policy) -> int:
+    """How long (ns) the longest waiter of ``result`` has waited at its instant (0: none)."""
+    oldest = min((w.since for w in _planned(result, nodes, policy)), default=None)
+    return 0 if oldest is None else max(0, result.at - oldest)
 
 
 def waiters_as_written(nodes: Iterable[NodeView], policy: Policy) -> tuple[Waiter, ...]:
     """The nodes that wait by their conditions as written (``policy``: the names), longest first."""
     found = (
-        (node, held.reason)
+        (node, held.reason, None)
         for node in nodes
         if (held := node.condition(policy.in_progress)) is not None and held.status != TRUE
     )
-    return _collect(found, waiting_reasons(policy), policy)
-
-
-def longest(found: Sequence[Waiter], now: int) -> int:
-    """How long (ns) the longest of ``found`` has waited at ``now`` (0: nobody waits)."""
-    return max(0, now - found[0].since) if found else 0
+    return _ordered(_collect(found, policy))

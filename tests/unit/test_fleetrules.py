@@ -36,7 +36,7 @@ from kumaco.core.planner import (
 from kumaco.core.policy import ADMISSION_RATE_REACHED, ANOTHER_GROUP_IN_PROGRESS, TOO_SOON
 from kumaco.core.rates import AdmissionRate, parse_admission_rate
 from kumaco.core.times import format_instant, parse_timestamp
-from kumaco.core.waiting import longest, waiters, waiters_as_written
+from kumaco.core.waiting import oldest_wait, waiters, waiters_as_written
 from tests.unit.test_planner import BLOCK, MIP, NOW, REQ, blk, node, nodeset, req, window
 
 ZONE = "zone"
@@ -483,8 +483,9 @@ def test_waiters_are_the_nodes_that_ask_and_only_the_schedule_or_the_fleet_keeps
         ("again", "2026-12-01T02:00:00Z", CEILING_REACHED),
         ("new", "2026-12-01T03:30:00Z", CEILING_REACHED),
     ]
-    assert longest(found, NOW) == NOW - (parse_timestamp("2026-11-20T00:00:00Z") or 0)
-    assert longest((), NOW) == 0
+    assert oldest_wait(p, nodes, policy) == NOW - (parse_timestamp("2026-11-20T00:00:00Z") or 0)
+    nobody = plan(windows, nodeset(node("idle", **req("False"))), NOW, policy)
+    assert oldest_wait(nobody, nodeset(node("idle", **req("False"))), policy) == 0
     # As written (what kubectl kumaco status reads): the same, from the written conditions.
     as_written = written(nodes, p, NOW)
     assert waiters_as_written(as_written, policy) == found
