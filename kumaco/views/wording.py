@@ -60,5 +60,5 @@ def next_change_text(state: WindowState, now: int) -> str:
 
 
 def waited(name: str, since: int, now: int, why: str) -> str:
-    """``n3 since 2026-11-30T10:07:49Z (2h5m ago, ConcurrencyCeilingReached)``: one waiter."""
-    return f"{name} since {format_instant(since)} ({relative(since, now)}, {why})"
+    """``n3 (ConcurrencyCeilingReached) since 2026-11-30T10:07:49Z (2h5m ago)``: one waiter."""
+    return f"{name} ({why}) since {format_instant(since)} ({relative(since, now)})"

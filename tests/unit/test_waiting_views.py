@@ -127,9 +127,9 @@ def test_status_names_the_longest_waiters_from_the_conditions_as_written() -> No
     }
     assert (
         "WAITING FOR MAINTENANCE: 4; the longest: "
-        "w-old since 2026-11-20T00:00:00Z (11d3h ago, ConcurrencyCeilingReached), "
-        "w-closed since 2026-11-25T00:00:00Z (6d3h ago, NotUnderMaintenance), "
-        "w-last since 2026-11-29T00:00:00Z (2d3h ago, AnotherGroupInProgress)\n"
+        "w-old (ConcurrencyCeilingReached) since 2026-11-20T00:00:00Z (11d3h ago), "
+        "w-closed (NotUnderMaintenance) since 2026-11-25T00:00:00Z (6d3h ago), "
+        "w-last (AnotherGroupInProgress) since 2026-11-29T00:00:00Z (2d3h ago)\n"
     ) in format_report(r)
     # Without the required conditions, only the nodes under maintenance that wait, each
     # since the later of its UnderMaintenance and MaintenanceInProgress transitions.
