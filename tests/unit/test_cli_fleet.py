@@ -52,6 +52,25 @@ def files(tmp_path: Path, nodes: list[dict[str, Any]]) -> list[str]:
     return ["--windows", str(w), "--nodes", str(f)]
 
 
+def forecast(tmp_path: Path, nodes: list[dict[str, Any]], until: str, *rules: str) -> list[str]:
+    """``kumaco forecast`` from midnight to ``until`` on 2027-01-13: 2 at a time, 30 min each."""
+    return [
+        "forecast",
+        *files(tmp_path, nodes),
+        "--from",
+        "2027-01-13T00:00:00Z",
+        "--until",
+        f"2027-01-13T{until}:00Z",
+        "--max-in-progress",
+        "2",
+        "--require-condition",
+        REQ,
+        "--maintenance-duration",
+        "30m",
+        *rules,
+    ]
+
+
 #: At 03:00: a1 holds (admitted 02:10, zone a); b1's maintenance (admitted 02:00) ended at
 #: 02:20 and it asks again; a2 (zone a) and c1 (zone c, the oldest request) ask.
 CLUSTER = [
@@ -141,22 +160,7 @@ def test_plan_names_each_fleet_rule_hand_computed(tmp_path: Path) -> None:
 
 def test_forecast_with_an_admission_rate_hand_computed(tmp_path: Path) -> None:
     nodes = [node(f"n{i}", "a", f"2027-01-12T0{i}:{30 if i == 0 else 0:02}:00Z") for i in range(4)]
-    args = [
-        "forecast",
-        *files(tmp_path, nodes),
-        "--from",
-        "2027-01-13T00:00:00Z",
-        "--until",
-        "2027-01-13T05:00:00Z",
-        "--max-in-progress",
-        "2",
-        "--require-condition",
-        REQ,
-        "--maintenance-duration",
-        "30m",
-        "--admission-rate",
-        "1/1h",
-    ]
+    args = forecast(tmp_path, nodes, "05:00", "--admission-rate", "1/1h")
     # One admission an hour, each counted from the end of its second: 02:00, 03:00:01,
     # 04:00:02; n3's turn (05:00:03) comes after the window closes (05:00). A wait runs from
     # the request (the RebootRequired transition, the day before) to the admission or to
@@ -210,24 +214,9 @@ def test_forecast_one_group_at_a_time_and_spacing_hand_computed(tmp_path: Path) 
         node("b1", "b", "2027-01-12T01:00:00Z"),
         spaced,
     ]
-    args = [
-        "forecast",
-        *files(tmp_path, nodes),
-        "--from",
-        "2027-01-13T00:00:00Z",
-        "--until",
-        "2027-01-13T06:00:00Z",
-        "--max-in-progress",
-        "2",
-        "--require-condition",
-        REQ,
-        "--maintenance-duration",
-        "30m",
-        "--one-group-at-a-time",
-        "zone",
-        "--node-min-interval",
-        "6h",
-    ]
+    args = forecast(
+        tmp_path, nodes, "06:00", "--one-group-at-a-time", "zone", "--node-min-interval", "6h"
+    )
     # 02:00: zone b goes first (s1's release is the latest maintenance, and b1 has the
     # oldest request); s1 is spaced until 04:00:01 (22:00 + 6h, from the end of its second).
     # 02:30: b1 done and zone b has no eligible node: zone a (a1's older request) takes both

@@ -27,17 +27,14 @@ from typing import Any
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from kumaco.core.ceilings import parse_ceiling
 from kumaco.core.nodes import NodeSet, NodeView
 from kumaco.core.planner import FINISHED, TIMED_OUT, Plan, Policy, plan
 from kumaco.core.rates import AdmissionRate
 from kumaco.core.windows import Window
 from tests.unit.test_lifecycle import (
-    BLOCK,
     MINUTE,
     MIP,
     READY,
-    REQ,
     SECOND,
     SUPPRESS,
     T0,
@@ -45,10 +42,10 @@ from tests.unit.test_lifecycle import (
     check,
     clusters,
     events,
+    happen,
     policies,
     transitioned,
     windows,
-    with_condition,
 )
 
 ZONE = "zone"
@@ -185,21 +182,8 @@ def test_sequences_keep_the_rate_one_group_and_the_spacing(
 ) -> None:
     now = T0
     views = {v.name: v for v in data.draw(clusters(now), label="nodes")}
-    names = sorted(views)
     ledger = Ledger(views, policy)
     views = judge(windows_, views, now, policy, ledger, data)
     for kind, arg in steps:
-        if kind == "wait":
-            now += arg * MINUTE
-        elif kind == "ceiling":
-            policy = dataclasses.replace(policy, ceiling=parse_ceiling(arg))
-        else:
-            name = names[arg % len(names)]
-            ctype, status = {
-                "finish": (REQ, "False"),
-                "need": (REQ, "True"),
-                "block": (BLOCK, "True"),
-                "unblock": (BLOCK, "False"),
-            }[kind]
-            views[name] = with_condition(views[name], ctype, status, now)
+        now, policy = happen(views, kind, arg, now, policy)
         views = judge(windows_, views, now, policy, ledger, data)
