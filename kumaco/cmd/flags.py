@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import difflib
 from collections.abc import Mapping
+from typing import TypedDict
 
 from kumaco.core.ceilings import Ceiling
 from kumaco.core.durations import overflow_hint, parse_go_duration
@@ -31,6 +32,7 @@ from kumaco.core.planner import (
     Policy,
     parse_ceiling,
 )
+from kumaco.core.rates import AdmissionRate, parse_admission_rate
 from kumaco.core.selectors import Selector, parse_selector
 
 
@@ -172,7 +174,63 @@ def add_policy_flags(p: argparse.ArgumentParser) -> None:
         help="set MaintenancePlanned=True on a node DURATION before a window puts it under "
         "maintenance (KEP-5683's advance notice; default: off)",
     )
+    add_fleet_flags(p)
     add_condition_flags(p)
+
+
+def add_fleet_flags(p: argparse.ArgumentParser) -> None:
+    """Issue 28's rules: the admission rate, one group at a time, spacing per node."""
+    add = p.add_argument
+    add(
+        "--admission-rate",
+        metavar="N/DURATION",
+        help="at most N nodes start maintenance in any sliding DURATION, on top of the "
+        "ceilings (e.g. 10/1h; default: off)",
+    )
+    add(
+        "--one-group-at-a-time",
+        metavar="KEY",
+        help="nodes in maintenance all share one value of the node label KEY; the next "
+        "group goes when this one has no eligible node left (e.g. topology.kubernetes.io/zone; "
+        "default: off)",
+    )
+    add(
+        "--node-min-interval",
+        metavar="DURATION",
+        help="a node whose previous maintenance ended less than DURATION ago is not admitted "
+        "again (default: off)",
+    )
+
+
+class FleetFields(TypedDict):
+    """The :class:`Policy` fields of :func:`add_fleet_flags`."""
+
+    admission_rate: AdmissionRate | None
+    one_group_at_a_time: str | None
+    node_min_interval: int
+
+
+def fleet_policy(args: argparse.Namespace) -> FleetFields:
+    """The :class:`Policy` fields of :func:`add_fleet_flags`, validated (flag-named errors)."""
+    rate = None
+    if args.admission_rate not in (None, ""):
+        try:
+            rate = parse_admission_rate(args.admission_rate)
+        except InvalidInput as exc:
+            raise UsageError(f"--admission-rate: {exc.reason}") from None
+    key = args.one_group_at_a_time or None
+    if key is not None:
+        problems = qualified_name_problems(key)
+        if problems:
+            raise UsageError(
+                f"--one-group-at-a-time: {excerpt(key)} is not a label key: "
+                f"{'; '.join(problems)} (e.g. topology.kubernetes.io/zone)"
+            )
+    return {
+        "admission_rate": rate,
+        "one_group_at_a_time": key,
+        "node_min_interval": duration_flag("--node-min-interval", args.node_min_interval),
+    }
 
 
 def add_condition_flags(p: argparse.ArgumentParser) -> None:
@@ -333,6 +391,7 @@ def policy_from_args(
         manager=instance.field_manager,
         planned_lead=duration_flag("--planned-lead", args.planned_lead),
         planned=instance.planned,
+        **fleet_policy(args),
     )
 
 

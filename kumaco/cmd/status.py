@@ -22,7 +22,14 @@ from kumaco.cmd.cluster import Cluster, ClusterSource, configmap_selector
 from kumaco.cmd.common import EXIT_OK, now_ns
 from kumaco.cmd.flags import add_condition_flags, instance_from_args, selector_flag
 from kumaco.cmd.registry import EXIT_CLUSTER, KUBECTL, Command, Source
-from kumaco.cmd.statusreport import STATUSES, Shown, gather, status_report, use_color
+from kumaco.cmd.statusreport import (
+    STATUSES,
+    Shown,
+    gather,
+    required,
+    status_report,
+    use_color,
+)
 from kumaco.core.instance import DEFAULT_LEASE, Instance
 
 __all__ = ["STATUS", "STATUSES", "gather", "status_instance", "status_report", "use_color"]
@@ -48,7 +55,7 @@ def _status(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO) 
         with open(args.output_file, "w", encoding="utf-8") as file:
             return watch(args, cluster, instance, file, err)
     snapshot = gather(cluster, configmap_selector(args), args.node_selector, instance)
-    result = status_report(snapshot, instance, now_ns(), context=cluster.context)
+    result = status_report(snapshot, instance, now_ns(), cluster.context, required(args))
     STATUSES.write(Shown(result, use_color(out, os.environ) and not to_file), args, out)
     for p in result.problems:
         err.write(f"kubectl-kumaco status: {p}\n")
@@ -60,6 +67,13 @@ def _status_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
         "--node-selector", default="", metavar="SEL", help="nodes in scope (default: all nodes)"
     )
     add_condition_flags(p)
+    p.add_argument(
+        "--require-condition",
+        action="append",
+        metavar="TYPE",
+        help="a required condition kumaco runs with (repeatable): which nodes wait for "
+        "maintenance and since when (default: none: the nodes under maintenance that wait)",
+    )
     p.add_argument(
         "--leader-election-id", default=DEFAULT_LEASE, metavar="NAME", help="the Lease name"
     )

@@ -12,16 +12,19 @@ reading goes on); :func:`status_report` runs the planner on a
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TextIO
 
 from kumaco.cmd.cluster import Cluster
 from kumaco.cmd.common import Output
+from kumaco.cmd.flags import condition_flag
 from kumaco.core.configmaps import windows_of
 from kumaco.core.instance import Instance
 from kumaco.core.nodes import NodeSet
 from kumaco.core.planner import Policy, plan
+from kumaco.core.waiting import waiters_as_written
 from kumaco.core.windows import Window
 from kumaco.views import report
 from kumaco.views.listing import serialize
@@ -71,15 +74,34 @@ def gather(cluster: Cluster, configmaps: str, node_selector: str, instance: Inst
     )
 
 
+def required(args: argparse.Namespace) -> tuple[str, ...]:
+    """``--require-condition``, checked: the nodes waiting for maintenance are those asking."""
+    given = getattr(args, "require_condition", None) or ()
+    return tuple(condition_flag("--require-condition", c) for c in given)
+
+
 def status_report(
-    snapshot: Snapshot, instance: Instance, now: int, context: str | None = None
+    snapshot: Snapshot,
+    instance: Instance,
+    now: int,
+    context: str | None = None,
+    require: tuple[str, ...] = (),
 ) -> StatusReport:
-    """The report of ``snapshot`` at ``now``: its windows judged by the planner, as ``run`` does."""
+    """The report of ``snapshot`` at ``now``: its windows judged by the planner, as ``run`` does.
+
+    ``require``: the required conditions kumaco runs with, which say which nodes wait for
+    maintenance and since when (:func:`kumaco.core.waiting.waiters_as_written`).
+    """
     entries = windows_of(snapshot.configmaps)
     valid = [e for e in entries if isinstance(e, Window)]
-    policy = Policy(under_maintenance=instance.under_maintenance, in_progress=instance.in_progress)
+    policy = Policy(
+        under_maintenance=instance.under_maintenance,
+        in_progress=instance.in_progress,
+        require=require,
+    )
     answer = plan(valid, NodeSet(snapshot.nodes or ()), now, policy)
-    return report.report(snapshot, instance, entries, answer, now, context)
+    waiting = waiters_as_written(snapshot.nodes or (), policy)
+    return report.report(snapshot, instance, entries, answer, now, context, waiting)
 
 
 @dataclass(frozen=True)

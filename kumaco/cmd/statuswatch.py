@@ -50,7 +50,7 @@ from typing import Any, Protocol, TextIO
 from kumaco.cmd.cluster import Cluster, configmap_selector
 from kumaco.cmd.common import EXIT_OK, now_ns
 from kumaco.cmd.statusfeed import Feed
-from kumaco.cmd.statusreport import STATUSES, Shown, status_report, use_color
+from kumaco.cmd.statusreport import STATUSES, Shown, required, status_report, use_color
 from kumaco.core.instance import Instance
 from kumaco.views import statuswatch as frames
 from kumaco.views.report import Snapshot, StatusReport, format_report
@@ -252,6 +252,7 @@ def watch(
         args.node_selector,
     )
     ended = stop if stop is not None else threading.Event()
+    require = required(args)
     screen = Screen(out) if in_place(args.output, out, os.environ) else None
     painted = use_color(out, os.environ) if color is None else color
     view = _View(args.output, out, err, screen, painted, host)
@@ -282,7 +283,7 @@ def watch(
             while not ended.is_set():
                 feed.wake.clear()
                 snapshot = feed.snapshot()
-                report = status_report(snapshot, instance, clock(), context=cluster.context)
+                report = status_report(snapshot, instance, clock(), cluster.context, require)
                 host.on_report(snapshot, report)
                 view.show(report)
                 if feed.wake.wait(tick) and not ended.is_set():

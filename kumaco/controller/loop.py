@@ -392,6 +392,7 @@ class Controller:
             due = changes(result, nodeset, versions, now, self.policy)
             self.reporter.report(due, nodeset, result)
             self.metrics.observe_holders(result, nodeset, self.policy.in_progress, now)
+            self.metrics.observe_waiting(result, nodeset, self.policy, now)
         self.metrics.observe_plan(result)
         if not self.writer.apply(self.writer.pending(due)):
             self._wake.set()  # something conflicted: re-plan from fresh state

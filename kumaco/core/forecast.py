@@ -19,6 +19,9 @@ another kumaco instance owns left alone).
 * Nothing else changes by itself: blocking conditions, labels and other
   nodes stay as they are at ``start``.
 * The run ends at ``until``, or earlier when nothing can change any more.
+* :attr:`Forecast.waits`: how long each node that needs maintenance (and does not hold
+  it at ``start``) waits from its request (:func:`kumaco.core.waiting.asked_since`) to its
+  admission, or to ``until`` when it is not admitted; the longest first.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from kumaco.core.planner import (
     plan,
 )
 from kumaco.core.times import format_exact_instant, parse_timestamp
+from kumaco.core.waiting import asked_since
 from kumaco.core.windows import Window
 
 #: At most this many planner steps (a bound on hostile input; a real run needs a few per node).
@@ -85,6 +89,16 @@ class NodeTurn:
 
 
 @dataclass(frozen=True)
+class Wait:
+    """How long one node waits: from its request to its admission (None: not before ``until``)."""
+
+    name: str
+    since: int
+    admitted: int | None
+    waited: int
+
+
+@dataclass(frozen=True)
 class Forecast:
     """The simulated run: every node that needs maintenance, and whether all fit."""
 
@@ -104,6 +118,8 @@ class Forecast:
     #: Unfinished nodes in a window that the planner would not admit on their own within
     #: :data:`CHANCE_HORIZON` (or ever: a blocker stays as it is), and why.
     no_chance: Mapping[str, str] = field(default_factory=dict)
+    #: Each waiting node's wait, the longest first (then by name).
+    waits: tuple[Wait, ...] = ()
 
     @property
     def all_finished(self) -> bool:
@@ -185,6 +201,14 @@ def forecast(
     finish: dict[str, int] = {}
     in_windows: dict[str, tuple[str, ...]] = {}
     durations = {n: _duration_of(state[n], duration, rules) for n in needing}
+    asked = {
+        n: t
+        for n in needing
+        if (
+            t := asked_since(state[n], policy.require, policy.under_maintenance, policy.in_progress)
+        )
+        is not None
+    }
     for name in needing:  # holders continue from where they are
         cur = state[name].condition(policy.in_progress)
         since = parse_timestamp(cur.last_transition_time) if cur is not None else None
@@ -244,7 +268,16 @@ def forecast(
         steps=steps,
         in_no_window=chances.in_no_window,
         no_chance=chances.no_chance,
+        waits=_waits(asked, admitted, until),
     )
+
+
+def _waits(asked: Mapping[str, int], admitted: Mapping[str, int], until: int) -> tuple[Wait, ...]:
+    waits = []
+    for name, since in asked.items():
+        at = admitted.get(name)
+        waits.append(Wait(name, since, at, max(0, (until if at is None else at) - since)))
+    return tuple(sorted(waits, key=lambda w: (-w.waited, w.name)))
 
 
 #: How far past ``until`` a node's next chance is looked for (robfig's own horizon), and in

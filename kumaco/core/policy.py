@@ -12,7 +12,10 @@ returning a :class:`Stop` (a :class:`Verdict` and a message) or None, and when i
 next changes by time alone (:meth:`Rule.next_change`). A :class:`Policy` carries the
 ordered rules it is planned with (:attr:`Policy.rules`; None: the default rules,
 :data:`kumaco.core.rules.DEFAULT_RULES`); :class:`kumaco.core.admission.Lifecycle`
-applies them stage by stage (:data:`STAGES`).
+applies them stage by stage (:data:`STAGES`). A ``CEILING`` rule's places are told the
+candidates in admission order (:meth:`Place.line_up`) and each admission they could have
+stopped (:meth:`Place.admitted`); a rule may keep a record in the messages it is given
+(:meth:`Rule.record`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import ClassVar
 
 from kumaco.core.ceilings import Ceiling
 from kumaco.core.nodes import TRUE, Condition, NodeSet, NodeView
+from kumaco.core.rates import AdmissionRate
 from kumaco.core.selectors import Selector, parse_selector
 from kumaco.core.windows import WindowState
 
@@ -64,6 +68,13 @@ CAUSE_TIMED_OUT = "InProgressTimeout"
 UNAVAILABLE = "NodeUnavailable"
 #: The name of the global ceiling in :attr:`Verdict.counts_toward` and :attr:`Plan.ceilings`.
 GLOBAL = "global"
+# Issue 28's fleet rules (kumaco.core.fleetrules), MaintenanceInProgress False:
+#: ``--admission-rate N/DURATION``: N nodes started maintenance in the last DURATION.
+ADMISSION_RATE_REACHED = "AdmissionRateReached"
+#: ``--one-group-at-a-time KEY``: nodes with another value of KEY are in maintenance.
+ANOTHER_GROUP_IN_PROGRESS = "AnotherGroupInProgress"
+#: ``--node-min-interval DURATION``: its previous maintenance ended less than DURATION ago.
+TOO_SOON = "TooSoonAfterLastMaintenance"
 
 # Advance notice (``--planned-lead``, :mod:`kumaco.core.planned`): the KEP-5683 condition
 # and its reasons.
@@ -101,6 +112,12 @@ class Policy:
     #: node under maintenance (0: the condition is not managed); ``--planned-condition``.
     planned_lead: int = 0
     planned: str = MAINTENANCE_PLANNED
+    #: ``--admission-rate N/DURATION``: at most N admissions in any sliding DURATION.
+    admission_rate: AdmissionRate | None = None
+    #: ``--one-group-at-a-time KEY``: the label key whose values take turns.
+    one_group_at_a_time: str | None = None
+    #: ``--node-min-interval``: a node's next maintenance starts no sooner after its last.
+    node_min_interval: int = 0
 
     @property
     def owned(self) -> tuple[str, ...]:
@@ -260,6 +277,12 @@ class Place:
     def use(self) -> CeilingUse:
         return CeilingUse(self.name, self.limit, tuple(sorted(self.occupants)))
 
+    def line_up(self, candidates: Sequence[str]) -> None:
+        """The candidates left for the ceiling stage, in admission order, before any is admitted."""
+
+    def admitted(self, name: str) -> None:
+        """``name``, a node this place could stop, was admitted in this plan."""
+
 
 @dataclass(frozen=True, slots=True)
 class Scene:
@@ -295,6 +318,8 @@ class Ground:
     selected: Mapping[str, frozenset[str]]
     budgets: Mapping[str, Ceiling]
     freezes: frozenset[str]
+    #: The instant planned.
+    now: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,3 +360,14 @@ class Rule(ABC):
     def places(self, ground: Ground) -> Sequence[Place]:
         """The ceilings a ``CEILING`` rule keeps (none for the other stages)."""
         return ()
+
+    def record(
+        self, message: str, held: Condition | None, status: str, policy: Policy, now: int
+    ) -> str:
+        """The MaintenanceInProgress message to write, given the node's current one (``held``).
+
+        A rule that keeps a record in the cluster (the admission rate's admissions) adds it
+        here to every message the lifecycle sets, holders' and others'; by default the
+        message is unchanged.
+        """
+        return message

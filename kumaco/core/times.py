@@ -84,3 +84,17 @@ def parse_time(text: str) -> int:
             "(or +01:00 for an offset), or a date alone for its midnight UTC"
         )
     return to_instant(parsed)
+
+
+def transitioned(text: str | None) -> int | None:
+    """The latest instant a condition's transition can have happened at.
+
+    Kubernetes writes ``lastTransitionTime`` to the second, truncated: a release at
+    12:00:03.7 reads 12:00:03. Counting a release delay or an in-progress timeout
+    from the end of that second (12:00:04) makes the delay never shorter, and the
+    timeout never earlier, than configured. A timestamp with a fraction is exact.
+    """
+    t = parse_timestamp(text)
+    if t is None or text is None or "." in text:
+        return t
+    return t + SECOND

@@ -29,11 +29,12 @@ import yaml
 from icalendar import Calendar, Event
 
 from kumaco import __version__
-from kumaco.core.durations import format_go_duration
+from kumaco.core.durations import SECOND, format_go_duration
 from kumaco.core.errors import one_line
 from kumaco.core.forecast import Forecast
 from kumaco.core.planner import ALLOWED, HELD, CeilingUse, NodePlan, Plan, Verdict
 from kumaco.core.times import format_instant, to_datetime
+from kumaco.core.waiting import SHOWN
 from kumaco.core.windows import InvalidWindow, Occurrence, Window
 from kumaco.views.table import table
 from kumaco.views.timeline.zones import format_local, local_time
@@ -418,6 +419,15 @@ def _forecast_doc(f: Forecast) -> object:
         },
         "inNoWindow": list(f.in_no_window),
         "noChance": dict(sorted(f.no_chance.items())),
+        "longestWaits": [
+            {
+                "name": w.name,
+                "since": format_instant(w.since),
+                "admitted": ts(w.admitted),
+                "waitedSeconds": w.waited // SECOND,
+            }
+            for w in f.waits[:SHOWN]
+        ],
     }
 
 
@@ -452,7 +462,8 @@ def _forecast_text(f: Forecast) -> str:
         return table(rows) + "no node needs maintenance\n"
     if not f.unfinished:
         assert f.finished_at is not None
-        return table(rows) + f"all {done} nodes finished by {format_instant(f.finished_at)}\n"
+        summary = f"all {done} nodes finished by {format_instant(f.finished_at)}"
+        return table(rows) + "\n".join([summary, *_wait_lines(f)]) + "\n"
     last = max((t.finished for t in f.turns if t.finished is not None), default=None)
     by = f" by {format_instant(last)}" if last is not None else ""
     summary = f"{done} of {len(f.turns)} nodes finished{by}"
@@ -462,11 +473,27 @@ def _forecast_text(f: Forecast) -> str:
         summary += f"; {len(missed)} did not fit: {', '.join(missed)}"
     if outside:
         summary += f"; {len(outside)} in no window"
-    return table(rows) + "\n".join([summary, *_chance_lines(f)]) + "\n"
+    return table(rows) + "\n".join([summary, *_chance_lines(f), *_wait_lines(f)]) + "\n"
+
+
+def _wait_lines(f: Forecast) -> list[str]:
+    """The longest waits from the request (those that waited at all), on one line."""
+    waits = [w for w in f.waits[:SHOWN] if w.waited]
+    if not waits:
+        return []
+    return [
+        "longest waits from the request: "
+        + ", ".join(
+            f"{w.name} {format_go_duration(w.waited)}"
+            + ("" if w.admitted is not None else " (not admitted)")
+            for w in waits
+        )
+    ]
 
 
 #: A forecast as ``kumaco forecast`` prints it: a table by admission and a summary, or
 #: JSON: ``{from, until, finishedAt (null if not all finished), nodes: [{name, admitted,
 #: finished, windows}], unfinished: [names], nextChance: {name: {at, window}}, inNoWindow:
-#: [names], noChance: {name: why}}``.
+#: [names], noChance: {name: why}, longestWaits: [{name, since, admitted, waitedSeconds}]}``
+#: (the three longest waits from a node's request to its admission, or to ``until``).
 FORECAST: Formats[Forecast] = formats(_forecast_text, _forecast_doc)

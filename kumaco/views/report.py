@@ -41,6 +41,7 @@ from kumaco.core.lease import parse_lease
 from kumaco.core.nodes import TRUE, Condition, NodeSet, NodeView
 from kumaco.core.planner import HELD, Plan
 from kumaco.core.times import format_instant, parse_timestamp
+from kumaco.core.waiting import SHOWN, Waiter
 from kumaco.core.windows import (
     ConfigMapErrors,
     FieldError,
@@ -50,7 +51,7 @@ from kumaco.core.windows import (
 )
 from kumaco.views.table import Cell, aligned, paint
 from kumaco.views.timeline import format_local, local_time
-from kumaco.views.wording import next_change, next_change_text, when
+from kumaco.views.wording import next_change, next_change_text, waited, when
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,8 @@ class StatusReport:
     #: The nodes in scope whose advance notice (``MaintenancePlanned``, ``--planned-lead``)
     #: is True, with that condition.
     planned: tuple[tuple[str, Condition], ...] = ()
+    #: The nodes waiting for maintenance, the longest first (:mod:`kumaco.core.waiting`).
+    waiters: tuple[Waiter, ...] = ()
 
 
 def _leader(instance: Instance, lease: Mapping[str, Any] | None, now: int) -> LeaderStatus:
@@ -175,11 +178,13 @@ def report(
     answer: Plan,
     now: int,
     context: str | None = None,
+    waiting: Sequence[Waiter] = (),
 ) -> StatusReport:
     """The status at instant ``now`` (pure; see the module contract).
 
     ``entries`` are the windows of ``snapshot.configmaps``, ``answer`` the planner's
-    answer for the valid ones and the snapshot's nodes at ``now``.
+    answer for the valid ones and the snapshot's nodes at ``now``; ``waiting`` the nodes
+    waiting for maintenance by their conditions as written, the longest first.
     """
     # The snapshot holds the nodes in scope only (the server applied --node-selector).
     nodes = NodeSet(snapshot.nodes or ())
@@ -232,6 +237,7 @@ def report(
             for n in sorted(nodes, key=lambda n: n.name)
             if (c := n.condition(instance.planned)) is not None and c.status == TRUE
         ),
+        waiters=tuple(waiting),
     )
 
 
@@ -337,6 +343,18 @@ def to_json(r: StatusReport) -> dict[str, Any]:
         ],
         "leader": leader,
         "problems": list(r.problems),
+        "waiting": {
+            "count": len(r.waiters),
+            "longest": [
+                {
+                    "name": w.name,
+                    "since": format_instant(w.since),
+                    "waitingSeconds": max(0, r.at - w.since) // SECOND,
+                    "reason": w.reason,
+                }
+                for w in r.waiters[:SHOWN]
+            ],
+        },
     }
 
 
@@ -454,6 +472,13 @@ def format_report(r: StatusReport, color: bool = False) -> str:
         head = ["NODE", "WINDOWS", "UNDER MAINTENANCE SINCE", "IN PROGRESS", "SINCE", "REASON"]
         rows = [[Cell(h, "bold") for h in head]] + [_node_row(n, r.at) for n in r.nodes]
         out.append(aligned(rows, color))
+    if r.waiters:
+        out.append(
+            paint("WAITING FOR MAINTENANCE", "cyan+bold", color)
+            + f": {len(r.waiters)}; the longest: "
+            + ", ".join(waited(w.name, w.since, r.at, w.reason) for w in r.waiters[:SHOWN])
+            + "\n"
+        )
     out.append("\n")
     if r.planned:  # only with --planned-lead: nothing is shown without it
         out.append(

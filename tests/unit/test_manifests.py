@@ -161,6 +161,7 @@ def test_rendered_manifests_keep_the_deployment_contract(tmp_path: Path) -> None
         "KumacoConditionWritesFailing",
         "KumacoHolderInProgressTooLong",
         "KumacoControllerStalled",
+        "KumacoNodeWaitingTooLong",
     }
     policy = render("overlays/single-namespace", tmp_path, ["admission-policy"])
     binding = one(policy, "ValidatingAdmissionPolicyBinding")

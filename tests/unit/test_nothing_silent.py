@@ -280,12 +280,16 @@ def test_the_next_chance_honours_freezes_and_says_for_whom(tmp_path: Path) -> No
     )
     assert (done.returncode, done.stderr) == (1, "")
     # The freeze runs 2026-12-19T23:00Z to 2027-01-02T23:00Z: the next chance comes after it.
-    assert done.stdout.splitlines()[-4:] == [
+    assert done.stdout.splitlines()[-5:] == [
         "2 of 6 nodes finished by 2026-12-19T08:00:00Z; 3 did not fit: n2, n3, n9; 1 in no window",
         "next chance: 2027-01-03T02:00:00Z (m/nightly) for n2, n3",
         "no chance: n9 (blocked by condition: kured.dev/RebootInhibited; a forecast keeps "
         "conditions and ceilings as they are)",
         "in no window: gpu0 (selected by no maintenance window)",
+        # asked 2026-12-01T00:00Z, not admitted by --until: 18 days 23 h 30 min (the blocked
+        # n9 does not wait: it does not ask to be admitted)
+        "longest waits from the request: gpu0 455h30m0s (not admitted), n2 455h30m0s "
+        "(not admitted), n3 455h30m0s (not admitted)",
     ]
 
 
