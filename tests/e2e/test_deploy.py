@@ -541,7 +541,13 @@ def base_install(cluster: Cluster, tmp_path: Path) -> dict[str, Any]:
     )
     docs = [d for d in yaml.safe_load_all(kubectl(None, "kustomize", str(wrap)).stdout) if d]
     rbac = remap(
-        [d for d in docs if d["kind"] not in ("Deployment", "NetworkPolicy")], {}, f"-{run}"
+        [
+            d
+            for d in docs
+            if d["kind"] not in ("Deployment", "NetworkPolicy", "PodDisruptionBudget")
+        ],
+        {},
+        f"-{run}",
     )
     assert {d["kind"] for d in rbac} == {
         "ServiceAccount",
