@@ -8,8 +8,9 @@ Command-line contract (other tools script against it; keep it stable)::
         of the benchmarks; found through TEST_ASSET_KWOK, $KUBEBUILDER_ASSETS
         or the cache, built otherwise), helm (the Helm chart's tests; the same
         look-up with TEST_ASSET_HELM: tests/support/env/helm.py) and kured
-        v2's prototype agents (the real-agents tests; found through TEST_ASSET_KURED_V2 or the cache,
-        built from the shared archive otherwise: tests/support/env/kured.py);
+        v2's prototype agents (the real-agents tests; found through
+        TEST_ASSET_KURED_V2 or the cache, built from the shared archive
+        otherwise: tests/support/env/kured.py);
         print the directory holding kube-apiserver and etcd (one line on
         stdout; progress on stderr).
     python hack/controlplane.py up --kubeconfig PATH [--nodes N]
