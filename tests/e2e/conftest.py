@@ -56,6 +56,7 @@ LONGEST = {
     "test_controller": 80,
     "test_kwok": 80,
     "test_deploy": 70,
+    "test_chart": 30,
     "test_network": 60,
     "test_catch_up": 50,
 }

@@ -327,12 +327,15 @@ def find_kwok() -> Path | None:
     return find_tool("kwok", _kwok_cache())
 
 
-def go_install_tool(name: str, package: str, version: str, out: Path) -> Path:
+def go_install_tool(
+    name: str, package: str, version: str, out: Path, ldflags: Sequence[str] = ()
+) -> Path:
     """``go install PACKAGE@VERSION`` (from the Go module proxy) to ``out``, with its build-info.json.
 
     One recipe for the Go tools the tests use beside the control plane (kwok, helm):
-    ``-trimpath``, stripped, this machine's toolchain (``GOTOOLCHAIN=local``); the build's
-    time and toolchain go to ``build-info.json`` next to the binary.
+    ``-trimpath``, stripped (plus ``ldflags``, e.g. the ``-X`` a release build sets),
+    this machine's toolchain (``GOTOOLCHAIN=local``); the build's time and toolchain go
+    to ``build-info.json`` next to the binary.
     """
     if shutil.which("go") is None:
         raise RuntimeError(f"the Go toolchain (go) is not on PATH; it is needed to build {name}")
@@ -341,7 +344,8 @@ def go_install_tool(name: str, package: str, version: str, out: Path) -> Path:
     t0 = time.monotonic()
     # go install pkg@version builds outside any module (GOFLAGS=-mod=mod is not allowed there).
     env = {**_go_env(), "GOBIN": str(work), "GOFLAGS": "-buildvcs=false"}
-    args = ["install", "-v", "-trimpath", "-ldflags=-s -w", f"{package}@{version}"]
+    flags = " ".join(["-s", "-w", *ldflags])
+    args = ["install", "-v", "-trimpath", f"-ldflags={flags}", f"{package}@{version}"]
     _run_go(args, work, f"build {name} {version}", env)
     out.parent.mkdir(parents=True, exist_ok=True)
     (work / Path(package).name).replace(out)

@@ -19,6 +19,17 @@ from tests.support.env.controlplane import cache_dir, ensure_tool, go_install_to
 #: approved for this project); the chart is apiVersion v2, which Helm 3 and 4 both read.
 HELM_VERSION = "v3.21.4"
 HELM_PACKAGE = "helm.sh/helm/v3/cmd/helm"
+#: What helm's Makefile sets with -X: its version, and the Kubernetes version it assumes
+#: without a cluster (``helm template``, ``helm lint``): that of the client-go it is built
+#: with (v0.36.2 for v3.21.4: Kubernetes 1.36), else helm's source default, 1.20.
+HELM_LDFLAGS = (
+    f"-X helm.sh/helm/v3/internal/version.version={HELM_VERSION}",
+    *(
+        f"-X helm.sh/helm/v3/pkg/{pkg}.k8sVersion{part}={value}"
+        for pkg in ("lint/rules", "chartutil")
+        for part, value in (("Major", "1"), ("Minor", "36"))
+    ),
+)
 
 
 def _helm_cache() -> Path:
@@ -27,7 +38,7 @@ def _helm_cache() -> Path:
 
 def build_helm() -> Path:
     """``go install helm.sh/helm/v3/cmd/helm@HELM_VERSION`` into the cache."""
-    return go_install_tool("helm", HELM_PACKAGE, HELM_VERSION, _helm_cache())
+    return go_install_tool("helm", HELM_PACKAGE, HELM_VERSION, _helm_cache(), HELM_LDFLAGS)
 
 
 def ensure_helm() -> Path:
