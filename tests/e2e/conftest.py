@@ -56,6 +56,7 @@ LONGEST = {
     "test_controller": 80,
     "test_kwok": 80,
     "test_deploy": 70,
+    "test_quickstart": 60,
     "test_chart": 30,
     "test_network": 60,
     "test_catch_up": 50,
@@ -75,6 +76,7 @@ CPU_LANES = {
     "test_kured_v2": "cpu-lane-b",
     "test_kured_latency_small": "cpu-lane-b",
     "test_image": "cpu-lane-b",
+    "test_quickstart": "cpu-lane-b",  # builds (or reuses) test_image's image
 }
 
 
