@@ -2,8 +2,10 @@
 
 Contract: :func:`connect` loads credentials as kubectl would
 (``--kubeconfig``, ``--context``, ``--as``, ``--as-group``, ``--request-timeout``;
-:mod:`kumaco.kube.config`) and picks the
-namespaces (``-n``/``--namespaces``, else the context's, else ``default``);
+:mod:`kumaco.kube.config`), reads kumaco's Deployment (``--deployment``, default
+``kumaco-system/kumaco``: :mod:`kumaco.cmd.deployed`; when the default one is not
+there or not readable, none) and picks the namespaces (``-n``/``--namespaces``, else
+those the deployed kumaco watches, else the context's, else ``default``);
 a :class:`ClusterSource` is the cluster as ``kubectl kumaco``'s commands read
 it: the window ConfigMaps (a namespace that cannot be read fails the command:
 :class:`ClusterError`) and the nodes in scope, after checking the selectors it
@@ -23,6 +25,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
 from kumaco import __version__
+from kumaco.cmd.deployed import (
+    DEFAULT_DEPLOYMENT,
+    Deployed,
+    DeploymentError,
+    deployed_settings,
+    deployment_ref,
+)
 from kumaco.cmd.flags import UsageError, selector_flag
 from kumaco.core.configmaps import DEFAULT_CONFIGMAP_SELECTOR, windows_of
 from kumaco.core.durations import SECOND, parse_go_duration
@@ -44,6 +53,7 @@ class Cluster:
     """A connection: the reader, the context's name, the namespaces meant, and how to close.
 
     ``resources``: the same connection's collections, to watch (``status --watch``).
+    ``deployed``: the settings of kumaco's Deployment, when one was read.
     """
 
     reader: Reader
@@ -51,15 +61,48 @@ class Cluster:
     namespaces: tuple[str, ...]
     close: Callable[[], None]
     resources: KubeResources | None = None
+    deployed: Deployed | None = None
 
 
-def _namespaces(args: argparse.Namespace, default: str) -> tuple[str, ...]:
+def _namespaces(args: argparse.Namespace, default: tuple[str, ...]) -> tuple[str, ...]:
     names: list[str] = []
     if getattr(args, "namespace", None):
         names.append(args.namespace.strip())
     names += [n.strip() for n in (getattr(args, "namespaces", None) or "").split(",")]
     unique = tuple(dict.fromkeys(n for n in names if n))
-    return unique or (default,)
+    return unique or default
+
+
+def read_deployed(reader: Reader, args: argparse.Namespace) -> Deployed | None:
+    """The settings of kumaco's Deployment: ``--deployment``'s, or the default's if readable.
+
+    A Deployment named with ``--deployment`` must be there and readable
+    (:class:`ClusterError` otherwise); the default one is read if it is, quietly not
+    if it is not there or not allowed (the flags keep kubectl's defaults then).
+    """
+    from kumaco.kube.errors import ApiError, TransportError  # noqa: PLC0415
+    from kumaco.kube.reader import get_deployment, problem  # noqa: PLC0415
+
+    given = getattr(args, "deployment", None)
+    ref = deployment_ref(DEFAULT_DEPLOYMENT if given is None else given)
+    if ref is None:
+        return None
+    try:
+        found = get_deployment(reader, *ref)
+    except TransportError as exc:
+        raise ClusterError(f"cannot reach the API server: {exc}") from None
+    except ApiError as exc:
+        if given is None:
+            return None
+        raise ClusterError(problem(f"get Deployment {'/'.join(ref)}", exc)) from None
+    if found is None:
+        if given is None:
+            return None
+        raise ClusterError(f"no Deployment {'/'.join(ref)} (--deployment)")
+    try:
+        return deployed_settings(found)
+    except DeploymentError as exc:
+        raise ClusterError(str(exc)) from None
 
 
 def connect(args: argparse.Namespace) -> Cluster:
@@ -75,7 +118,6 @@ def connect(args: argparse.Namespace) -> Cluster:
     kubeconfig = getattr(args, "kubeconfig", None)
     context = getattr(args, "context", None)
     context_name, default_ns = default_namespace(kubeconfig, context)
-    namespaces = _namespaces(args, default_ns)
     try:
         configuration = load_configuration(kubeconfig, context)
     except Exception as exc:  # the client raises many types for unusable credentials
@@ -89,12 +131,24 @@ def connect(args: argparse.Namespace) -> Cluster:
             timeout=timeout,
             impersonate=getattr(args, "as_", None) or None,
             impersonate_groups=tuple(getattr(args, "as_group", None) or ()),
-            # a watch holds a connection per collection: each namespace's, the nodes', the Lease's
-            pool_size=len(namespaces) + 3 if getattr(args, "watch", False) else 2,
+            # a watch holds a connection per collection: each namespace's, the nodes', the
+            # Lease's (the namespaces as the command line names them; a Deployment naming
+            # more makes the pool open a few more connections than it keeps)
+            pool_size=len(_namespaces(args, (default_ns,))) + 3
+            if getattr(args, "watch", False)
+            else 2,
         )
     except ProxyConfigError as exc:
         raise ClusterError(f"cannot use the proxy settings: {exc}") from None
-    return Cluster(Reader(kube), context_name, namespaces, kube.close, KubeResources(kube))
+    reader = Reader(kube)
+    try:
+        deployed = read_deployed(reader, args)
+    except (ClusterError, UsageError):
+        kube.close()
+        raise
+    default = deployed.namespaces if deployed is not None else (default_ns,)
+    namespaces = _namespaces(args, default)
+    return Cluster(reader, context_name, namespaces, kube.close, KubeResources(kube), deployed)
 
 
 DEFAULT_TIMEOUT = 15.0

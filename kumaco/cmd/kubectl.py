@@ -26,8 +26,15 @@ registry (:mod:`kumaco.cmd.registry`), each reading the cluster through a
 
 Flags shared by all (before or after the command): ``--kubeconfig``,
 ``--context``, ``-n/--namespace``, ``--namespaces a,b`` (default: the
-kubeconfig context's namespace, else ``default``) and
-``--configmap-selector``. Without ``--from``, ``windows`` starts at the
+namespaces the deployed kumaco watches, else the kubeconfig context's
+namespace, else ``default``), ``--configmap-selector`` and ``--deployment
+NS/NAME``: kumaco's Deployment (default ``kumaco-system/kumaco``, where the
+overlays install it, when it is there and readable), whose container's
+``kumaco run`` settings are the defaults of every flag of the same name --
+the namespaces, the Lease, the condition names, the scope and the policy --
+so that ``kubectl kumaco status`` and ``plan`` need none of them; a flag given
+wins, and the flags taken are named on standard error
+(:mod:`kumaco.cmd.deployed`). Without ``--from``, ``windows`` starts at the
 current hour and ``timeline`` at 00:00 UTC today; ``--until`` defaults to
 seven days after ``--from``. Neither ``kubernetes`` nor :mod:`kumaco.kube` is
 imported until a command needs the cluster.
@@ -42,6 +49,7 @@ import argparse
 from collections.abc import Sequence
 
 from kumaco.cmd import cluster as clusters
+from kumaco.cmd.deployed import DEFAULT_DEPLOYMENT
 from kumaco.cmd.flags import NAMESPACES_METAVAR
 from kumaco.cmd.forecast import FORECAST
 from kumaco.cmd.listings import PLAN, WINDOWS
@@ -99,6 +107,14 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         default=d,
         metavar="SEL",
         help=f"label selector of window ConfigMaps (default: {DEFAULT_CONFIGMAP_SELECTOR})",
+    )
+    p.add_argument(
+        "--deployment",
+        default=d,
+        metavar="NS/NAME",
+        help="kumaco's Deployment, whose settings (namespaces, Lease, condition names, "
+        "policy) are the defaults of the other flags; '' reads none "
+        f"(default: {DEFAULT_DEPLOYMENT}, if it is there and readable)",
     )
 
 

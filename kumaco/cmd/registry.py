@@ -12,7 +12,10 @@ Every command's help shows each flag's default (:class:`HelpFormatter`); a flag 
 one metavar in both programs. The commands that read ``KUMACO_<FLAG>`` (``run``,
 ``plan``, ``forecast``, offline) refuse a ``KUMACO_*`` variable that sets no flag,
 naming the closest one (:func:`~kumaco.cmd.flags.unknown_env`).
-Its :meth:`Program.main` runs the chosen body: a
+For ``kubectl kumaco``, the settings of kumaco's Deployment that the connection
+read (:mod:`kumaco.cmd.deployed`) become the values of the command's flags that
+its command line did not give, named in one line on standard error. Its
+:meth:`Program.main` runs the chosen body: a
 :class:`~kumaco.cmd.flags.UsageError` is exit status 2 and a
 :class:`~kumaco.cmd.cluster.ClusterError` 1, each one line on standard error
 naming the program and the command; a closed pipe is success.
@@ -247,6 +250,8 @@ class Program:
             assert connect is not None
             cluster = connect(args)
             try:
+                if cluster.deployed is not None:
+                    self._take_deployed(cluster, args, err)
                 source = ClusterSource(cluster, args, command.reads_nodes)
                 return command.run(args, source, out, err)
             except TransportError as exc:
@@ -258,10 +263,32 @@ class Program:
 
         return offline if connect is None else online
 
+    def _take_deployed(self, cluster: Cluster, args: argparse.Namespace, err: TextIO) -> None:
+        """The deployed settings as the values of the flags ``args.argv`` did not give."""
+        deployed = cluster.deployed
+        assert deployed is not None
+        parser = self.build_parser()
+        for action in parser._actions:  # every default suppressed: what remains was given
+            action.default = argparse.SUPPRESS
+        (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        sub = commands.choices[args.command]
+        for action in sub._actions:
+            action.default = argparse.SUPPRESS
+        given = set(vars(parser.parse_args(args.argv)))
+        taken = deployed.apply(args, given, sub)
+        if not (getattr(args, "namespace", None) or getattr(args, "namespaces", None)):
+            taken.insert(0, f"--namespaces={','.join(cluster.namespaces)}")
+        note = f"settings of Deployment {deployed.key}: {' '.join(taken) or 'the defaults'}"
+        if deployed.unresolved:
+            note += f" (not read, set from other objects: {', '.join(deployed.unresolved)})"
+        err.write(f"{self.label} {args.command}: {note}\n")
+
     def main(self, argv: Sequence[str] | None = None, stdin: TextIO | None = None) -> int:
         """Parse ``argv``, run the command, turn its errors into exit codes."""
         out, err = sys.stdout, sys.stderr
+        argv = list(sys.argv[1:] if argv is None else argv)
         args = self.build_parser().parse_args(argv)
+        args.argv = argv
         try:
             known = getattr(args, "env_names_", None)
             if known is not None:  # a command that reads KUMACO_<FLAG>: no unknown one

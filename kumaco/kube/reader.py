@@ -2,8 +2,8 @@
 
 Contract: :class:`Reader` is a facade over :class:`~kumaco.kube.client.Kube`
 that can only ``GET`` and ``LIST``; there is no way to write through it, so
-``get``/``list`` on configmaps and nodes and ``get`` on leases are all the RBAC
-its users need. An API error on one read raises
+``get``/``list`` on configmaps and nodes and ``get`` on leases and on kumaco's
+Deployment are all the RBAC its users need. An API error on one read raises
 :class:`~kumaco.kube.errors.ApiError` (the helpers below record it as a
 problem and go on); an unreachable server raises
 :class:`~kumaco.kube.errors.TransportError`.
@@ -74,3 +74,8 @@ def list_nodes(reader: Reader, node_selector: str, owned: tuple[str, ...] = ()) 
 def get_lease(reader: Reader, namespace: str, name: str) -> Any | None:
     """The Lease ``namespace/name``, or None if there is none."""
     return reader.get(f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}")
+
+
+def get_deployment(reader: Reader, namespace: str, name: str) -> Any | None:
+    """The Deployment ``namespace/name`` (kumaco's own, for its settings), or None."""
+    return reader.get(f"/apis/apps/v1/namespaces/{namespace}/deployments/{name}")

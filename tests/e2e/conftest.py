@@ -57,6 +57,8 @@ LONGEST = {
     "test_controller": 80,
     "test_kwok": 80,
     "test_deploy": 70,
+    "test_quickstart": 60,
+    "test_chart": 30,
     "test_network": 60,
     "test_catch_up": 50,
     "test_fleetrules": 55,
@@ -76,6 +78,7 @@ CPU_LANES = {
     "test_kured_v2": "cpu-lane-b",
     "test_kured_latency_small": "cpu-lane-b",
     "test_image": "cpu-lane-b",
+    "test_quickstart": "cpu-lane-b",  # builds (or reuses) test_image's image
 }
 
 

@@ -541,7 +541,13 @@ def base_install(cluster: Cluster, tmp_path: Path) -> dict[str, Any]:
     )
     docs = [d for d in yaml.safe_load_all(kubectl(None, "kustomize", str(wrap)).stdout) if d]
     rbac = remap(
-        [d for d in docs if d["kind"] not in ("Deployment", "NetworkPolicy")], {}, f"-{run}"
+        [
+            d
+            for d in docs
+            if d["kind"] not in ("Deployment", "NetworkPolicy", "PodDisruptionBudget")
+        ],
+        {},
+        f"-{run}",
     )
     assert {d["kind"] for d in rbac} == {
         "ServiceAccount",
@@ -1111,3 +1117,41 @@ def test_admission_policy_never_rejects_a_window_kumaco_accepts(
             f" policy {'accepts' if accepted else 'rejects'}"
         )
         assert accepted or not kumaco_accepts, f"kumaco accepts {data!r}; the policy: {reason}"
+
+
+# ============================================================================== priority
+
+
+def test_the_documented_priority_patch_passes_a_server_side_dry_run(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """docs/deploy.md's priorityClassName patch, as written, on the delegated layout."""
+    doc = (REPO / "docs" / "deploy.md").read_text()
+    m = re.search(
+        r"```yaml\n(patches:\n  - target: \{kind: Deployment, name: kumaco\}\n.*?)```", doc, re.S
+    )
+    assert m and "priorityClassName" in m.group(1), "docs/deploy.md's priority patch"
+    wrap = tmp_path / "priority"
+    wrap.mkdir()
+    patches = yaml.safe_load(m.group(1))["patches"]
+    (wrap / "kustomization.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                "kind": "Kustomization",
+                "resources": [os.path.relpath(KUSTOMIZE / "overlays" / "delegated", wrap)],
+                "patches": patches,
+            }
+        )
+    )
+    docs = [d for d in yaml.safe_load_all(kubectl(None, "kustomize", str(wrap)).stdout) if d]
+    pod = one(docs, "Deployment")["spec"]["template"]["spec"]
+    assert pod["priorityClassName"] == "system-cluster-critical"
+    run = uuid.uuid4().hex[:6]
+    docs = remap(
+        docs, {SYSTEM_NS: f"kprio-{run}-sys", MAINTENANCE_NS: f"kprio-{run}-mnt"}, f"-{run}"
+    )
+    cluster.apply_for_real(by_kind(docs, "Namespace"))
+    result = cluster.apply([d for d in docs if d["kind"] != "Namespace"], "--dry-run=server")
+    assert "deployment.apps/kumaco serverside-applied (server dry run)" in result.stdout
+    assert "Warning:" not in result.stderr.replace("WARNING: version difference", ""), result.stderr

@@ -9,7 +9,8 @@ cluster. The indented ``kubectl kumaco status`` block of docs/observability.md (
 the README's, in "Debugging") is checked against its source instead: it must be, line
 for line once its indentation is removed, the transcript of the same command in
 docs/status.md, both captured by ``python hack/capture_status.py`` from the test control
-plane with kumaco running.
+plane with kumaco running. The quick start's offline step (docs/deploy.md: the window
+file and ``kumaco validate``) runs here as written too.
 """
 
 from __future__ import annotations
@@ -98,3 +99,30 @@ def test_the_observability_status_block_is_the_captured_transcript() -> None:
     block = indented_status_block((ROOT / "docs" / "observability.md").read_text())
     assert block.startswith(STATUS_COMMAND)
     assert block == captured_status((ROOT / "docs" / "status.md").read_text())
+
+
+def test_the_quick_starts_offline_step_runs_as_written(tmp_path: Path) -> None:
+    """docs/deploy.md's quick start, step 4 without its cluster line: the file, ``kumaco validate``.
+
+    (Its cluster steps run as written in tests/e2e/test_quickstart.py.)
+    """
+    doc = (ROOT / "docs" / "deploy.md").read_text()
+    m = re.search(r"<!-- quickstart: window -->\n```sh\n(.*?)```\n", doc, re.S)
+    assert m, "docs/deploy.md has no quick-start window block"
+    offline = [line for line in m.group(1).splitlines() if not line.startswith("kubectl ")]
+    assert "kumaco validate first-window.yaml" in offline
+    assert KUMACO, "the kumaco console script is not installed"
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", "\n".join(offline)],
+        cwd=tmp_path,
+        env={"PATH": f"{Path(KUMACO).parent}:/usr/bin:/bin", "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0,
+        "valid maintenance/first-window\n",
+        "",
+    )

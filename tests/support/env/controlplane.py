@@ -50,7 +50,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -310,63 +310,76 @@ def _kwok_cache() -> Path:
     return cache_dir() / "assets" / f"kwok-{KWOK_VERSION}" / "kwok"
 
 
-def find_kwok() -> Path | None:
-    """The kwok binary: ``TEST_ASSET_KWOK``, then ``$KUBEBUILDER_ASSETS/kwok``, then the cache."""
-    env = os.environ.get("TEST_ASSET_KWOK")
+def find_tool(name: str, cached: Path) -> Path | None:
+    """A Go tool's binary, as envtest looks up its assets.
+
+    ``TEST_ASSET_<NAME>``, then ``$KUBEBUILDER_ASSETS/<name>``, then ``cached``.
+    """
+    env = os.environ.get(f"TEST_ASSET_{name.upper()}")
     if env:
         return Path(env) if os.access(env, os.X_OK) else None
     kb = os.environ.get("KUBEBUILDER_ASSETS")
-    if kb and os.access(Path(kb) / "kwok", os.X_OK):
-        return Path(kb) / "kwok"
-    cached = _kwok_cache()
+    if kb and os.access(Path(kb) / name, os.X_OK):
+        return Path(kb) / name
     return cached if os.access(cached, os.X_OK) else None
 
 
-def build_kwok() -> Path:
-    """``go install sigs.k8s.io/kwok/cmd/kwok@KWOK_VERSION`` into the cache; return the binary."""
+def find_kwok() -> Path | None:
+    """The kwok binary: ``TEST_ASSET_KWOK``, then ``$KUBEBUILDER_ASSETS/kwok``, then the cache."""
+    return find_tool("kwok", _kwok_cache())
+
+
+def go_install_tool(
+    name: str, package: str, version: str, out: Path, ldflags: Sequence[str] = ()
+) -> Path:
+    """``go install PACKAGE@VERSION`` (from the Go module proxy) to ``out``, with its build-info.json.
+
+    One recipe for the Go tools the tests use beside the control plane (kwok, helm):
+    ``-trimpath``, stripped (plus ``ldflags``, e.g. the ``-X`` a release build sets),
+    this machine's toolchain (``GOTOOLCHAIN=local``); the build's time and toolchain go
+    to ``build-info.json`` next to the binary.
+    """
     if shutil.which("go") is None:
-        raise RuntimeError("the Go toolchain (go) is not on PATH; it is needed to build kwok")
-    out = _kwok_cache()
-    work = cache_dir() / "build" / f"kwok-{KWOK_VERSION}"
+        raise RuntimeError(f"the Go toolchain (go) is not on PATH; it is needed to build {name}")
+    work = cache_dir() / "build" / f"{name}-{version}"
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     # go install pkg@version builds outside any module (GOFLAGS=-mod=mod is not allowed there).
     env = {**_go_env(), "GOBIN": str(work), "GOFLAGS": "-buildvcs=false"}
-    args = [
-        "install",
-        "-v",
-        "-trimpath",
-        "-ldflags=-s -w",
-        f"sigs.k8s.io/kwok/cmd/kwok@{KWOK_VERSION}",
-    ]
-    _run_go(args, work, f"build kwok {KWOK_VERSION}", env)
+    flags = " ".join(["-s", "-w", *ldflags])
+    args = ["install", "-v", "-trimpath", f"-ldflags={flags}", f"{package}@{version}"]
+    _run_go(args, work, f"build {name} {version}", env)
     out.parent.mkdir(parents=True, exist_ok=True)
-    (work / "kwok").replace(out)
-    info = {
-        "kwok": KWOK_VERSION,
-        "build_seconds": round(time.monotonic() - t0, 1),
-        "go": subprocess.run(
-            ["go", "version"], capture_output=True, text=True, check=False
-        ).stdout.strip(),
-        "built_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-    }
+    (work / Path(package).name).replace(out)
+    info = {name: version, "build_seconds": round(time.monotonic() - t0, 1), **build_stamp()}
     (out.parent / "build-info.json").write_text(json.dumps(info, indent=2) + "\n")
-    log(f"built kwok {KWOK_VERSION} in {info['build_seconds']}s")
+    log(f"built {name} {version} in {info['build_seconds']}s")
     return out
+
+
+def build_kwok() -> Path:
+    """``go install sigs.k8s.io/kwok/cmd/kwok@KWOK_VERSION`` into the cache; return the binary."""
+    return go_install_tool("kwok", "sigs.k8s.io/kwok/cmd/kwok", KWOK_VERSION, _kwok_cache())
+
+
+def ensure_tool(name: str, cached: Path, build: Callable[[], Path]) -> Path:
+    """A Go tool found by :func:`find_tool`, else built (``build``) from the Go module proxy."""
+    found = find_tool(name, cached)
+    if found is not None:
+        return found
+    variable = f"TEST_ASSET_{name.upper()}"
+    if os.environ.get(variable):
+        raise RuntimeError(
+            f"{variable}={os.environ[variable]} is not an executable file; "
+            f"point it at a {name} binary or unset it to use the cache"
+        )
+    log(f"no {name} found; building it from the Go module proxy (takes minutes)")
+    return build()
 
 
 def ensure_kwok() -> Path:
     """The kwok binary, built from the Go module proxy if it is nowhere to be found."""
-    found = find_kwok()
-    if found is not None:
-        return found
-    if os.environ.get("TEST_ASSET_KWOK"):
-        raise RuntimeError(
-            f"TEST_ASSET_KWOK={os.environ['TEST_ASSET_KWOK']} is not an executable file; "
-            "point it at a kwok binary or unset it to use the cache"
-        )
-    log(f"no kwok found; building {KWOK_VERSION} from the Go module proxy (takes minutes)")
-    return build_kwok()
+    return ensure_tool("kwok", _kwok_cache(), build_kwok)
 
 
 # --------------------------------------------------------------------------- PKI
