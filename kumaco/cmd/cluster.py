@@ -78,7 +78,8 @@ def read_deployed(reader: Reader, args: argparse.Namespace) -> Deployed | None:
 
     A Deployment named with ``--deployment`` must be there and readable
     (:class:`ClusterError` otherwise); the default one is read if it is, quietly not
-    if it is not there or not allowed (the flags keep kubectl's defaults then).
+    if it is not there or not allowed (the flags keep kubectl's defaults then), nor, for
+    ``status --watch``, which waits for a server it cannot reach, if it cannot be reached.
     """
     from kumaco.kube.errors import ApiError, TransportError  # noqa: PLC0415
     from kumaco.kube.reader import get_deployment, problem  # noqa: PLC0415
@@ -90,6 +91,8 @@ def read_deployed(reader: Reader, args: argparse.Namespace) -> Deployed | None:
     try:
         found = get_deployment(reader, *ref)
     except TransportError as exc:
+        if given is None and getattr(args, "watch", False):
+            return None  # a watch waits for the server (its header names what it looks at)
         raise ClusterError(f"cannot reach the API server: {exc}") from None
     except ApiError as exc:
         if given is None:

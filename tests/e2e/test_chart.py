@@ -200,7 +200,7 @@ def test_helm_install_runs_kumaco_and_kubectl_kumaco_reads_its_settings(
         assert status.stderr == (
             f"kubectl-kumaco status: settings of Deployment {ns}/kumaco: --namespaces={mnt} "
             f"--under-maintenance-condition={UM} --in-progress-condition={MIP} "
-            f"--leader-election-namespace={ns}\n"
+            f"--require-condition=kured.dev/reboot-required --leader-election-namespace={ns}\n"
         )
         doc = json.loads(status.stdout)
         assert doc["namespaces"] == [mnt] and doc["problems"] == []
