@@ -56,22 +56,6 @@ def block(name: str) -> str:
     return m.group(1)
 
 
-def test_the_quick_start_blocks_are_all_accounted_for() -> None:
-    names = re.findall(r"<!-- quickstart: ([\w-]+) -->", DOC.read_text())
-    assert names == [
-        "cli",
-        "image",
-        "overlay",
-        "rollout",
-        "window",
-        "watch",
-        "upgrade-image",
-        "upgrade",
-        "uninstall",
-        "conditions",
-    ]
-
-
 class Shell:
     """Runs the quick start's blocks as a user would, in ``work/kumaco`` (the clone)."""
 

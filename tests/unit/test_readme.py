@@ -126,3 +126,21 @@ def test_the_quick_starts_offline_step_runs_as_written(tmp_path: Path) -> None:
         "valid maintenance/first-window\n",
         "",
     )
+
+
+def test_the_quick_start_blocks_are_all_accounted_for() -> None:
+    """Every block of docs/deploy.md's quick start is one that a test runs (the offline one
+    here, the others as written in tests/e2e/test_quickstart.py), in the order written."""
+    names = re.findall(r"<!-- quickstart: ([\w-]+) -->", (ROOT / "docs" / "deploy.md").read_text())
+    assert names == [
+        "cli",
+        "image",
+        "overlay",
+        "rollout",
+        "window",
+        "watch",
+        "upgrade-image",
+        "upgrade",
+        "uninstall",
+        "conditions",
+    ]
