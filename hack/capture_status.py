@@ -7,13 +7,16 @@ Starts the test control plane, creates the documented scene (windows in namespac
 ``maintenance``, nine nodes, kured-style conditions), runs ``kumaco run`` until the
 conditions have settled, then runs each documented ``kubectl kumaco`` command and
 prints ``$ command`` followed by its output (standard error after standard output),
-ready to paste. Everything runs on loopback and is removed afterwards.
+ready to paste. ``status --watch`` runs piped while kured (played here) reports
+``worker-eu-1`` rebooted, and is stopped with SIGINT. Everything runs on loopback and
+is removed afterwards.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -42,6 +45,24 @@ def transcript(kubeconfig: Path, *args: str, tail: int | None = None) -> str:
         out = "".join(out.splitlines(keepends=True)[-tail:])
     shown = " ".join(a if " " not in a else repr(a) for a in args)
     return f"$ kubectl kumaco {shown}" + (f" | tail -{tail}" if tail else "") + "\n" + out
+
+
+def watched(kubeconfig: Path, api: Api, *args: str) -> str:
+    """``kubectl kumaco status --watch`` piped, while worker-eu-1's reboot is reported."""
+    proc = subprocess.Popen(
+        ["kubectl", "kumaco", "status", *args, "--watch", "--kubeconfig", str(kubeconfig)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    time.sleep(3)
+    api.set_condition("worker-eu-1", REQUIRED, "False", reason="Rebooted", message="rebooted")
+    time.sleep(4)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=30)
+    shown = " ".join(args)
+    return f"$ kubectl kumaco status {shown} --watch | cat    # Ctrl-C after a while\n{out}"
 
 
 def main() -> int:
@@ -148,6 +169,7 @@ def main() -> int:
                     SCENE,
                 ),
             ]
+            parts.append(watched(kubeconfig, api, "-n", NS))
             k.stop()
             time.sleep(1)
             parts.append(transcript(kubeconfig, "status", "-n", NS, tail=1))

@@ -6,9 +6,11 @@ Command-line contract (other tools script against it; keep it stable)::
     python hack/controlplane.py assets
         Ensure kube-apiserver and etcd exist, kwok (the kubelet simulator
         of the benchmarks; found through TEST_ASSET_KWOK, $KUBEBUILDER_ASSETS
-        or the cache, built otherwise) and kured v2's prototype agents (the
-        real-agents tests; found through TEST_ASSET_KURED_V2 or the cache,
-        built from the shared archive otherwise: tests/support/env/kured.py);
+        or the cache, built otherwise), helm (the Helm chart's tests; the same
+        look-up with TEST_ASSET_HELM: tests/support/env/helm.py) and kured
+        v2's prototype agents (the real-agents tests; found through
+        TEST_ASSET_KURED_V2 or the cache, built from the shared archive
+        otherwise: tests/support/env/kured.py);
         print the directory holding kube-apiserver and etcd (one line on
         stdout; progress on stderr).
     python hack/controlplane.py up --kubeconfig PATH [--nodes N]
@@ -31,6 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.support.env.controlplane import ensure_assets, ensure_kwok, log, serve
+from tests.support.env.helm import ensure_helm
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -38,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="cmd", required=True)
     sub.add_parser(
         "assets",
-        help="ensure kube-apiserver, etcd, kwok and kured v2; print kube-apiserver's directory",
+        help="ensure kube-apiserver, etcd, kwok, helm and kured v2; print kube-apiserver's directory",
     )
     up = sub.add_parser("up", help="run etcd + kube-apiserver on loopback until SIGTERM/SIGINT")
     up.add_argument(
@@ -57,6 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         assets = ensure_assets()
         if args.cmd == "assets":
             log(f"kwok: {ensure_kwok()}")
+            log(f"helm: {ensure_helm()}")
             from tests.support.env.kured import ensure_kured  # its YAML needs the test extra
 
             log(f"kured v2 prototype: {ensure_kured()}")

@@ -3,7 +3,7 @@
 
 ``python hack/record_audit.py`` starts its own audited control plane, runs the scenario of
 ``tests/support/judges/violation.py`` twice -- with kumaco as built, and with a test-only
-monkeypatch that grants one node more than the ceiling -- and writes the audit-log lines
+planner (a seam of ``kumaco run``) that grants one node more than the ceiling -- and writes the audit-log lines
 about each run's nodes to ``tests/data/audit/honest.log`` and ``tests/data/audit/broken.log``.
 """
 

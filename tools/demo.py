@@ -21,13 +21,17 @@ The demo behind ``hack/demo.py`` (its command line, with the options below;
    maintenance --leader-election-namespace maintenance --max-in-progress 2
    --require-condition kured.dev/RebootRequired --block-condition
    kured.dev/RebootInhibited``; their text logs go to ``<tmp>/logs``.
-4. A live table, redrawn twice a second with ANSI escapes (no curses), shows each
-   window with a countdown to its next transition, the Lease holder, every node's
-   ``kured.dev/UnderMaintenance`` and ``MaintenanceInProgress`` (status, reason) as
-   kumaco wrote them, and the latest events (window opened/closed, leader changed,
-   kill sent, replica restarted, kumaco's own Events). When stdout is not a terminal
-   (or ``TERM=dumb``) it prints event lines as they happen and a plain frame whenever
-   a node or the leader changes. Colour unless ``--no-color`` or ``NO_COLOR``.
+4. The live table is the product's ``kubectl kumaco status --watch --kubeconfig
+   <tmp>/kubeconfig -n maintenance`` (:func:`kumaco.cmd.statuswatch.watch`, run in
+   this process with the demo as its :class:`~kumaco.cmd.statuswatch.Hooks`, on
+   kumaco's clock, looking again every half second): every window with its next
+   change, each node under maintenance or in progress with kumaco's reason, and the
+   leader. The demo adds only what is its own: on a terminal, under the table, the
+   latest events (window opened/closed, leader changed, kill sent, replica restarted,
+   kumaco's own Events) and a footer with the scenario's countdowns; when stdout is
+   not a terminal (or ``TERM=dumb``), event lines as they happen between the
+   snapshots the watch prints whenever the status changes. Colour as ``kubectl kumaco
+   status`` decides, and never with ``--no-color``.
 5. ``--kill-after`` seconds after the window opens the leader gets SIGTERM (default:
    it releases the Lease and a standby takes over within about one retry period, 2 s)
    or SIGKILL (the Lease has to expire: about 15 s).
@@ -45,9 +49,9 @@ directory and restores the terminal (cursor, echo).
 
 Lines a script may rely on when stdout is not a terminal: ``workdir: PATH``,
 ``kubeconfig: PATH``, ``pids: NAME=PID...`` for every process started, event lines
-``[HH:MM:SSZ] TEXT``, frames introduced by ``---- frame HH:MM:SSZ``, in which node
-rows read ``NAME FLAGS UM-STATUS UM-REASON MIP-STATUS MIP-REASON`` (FLAGS ``R``
-RebootRequired, ``I`` RebootInhibited, ``-`` neither), and one final ``summary:`` line.
+``[HH:MM:SSZ] TEXT``, the status snapshots of ``kubectl kumaco status --watch``
+(each begins with a ``kumaco status at`` line; docs/status.md), and one final
+``summary:`` line.
 
 Only the standard library is imported at module level (the rest when the demo
 runs), so that ``hack/demo.sh --help`` works before the virtualenv exists.
@@ -58,7 +62,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
-import re
 import shutil
 import signal
 import sys
@@ -67,13 +70,13 @@ import threading
 import time
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, ClassVar, TextIO
+from typing import TYPE_CHECKING, ClassVar, TextIO
 
 if TYPE_CHECKING:
-    from kumaco.core.windows import InvalidWindow, Window
+    from kumaco.views.report import Snapshot, StatusReport
     from tests.support.env.controlplane import ControlPlane
     from tests.support.env.harness import Api
     from tests.support.env.supervisor import ReplicaFactory, Supervisor
@@ -104,11 +107,12 @@ REPLICA_FLAGS = (
     "--log-format",
     "text",
 )
+#: The watch looks again at least this often (s): the scenario's clock (kill, reboots, end).
 TICK = 0.5
-PLAIN_HEARTBEAT = 15.0
-UM_REASON_WIDTH = 23  # NoMaintenanceWindowOpen
-MIP_REASON_WIDTH = 25  # ConcurrencyCeilingReached
-WIDE = 110
+#: kumaco's Events are read at most this often (s).
+EVENTS_EVERY = 1.0
+#: The styles of the event log (kumaco.views.table's).
+BOLD, DIM, RED, GREEN, YELLOW, CYAN = "bold", "dim", "red", "green+bold", "yellow+bold", "cyan"
 
 
 class Interrupted(BaseException):
@@ -137,12 +141,6 @@ def hms(t: float) -> str:
     return dt.datetime.fromtimestamp(t, dt.UTC).strftime("%H:%M:%SZ")
 
 
-def when(t: float, now: float) -> str:
-    """A UTC instant, with the date when it is not within a day of ``now``."""
-    fmt = "%H:%M:%SZ" if abs(t - now) < 86400 else "%Y-%m-%d %H:%MZ"
-    return dt.datetime.fromtimestamp(t, dt.UTC).strftime(fmt)
-
-
 def span(seconds: float) -> str:
     """A countdown: ``0:07``, ``1:02:03``, ``455d 14h``."""
     s = max(0, int(seconds + 0.999))
@@ -157,117 +155,7 @@ def plural(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def parse_time(text: str | None) -> float | None:
-    if not text:
-        return None
-    with contextlib.suppress(ValueError):
-        return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    return None
-
-
-Seg = tuple[str, str]  # (text, SGR parameters or "")
-
-BOLD, DIM, RED, GREEN, YELLOW, MAGENTA, CYAN = "1", "2", "31", "1;32", "1;33", "35", "1;36"
-
-
-def paint(segs: Sequence[Seg], width: int, color: bool) -> str:
-    """Join segments, cut to ``width`` visible characters, coloured when asked."""
-    out: list[str] = []
-    room = width
-    for text, sgr in segs:
-        if room <= 0:
-            break
-        piece = text[:room]
-        room -= len(piece)
-        out.append(f"\x1b[{sgr}m{piece}\x1b[0m" if color and sgr and piece.strip() else piece)
-    return "".join(out).rstrip() if not color else "".join(out)
-
-
 # ----------------------------------------------------------------------------- model
-
-
-@dataclass(frozen=True)
-class Cond:
-    """A node condition as the table shows it."""
-
-    status: str
-    reason: str
-    since: float | None
-    message: str = ""
-
-
-@dataclass(frozen=True)
-class NodeRow:
-    """One node: where it is, kured's conditions, kumaco's conditions."""
-
-    name: str
-    labels: dict[str, str]
-    required: bool
-    inhibited: bool
-    um: Cond | None
-    mip: Cond | None
-
-    @property
-    def flags(self) -> str:
-        return ("R" if self.required else "") + ("I" if self.inhibited else "") or "-"
-
-    @property
-    def zone(self) -> str:
-        return self.labels.get("topology.kubernetes.io/zone", "")
-
-    @property
-    def role(self) -> str:
-        return "control-plane" if CONTROL_PLANE in self.labels else "worker"
-
-
-def node_row(obj: dict[str, Any]) -> NodeRow:
-    conds = {c.get("type"): c for c in obj.get("status", {}).get("conditions") or []}
-
-    def cond(ctype: str) -> Cond | None:
-        c = conds.get(ctype)
-        if c is None:
-            return None
-        return Cond(
-            str(c.get("status", "")),
-            str(c.get("reason", "")),
-            parse_time(c.get("lastTransitionTime")),
-            str(c.get("message", "")),
-        )
-
-    def true(ctype: str) -> bool:
-        c = conds.get(ctype)
-        return c is not None and c.get("status") == "True"
-
-    return NodeRow(
-        obj["metadata"]["name"],
-        dict(obj["metadata"].get("labels") or {}),
-        true(REQUIRED),
-        true(BLOCKING),
-        cond(UM),
-        cond(MIP),
-    )
-
-
-_WINDOWS_IN_MESSAGE = re.compile(r"^maintenance windows? (.+?) open (?:until|with) ")
-
-
-def window_names(row: NodeRow) -> list[str]:
-    """The open windows named by a node's UnderMaintenance message (kumaco.core.planner's wording)."""
-    m = _WINDOWS_IN_MESSAGE.match(row.um.message if row.um is not None else "")
-    return [k.split("/", 1)[-1] for k in m.group(1).split(", ")] if m else []
-
-
-@dataclass
-class Snapshot:
-    """What one poll of the API server saw."""
-
-    at: float
-    nodes: list[NodeRow] = field(default_factory=list)
-    holder: str = ""
-    renewed: float | None = None
-    lease_seconds: float = 15.0
-    events: list[dict[str, Any]] = field(default_factory=list)
-    error: str = ""
 
 
 @dataclass
@@ -296,74 +184,24 @@ class Tally:
     reboots: int = 0
 
 
-# ----------------------------------------------------------------------------- terminal
-
-
-class Screen:
-    """Full-frame ANSI redraws on a terminal, plain prints elsewhere."""
-
-    def __init__(self, out: TextIO, tty: bool, color: bool) -> None:
-        self.out = out
-        self.tty = tty
-        self.color = color
-        self.active = False
-        self.resized = False
-        self._termios: list[Any] | None = None
-
-    def open(self) -> None:
-        if not self.tty:
-            return
-        if sys.stdin.isatty():
-            with contextlib.suppress(ImportError, OSError):
-                import termios
-
-                fd = sys.stdin.fileno()
-                self._termios = termios.tcgetattr(fd)
-                quiet = termios.tcgetattr(fd)
-                quiet[3] &= ~termios.ECHO  # typed keys (and ^C) do not garble the table
-                termios.tcsetattr(fd, termios.TCSANOW, quiet)
-        self.out.write("\x1b[?25l\x1b[2J\x1b[H")
-        self.out.flush()
-        self.active = True
-
-    def size(self) -> tuple[int, int]:
-        cols, rows = shutil.get_terminal_size((80, 24))
-        return max(cols, 40), max(rows, 12)
-
-    def draw(self, lines: Sequence[str]) -> None:
-        clear = "\x1b[2J" if self.resized else ""
-        self.resized = False
-        self.out.write(clear + "\x1b[H" + "\x1b[K\n".join(lines) + "\x1b[K\x1b[J")
-        self.out.flush()
-
-    def close(self) -> None:
-        if not self.active:
-            return
-        self.active = False
-        with contextlib.suppress(OSError):
-            self.out.write("\x1b[0m\x1b[?25h\n")
-            self.out.flush()
-        if self._termios is not None:
-            with contextlib.suppress(ImportError, OSError):
-                import termios
-
-                fd = sys.stdin.fileno()
-                termios.tcflush(fd, termios.TCIFLUSH)
-                termios.tcsetattr(fd, termios.TCSANOW, self._termios)
-
-
 # ----------------------------------------------------------------------------- the demo
 
 
 class Demo:
-    """Set up, run the scenario while drawing the table, and clean up whatever happens."""
+    """Set up, run the scenario under ``kubectl kumaco status --watch``, clean up whatever happens.
+
+    It is the watch's :class:`~kumaco.cmd.statuswatch.Hooks`: :meth:`on_report` narrates
+    and plays the scenario, :meth:`panel` and :meth:`footer` add its lines on a terminal.
+    """
 
     def __init__(self, opts: DemoOptions, out: TextIO = sys.stdout) -> None:
+        from kumaco.cmd.status import use_color
+        from kumaco.cmd.statuswatch import in_place
+
         self.o = opts
         self.out = out
-        tty = out.isatty() and os.environ.get("TERM") != "dumb"
-        color = tty and not opts.no_color and not os.environ.get("NO_COLOR")
-        self.screen = Screen(out, tty, color)
+        self.tty = in_place("text", out, os.environ)
+        self.color = not opts.no_color and use_color(out, os.environ)
         self.started = time.time()
         #: kumaco's clock minus the machine's (set in :meth:`setup`): every time the demo
         #: shows or compares is kumaco's (:meth:`now`), the Lease's and conditions' included.
@@ -379,19 +217,17 @@ class Demo:
         self.sup: Supervisor | None = None
         self.replicas: ReplicaFactory | None = None
         self.scenario: Scenario | None = None
-        self.windows: list[Window | InvalidWindow] = []
-        self._parsed: dict[tuple[str, str], Window | InvalidWindow] = {}
         self.tally = Tally()
         self.events: deque[tuple[float, str, str]] = deque(maxlen=200)
         self.pids: dict[str, int] = {}
         self.mip_since: dict[str, float] = {}
+        self.mip_status: dict[str, str] = {}
+        self.holder: str | None = None  # the Lease holder last seen (None: not yet)
         self.rebooted: set[str] = set()
         self.seen_events: set[str] = set()
-        self.last: Snapshot | None = None
+        self.events_read = 0.0
         self.scenario_over = False
         self.open_windows: list[str] = []
-        self.polls = 0
-        self._last_plain = ("", 0.0)
 
     # -- output
 
@@ -407,7 +243,7 @@ class Demo:
     def event(self, text: str, style: str = "", at: float | None = None) -> None:
         at = self.now() if at is None else at
         self.events.append((at, text, style))
-        if not self.screen.tty:
+        if not self.tty:
             self.say(f"[{hms(at)}] {text}")
 
     # -- signals
@@ -419,9 +255,6 @@ class Demo:
         if self.phase == "setup":
             raise Interrupted(signal.Signals(signum).name)
 
-    def _on_winch(self, _signum: int, _frame: FrameType | None) -> None:
-        self.screen.resized = True
-
     # -- lifecycle
 
     def run(self) -> int:
@@ -430,23 +263,19 @@ class Demo:
             s: signal.signal(s, self._on_signal)
             for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
         }
-        old[signal.SIGWINCH] = signal.signal(signal.SIGWINCH, self._on_winch)
         try:
             self.setup()
             self.phase = "run"
             if not self.stop.is_set():
-                self.screen.open()
-                self.loop()
+                self.watch()
         except Interrupted:
             pass
         except (RuntimeError, OSError, AssertionError) as exc:
             self.phase = "cleanup"
-            self.screen.close()
             print(f"demo: set-up or run failed: {exc}", file=sys.stderr, flush=True)
             rc = 1
         finally:
             self.phase = "cleanup"
-            self.screen.close()
             self.cleanup()
             for s, h in old.items():
                 signal.signal(s, h)
@@ -510,7 +339,7 @@ class Demo:
                 else ""
             )
         )
-        if self.screen.tty:
+        if self.tty:
             time.sleep(1.5)  # let the set-up lines be read before the table takes the screen
 
     @property
@@ -585,30 +414,6 @@ class Demo:
         assert self.api is not None
         for name, data in self.window_data().items():
             self.api.window(NS, name, data, annotations={"description": self.DESCRIPTIONS[name]})
-        self.read_windows()
-
-    def read_windows(self) -> None:
-        """The window ConfigMaps as they are now (with --keep, someone may add or edit one)."""
-        from kumaco.core.windowdata import parse_window
-
-        assert self.api is not None
-        doc = self.api.request(
-            "GET",
-            f"/api/v1/namespaces/{NS}/configmaps?labelSelector=kured.dev%2Fmaintenance-window",
-        )
-        found: list[Window | InvalidWindow] = []
-        items = doc.get("items") or []
-        for cm in sorted(
-            items, key=lambda c: (c["metadata"]["name"] != OPENING, c["metadata"]["name"])
-        ):
-            meta = cm["metadata"]
-            key = (str(meta["name"]), str(meta.get("resourceVersion", "")))
-            if key not in self._parsed:
-                self._parsed[key] = parse_window(
-                    NS, key[0], cm.get("data"), has_binary_data=bool(cm.get("binaryData"))
-                )
-            found.append(self._parsed[key])
-        self.windows = found
 
     def track_replicas(self, quiet: bool = False) -> None:
         assert self.sup is not None
@@ -622,66 +427,100 @@ class Demo:
             self.pids[key] = pid
             if quiet:
                 continue
-            if not self.screen.tty:
+            if not self.tty:
                 self.say(f"pids: {key}={pid}")
             if restarted:
                 self.tally.restarts += 1
                 self.event(f"{name} restarted by the supervisor (pid {pid})", DIM)
 
-    # -- the loop
+    # -- the live table: kubectl kumaco status --watch, with the demo's hooks
 
-    def loop(self) -> None:
-        while not self.stop.is_set():
-            now = self.now()
-            snap = self.poll(now)
-            self.observe(snap)
-            self.act(snap)
-            self.render(snap)
-            self.last = snap
-            sc = self.scenario
-            assert sc is not None
-            if sc.deadline is not None and now >= sc.deadline:
-                self.stop_reason = self.stop_reason or f"--duration {self.o.duration:g}"
-                break
-            if sc.end_at is not None and self.scenario_over:
-                self.stop_reason = self.stop_reason or "scenario over"
-                break
-            self.stop.wait(max(0.05, TICK - (self.now() - now)))
-        if self.last is not None and not self.screen.tty:
-            self.print_plain(self.last, force=True)
-        elif self.last is not None:
-            self.render(self.last)
+    def watch(self) -> None:
+        """``kubectl kumaco status --watch`` on the demo's cluster until the scenario ends."""
+        from kumaco.cmd.cluster import connect
+        from kumaco.cmd.kubectl import build_parser
+        from kumaco.cmd.status import status_instance
+        from kumaco.cmd.statuswatch import watch
 
-    def poll(self, now: float) -> Snapshot:
-        assert self.api is not None
-        snap = Snapshot(at=now)
-        prev = self.last
+        argv = ["status", "--watch", "--kubeconfig", str(self.kubeconfig), "-n", NS]
+        args = build_parser().parse_args(argv)
+        cluster = connect(args)
         try:
-            doc = self.api.request("GET", "/api/v1/nodes")
-            snap.nodes = sorted((node_row(n) for n in doc["items"]), key=lambda r: r.name)
-            lease = self.api.lease(NS, LEASE) or {}
-            spec = lease.get("spec") or {}
-            snap.holder = str(spec.get("holderIdentity") or "")
-            snap.renewed = parse_time(spec.get("renewTime"))
-            snap.lease_seconds = float(spec.get("leaseDurationSeconds") or 15)
-            if self.polls % 2 == 0:
-                snap.events = self.api.events(NS)
-                self.read_windows()
-        except (RuntimeError, OSError, ValueError, KeyError) as exc:
-            snap.error = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
-            if prev is not None:
-                snap.nodes, snap.holder, snap.renewed = prev.nodes, prev.holder, prev.renewed
-        self.polls += 1
-        return snap
+            watch(
+                args,
+                cluster,
+                status_instance(args, cluster),
+                self.out,
+                sys.stderr,
+                hooks=self,
+                stop=self.stop,
+                clock=lambda: int(self.now() * 1e9),
+                tick=TICK,
+                color=self.color,
+            )
+        finally:
+            cluster.close()
 
-    def observe(self, snap: Snapshot) -> None:
-        prev = self.last
+    def on_report(self, snapshot: Snapshot, report: StatusReport) -> None:
+        """Each look of the watch: narrate what changed, play the scenario, end it in time."""
+        now = report.at / 1e9
+        self.track_replicas()
+        self.narrate_events(now)
+        if not snapshot.problems and snapshot.nodes is not None:
+            self.observe(snapshot, report, now)
+            self.act(snapshot, report, now)
         sc = self.scenario
         assert sc is not None
-        now = snap.at
-        self.track_replicas()
-        # kumaco's own Events (window loaded / ignored / started / ended)
-        for ev in sorted(snap.events, key=lambda e: str(e.get("eventTime") or "")):
+        if sc.deadline is not None and now >= sc.deadline:
+            self.stop_reason = self.stop_reason or f"--duration {self.o.duration:g}"
+            self.stop.set()
+        if sc.end_at is not None and self.scenario_over:
+            self.stop_reason = self.stop_reason or "scenario over"
+            self.stop.set()
+
+    def panel(self, report: StatusReport, color: bool) -> tuple[str, Sequence[str]]:
+        """The event log, under the table."""
+        from kumaco.views.table import paint
+
+        title = paint("-- events " + "-" * 300, DIM, color)
+        return title, [
+            paint(hms(at), DIM, color) + " " + paint(text, style, color)
+            for at, text, style in self.events
+        ]
+
+    def footer(self, report: StatusReport, color: bool) -> Sequence[str]:
+        """The scenario's countdowns, and the command the table is."""
+        from kumaco.views.table import paint
+
+        sc, t, now = self.scenario, self.tally, report.at / 1e9
+        assert sc is not None
+        line = paint("kumaco demo", BOLD, color) + "  " + paint("Ctrl-C stops", BOLD, color)
+        ends = [e for e in (sc.end_at, sc.deadline) if e is not None]
+        if self.o.keep and self.scenario_over:
+            line += " (scenario over)"
+        elif ends:
+            line += f" (ends in {span(min(ends) - now)})"
+        if sc.kill_at is not None and t.kill_sent is None and now < sc.close_at:
+            line += paint(
+                f"  SIG{self.o.kill_signal} to the leader in {span(sc.kill_at - now)}", RED, color
+            )
+        elif t.takeover is not None:
+            line += paint(f"  SIG{self.o.kill_signal}: takeover {t.takeover:.1f}s", DIM, color)
+        line += paint(f"  ceiling {CEILING}, {REPLICAS} replicas", DIM, color)
+        hint = f"the table is: kubectl kumaco status --watch --kubeconfig {self.kubeconfig} -n {NS}"
+        return [line, paint(hint, DIM, color)]
+
+    def narrate_events(self, now: float) -> None:
+        """kumaco's own Events (window loaded / ignored / started / ended), at most each second."""
+        if now - self.events_read < EVENTS_EVERY:
+            return
+        self.events_read = now
+        assert self.api is not None
+        try:
+            found = self.api.events(NS)
+        except (RuntimeError, OSError, ValueError, KeyError):
+            return  # the watch shows the API's trouble; the next look reads them again
+        for ev in sorted(found, key=lambda e: str(e.get("eventTime") or "")):
             name = str(ev.get("metadata", {}).get("name"))
             if name in self.seen_events:
                 continue
@@ -692,13 +531,17 @@ class Demo:
                 f"{kind} {reason} {what}: {ev.get('note', '')}",
                 YELLOW if kind == "Warning" else DIM,
             )
-        if snap.error:
-            return
-        # windows opening and closing, as kumaco's conditions show them
-        um = [r for r in snap.nodes if r.um is not None and r.um.status == "True"]
+
+    def observe(self, snapshot: Snapshot, report: StatusReport, now: float) -> None:
+        """Windows opening and closing, slots given and taken, the leader: as kumaco wrote them."""
+        sc = self.scenario
+        assert sc is not None
+        views = sorted(snapshot.nodes or (), key=lambda v: v.name)
+        um = [v for v in views if v.is_true(UM)]
         t = self.tally
         if um and not self.open_windows:
-            self.open_windows = sorted({k for r in um for k in window_names(r)}) or ["a window"]
+            keys = {k for n in report.nodes if n.name in {v.name for v in um} for k in n.windows}
+            self.open_windows = sorted(k.split("/", 1)[-1] for k in keys) or ["a window"]
             late = ""
             if t.opened_seen is None and (OPENING in self.open_windows or now >= sc.open_at - 2):
                 t.opened_seen = now
@@ -716,34 +559,35 @@ class Demo:
             self.open_windows = []
             self.event(f"{names} closed: UnderMaintenance=False everywhere{late}", BOLD)
         # MaintenanceInProgress, one line per change
-        before = {
-            r.name: r.mip.status if r.mip else "" for r in (prev.nodes if prev is not None else [])
-        }
         gained, lost = [], []
-        for r in snap.nodes:
-            status = r.mip.status if r.mip else ""
-            if status == "True" and before.get(r.name) != "True":
-                gained.append(r.name)
-                self.mip_since[r.name] = now
-            elif status != "True" and before.get(r.name) == "True":
-                lost.append(f"{r.name} ({r.mip.reason if r.mip else 'removed'})")
-                self.mip_since.pop(r.name, None)
-        holding = sum(1 for r in snap.nodes if r.mip is not None and r.mip.status == "True")
-        self.tally.max_in_progress = max(self.tally.max_in_progress, holding)
+        for v in views:
+            mip = v.condition(MIP)
+            status = mip.status if mip is not None else ""
+            before = self.mip_status.get(v.name)
+            if status == "True" and before != "True":
+                gained.append(v.name)
+                self.mip_since[v.name] = now
+            elif status != "True" and before == "True":
+                lost.append(f"{v.name} ({mip.reason if mip is not None else 'removed'})")
+                self.mip_since.pop(v.name, None)
+            self.mip_status[v.name] = status
+        holding = sum(1 for v in views if v.is_true(MIP))
+        t.max_in_progress = max(t.max_in_progress, holding)
         if lost:
             self.event(f"MaintenanceInProgress=False: {', '.join(lost)}", DIM)
         if gained:
             self.event(
-                f"MaintenanceInProgress=True: {', '.join(gained)} ({holding}/{CEILING})",
-                GREEN,
+                f"MaintenanceInProgress=True: {', '.join(gained)} ({holding}/{CEILING})", GREEN
             )
         # the leader
-        if prev is None or snap.holder != prev.holder:
-            self.leader_changed(prev.holder if prev is not None else "", snap.holder, now)
+        holder = report.leader.holder if report.leader is not None else ""
+        if self.holder is None or holder != self.holder:
+            self.leader_changed(self.holder or "", holder, now)
+        self.holder = holder
         if (
             sc.end_at is not None
             and now >= sc.end_at
-            and (self.tally.closed_seen is not None or now >= sc.close_at + 30)
+            and (t.closed_seen is not None or now >= sc.close_at + 30)
         ):
             self.scenario_over = True
         if self.o.keep and not self.scenario_over and now >= sc.close_at + 5:
@@ -763,198 +607,41 @@ class Demo:
         verb = "elected" if not old and t.kill_sent is None else "changed"
         self.event(f"leader {verb}: {new}{after}", CYAN)
 
-    def act(self, snap: Snapshot) -> None:
+    def act(self, snapshot: Snapshot, report: StatusReport, now: float) -> None:
+        """The scenario's moves: kill the leader once, play kured's reboots."""
+        from kumaco.core.times import parse_timestamp
+
         sc = self.scenario
         assert sc is not None
         assert self.sup is not None
-        now = snap.at
         t = self.tally
-        fresh = snap.renewed is not None and now - snap.renewed < snap.lease_seconds / 2
+        lead = report.leader
+        holder = lead.holder if lead is not None else ""
+        renewed = parse_timestamp(lead.renew_time) if lead is not None else None
+        fresh = (
+            lead is not None and renewed is not None and report.at - renewed < lead.duration * 5e8
+        )
         if sc.kill_at is not None and t.kill_sent is None and now >= sc.kill_at and fresh:
-            victim = self.sup.by_identity(snap.holder) if snap.holder else None
+            victim = self.sup.by_identity(holder) if holder else None
             if victim is not None and victim.alive and victim.proc is not None:
                 sig = signal.SIGTERM if self.o.kill_signal == "TERM" else signal.SIGKILL
                 victim.send(sig)
-                t.kill_sent, t.killed_holder = self.now(), snap.holder
-                self.event(
-                    f"sent {sig.name} to leader {snap.holder} (pid {victim.proc.pid})", MAGENTA
-                )
-        if self.o.reboot_after > 0 and not snap.error:
-            for r in snap.nodes:
-                since = self.mip_since.get(r.name)
+                t.kill_sent, t.killed_holder = self.now(), holder
+                self.event(f"sent {sig.name} to leader {holder} (pid {victim.proc.pid})", RED)
+        if self.o.reboot_after > 0:
+            for v in snapshot.nodes or ():
+                since = self.mip_since.get(v.name)
                 if (
                     since is not None
                     and now - since >= self.o.reboot_after
-                    and r.required
-                    and r.name not in self.rebooted
+                    and v.is_true(REQUIRED)
+                    and v.name not in self.rebooted
                 ):
-                    self.rebooted.add(r.name)
+                    self.rebooted.add(v.name)
                     with contextlib.suppress(RuntimeError, OSError):
-                        self.set_condition(r.name, REQUIRED, "False", "Rebooted", "rebooted")
+                        self.set_condition(v.name, REQUIRED, "False", "Rebooted", "rebooted")
                         t.reboots += 1
-                        self.event(f"kured (simulated) rebooted {r.name}: RebootRequired=False")
-
-    # -- drawing
-
-    def render(self, snap: Snapshot) -> None:
-        if self.screen.tty:
-            cols, rows = self.screen.size()
-            self.screen.draw(self.frame(snap, cols, rows))
-        else:
-            self.print_plain(snap)
-
-    def print_plain(self, snap: Snapshot, force: bool = False) -> None:
-        body = [
-            paint(s, 1000, False) for s in self.table(snap, wide=False, max_nodes=10**6, ages=False)
-        ]
-        # a new frame when a node or the leader changes (clock and countdowns tick every time)
-        key = "\n".join([snap.holder, *body[1 + len(self.windows) :]])
-        last_key, last_at = self._last_plain
-        if not force and key == last_key and snap.at - last_at < PLAIN_HEARTBEAT:
-            return
-        if not force and key != last_key and snap.at - last_at < 1.0:
-            return
-        self._last_plain = (key, snap.at)
-        self.say(f"---- frame {hms(snap.at)}\n" + "\n".join(body))
-
-    def frame(self, snap: Snapshot, cols: int, rows: int) -> list[str]:
-        width = cols - 1
-        wide = cols >= WIDE
-        color = self.screen.color
-        fixed = 1 + len(self.windows) + 1 + 2  # title, windows, node header, footer
-        max_nodes = max(3, rows - 1 - fixed - 1)
-        table = self.table(snap, wide, max_nodes)
-        room = max(1, rows - 1 - len(table) - 2)
-        lines = [paint(s, width, color) for s in table]
-        if room >= 6:  # a rule between the table and the event log, when there is room
-            lines.append(paint([("-- events " + "-" * width, DIM)], width, color))
-            room -= 1
-        for at, text, style in list(self.events)[-room:]:
-            lines.append(paint([(hms(at) + " ", DIM), (text, style)], width, color))
-        lines.extend([""] * (rows - 1 - 2 - len(lines)))
-        lines.append(paint(self.footer(snap, wide), width, color))
-        hint = f"kubectl kumaco status --kubeconfig {self.kubeconfig}"
-        lines.append(paint([(hint, DIM)], width, color))
-        return lines[: rows - 1]
-
-    def footer(self, snap: Snapshot, wide: bool) -> list[Seg]:
-        sc = self.scenario
-        assert sc is not None
-        segs: list[Seg] = [("Ctrl-C stops", BOLD)]
-        ends = [t for t in (sc.end_at, sc.deadline) if t is not None]
-        if self.o.keep and self.scenario_over:
-            segs.append((" (scenario over)", ""))
-        elif ends:
-            segs.append((f" (ends in {span(min(ends) - snap.at)})", ""))
-        segs.append(("  R RebootRequired, I RebootInhibited", DIM))
-        if wide:
-            segs.append((f"  ceiling {CEILING}, {REPLICAS} replicas, Lease {NS}/{LEASE}", DIM))
-        if snap.error:
-            segs = [(f"API: {snap.error}", RED)]
-        return segs
-
-    def title(self, snap: Snapshot, wide: bool) -> list[Seg]:
-        sc = self.scenario
-        assert sc is not None
-        segs: list[Seg] = [("kumaco demo", BOLD), (f"  {hms(snap.at)}  leader ", "")]
-        if snap.holder:
-            segs.append((snap.holder, CYAN))
-            if snap.renewed is not None:
-                age = snap.at - snap.renewed
-                if age > 3:
-                    left = snap.renewed + snap.lease_seconds - snap.at
-                    note = f"expires in {span(left)}" if left > 0 else "expired"
-                    segs.append((f" (no renewal for {age:.0f}s, {note})", YELLOW))
-        else:
-            segs.append(("(none)", RED))
-        t = self.tally
-        if sc.kill_at is not None and t.kill_sent is None and snap.at < sc.close_at:
-            kill = f"  SIG{self.o.kill_signal} to leader in {span(sc.kill_at - snap.at)}"
-            segs.append((kill, MAGENTA))
-        elif t.takeover is not None:
-            segs.append((f"  (SIG{self.o.kill_signal}: takeover {t.takeover:.1f}s)", DIM))
-        return segs
-
-    def table(
-        self, snap: Snapshot, wide: bool, max_nodes: int, ages: bool = True
-    ) -> list[list[Seg]]:
-        out = [self.title(snap, wide)]
-        for w in self.windows:
-            out.append(self.window_line(w, snap, wide))
-        hdr = f"{'NODE':<10} "
-        if wide:
-            hdr += f"{'ZONE':<6} {'ROLE':<13} "
-        hdr += f"{'RI':<2} {UM:<{UM_REASON_WIDTH + 6}} {MIP}"
-        out.append([(hdr, BOLD)])
-        rows = snap.nodes
-        if len(rows) > max_nodes:
-            hidden = rows[max_nodes - 1 :]
-            rows = rows[: max_nodes - 1]
-        else:
-            hidden = []
-        for r in rows:
-            out.append(self.node_line(r, snap.at, wide, ages))
-        if hidden:
-            um = sum(1 for r in hidden if r.um is not None and r.um.status == "True")
-            mip = sum(1 for r in hidden if r.mip is not None and r.mip.status == "True")
-            out.append(
-                [(f"... {len(hidden)} more nodes: {um} under maintenance, {mip} in progress", DIM)]
-            )
-        return out
-
-    def window_line(self, w: Window | InvalidWindow, snap: Snapshot, wide: bool) -> list[Seg]:
-        from kumaco.core.windows import Window
-
-        segs: list[Seg] = [(f"{w.name:<13}", BOLD)]
-        if not isinstance(w, Window):
-            return [*segs, ("INVALID ", RED), (w.reason, DIM)]
-        st = w.state_at(int(snap.at * 1e9))
-        nodes = sum(1 for r in snap.nodes if w.selector.matches(r.labels))
-        nxt = st.next_change / 1e9 if st.next_change is not None else None
-        if st.open:
-            segs.append(("OPEN    ", YELLOW))
-            if nxt is not None:
-                segs.append((f"closes in {span(nxt - snap.at)} at {when(nxt, snap.at)}", ""))
-        else:
-            segs.append(("closed  ", DIM))
-            if nxt is not None:
-                segs.append((f"opens in {span(nxt - snap.at)} at {when(nxt, snap.at)}", ""))
-            else:
-                segs.append(("never opens", ""))
-        segs.append((f", {plural(nodes, 'node')}", DIM))
-        if wide:
-            segs.append((f"  {w.selector_text}", DIM))
-        return segs
-
-    def node_line(self, r: NodeRow, now: float, wide: bool, ages: bool) -> list[Seg]:
-        holds = r.mip is not None and r.mip.status == "True"
-        segs: list[Seg] = [(f"{r.name:<10} ", BOLD if holds else "")]
-        if wide:
-            segs.append((f"{r.zone:<6} {r.role:<13} ", DIM))
-        segs.append((f"{r.flags:<2} ", YELLOW if r.inhibited else ("" if r.required else DIM)))
-        segs.extend(self.cond_cell(r.um, UM_REASON_WIDTH, UM))
-        segs.append((" ", ""))
-        if ages and holds and r.mip is not None and r.mip.since is not None:
-            # every holder's reason is MaintenanceAllowed: the ages line up
-            segs.extend(self.cond_cell(r.mip, 0, MIP))
-            segs.append((f" for {span(now - r.mip.since)}", GREEN))
-        else:
-            segs.extend(self.cond_cell(r.mip, MIP_REASON_WIDTH, MIP))
-        return segs
-
-    @staticmethod
-    def cond_cell(c: Cond | None, width: int, ctype: str) -> list[Seg]:
-        if c is None:
-            return [(f"{'-':<5} {'':<{width}}", DIM)]
-        if c.status == "True":
-            style = YELLOW if ctype == UM else GREEN
-        elif c.reason == "ConcurrencyCeilingReached":
-            style = MAGENTA
-        elif c.reason == "BlockedByCondition":
-            style = RED
-        else:
-            style = DIM
-        return [(f"{c.status:<5} ", style), (f"{c.reason:<{width}}", style)]
+                        self.event(f"kured (simulated) rebooted {v.name}: RebootRequired=False")
 
     # -- the end
 

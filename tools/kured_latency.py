@@ -58,12 +58,12 @@ from tests.support.env.controlplane import (
     ControlPlane,
     ensure_assets,
     ensure_kwok,
-    free_port,
     seed_nodes,
-    stop_process,
 )
 from tests.support.env.harness import UM, Api, ApiError, Kumaco, NodeWatcher, cron_at, next_boundary
 from tests.support.env.kwok import Kwok, KwokSettings
+from tests.support.env.ports import free_port
+from tests.support.env.process import stop_process
 from tools.bench import busy_percent, converge, machine_busy, proc_stats
 from tools.churn import Churn, ChurnRates
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from tests.support.env.controlplane import ControlPlane, ensure_assets, log, stop_process
+from tests.support.env.controlplane import ControlPlane, ensure_assets, log
 from tests.support.env.harness import RUN_LABEL, Api, Kumaco, unique
 from tests.support.env.kured import (
     AgentTimings,
@@ -33,6 +33,7 @@ from tests.support.env.kured import (
     observe,
     window_open_for,
 )
+from tests.support.env.process import stop_process
 from tests.support.env.supervisor import Timings
 from tests.support.judges.kured import summary
 

@@ -16,7 +16,8 @@ several rounds), so the ratios hold on a noisy machine:
     nodes, wired again for 50,000);
 * compact node views (interned strings, shared owner maps,
   :mod:`kumaco.core.nodes`): bytes kept per node and the per-event cost, with
-  the interning switched off and on;
+  the interning off and on (a store given ``Sharing(interning=False)``: the
+  product's own seam, nothing patched);
 * protobuf (:func:`protobuf_list_cost`): the API server's CPU and the bytes of
   one LIST of every node in JSON and in ``application/vnd.kubernetes.protobuf``.
 
@@ -26,18 +27,16 @@ turns them into decisions.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import json
 import random
 import time
 import tracemalloc
-from collections.abc import Callable, Iterator
-from types import MappingProxyType
+from collections.abc import Callable
 from typing import Any
 
-import kumaco.core.nodes as nodes_module
 from kumaco.controller.stores import NodeStore
+from kumaco.core.nodes import Sharing
 from kumaco.kube.wire import drop_images
 from tests.support.env.controlplane import NPD_CONDITIONS, ControlPlane, node_object
 
@@ -113,20 +112,6 @@ def _event(node: dict[str, Any]) -> bytes:
     return b'{"type":"MODIFIED","object":' + json.dumps(node, separators=(",", ":")).encode() + b"}"
 
 
-@contextlib.contextmanager
-def interning(on: bool) -> Iterator[None]:
-    """Switch the compact views' interning off (``on=False``) for an A/B comparison."""
-    saved = {k: getattr(nodes_module, k) for k in ("intern", "shared_owners")}
-    if not on:
-        setattr(nodes_module, "intern", lambda s: s)  # noqa: B010 - a module global, on purpose
-        setattr(nodes_module, "shared_owners", lambda o: MappingProxyType(dict(o)))  # noqa: B010
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            setattr(nodes_module, k, v)
-
-
 def _best_us(
     variants: dict[str, Callable[[], object]], n: int = 3000, rounds: int = 5
 ) -> dict[str, float]:
@@ -140,17 +125,14 @@ def _best_us(
     return {k: round(v, 1) for k, v in best.items()}
 
 
-def _switch_only() -> None:
-    with interning(False):
-        pass
-
-
 def event_costs() -> dict[str, Any]:
     """Microseconds of kumaco's CPU per node watch event, by path (see the module docstring)."""
     node = realistic_node(500, 1000)
     line = _event(node)
     store = NodeStore(owned=OWNED, manager=MANAGER)
     store.replace([store.trim(node)])  # the echo: the store already has this version
+    plain = NodeStore(owned=OWNED, manager=MANAGER, sharing=Sharing(interning=False))
+    plain.replace([plain.trim(node)])
 
     def today() -> None:
         store.apply("MODIFIED", store.trim(json.loads(line)["object"]))
@@ -163,8 +145,7 @@ def event_costs() -> dict[str, Any]:
             today()
 
     def no_intern() -> None:
-        with interning(False):
-            today()
+        plain.apply("MODIFIED", plain.trim(json.loads(line)["object"]))
 
     costs = _best_us(
         {
@@ -173,10 +154,8 @@ def event_costs() -> dict[str, Any]:
             "drop_images": shrunk,
             "echo_skipped": echo_skipped,
             "interning_off": no_intern,
-            "interning_switch_only": _switch_only,
         }
     )
-    costs["interning_off"] = round(costs["interning_off"] - costs.pop("interning_switch_only"), 1)
     return {
         "event_bytes": len(line),
         "event_bytes_without_images": len(drop_images(line)),
@@ -199,15 +178,16 @@ def store_bytes_per_node(count: int = 5000) -> dict[str, int]:
         ("interning_on", True, None),
         ("interning_on_planner_conditions_only", True, keep),
     ):
-        with interning(on):
-            gc.collect()
-            tracemalloc.start()
-            store = NodeStore(owned=OWNED, manager=MANAGER, keep=kept_types)
-            store.replace([store.trim(json.loads(r)["object"]) for r in raws])
-            gc.collect()
-            kept, _peak = tracemalloc.get_traced_memory()
-            tracemalloc.stop()
-            del store
+        gc.collect()
+        tracemalloc.start()
+        store = NodeStore(
+            owned=OWNED, manager=MANAGER, keep=kept_types, sharing=Sharing(interning=on)
+        )
+        store.replace([store.trim(json.loads(r)["object"]) for r in raws])
+        gc.collect()
+        kept, _peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        del store
         out[label] = round(kept / count)
     return out
 

@@ -48,6 +48,12 @@
 //	    everything, anything else is decoded by gopkg.in/yaml.v3 into a
 //	    metav1.LabelSelector, then given to metav1.LabelSelectorAsSelector.
 //
+// Go's time.ParseInLocation, for kumaco's reading of kured v1's times (kumaco/core/kuredv1.py):
+//
+//	{"op":"parseclock","layouts":["15:04", ...],"text":"..."}
+//	    -> {"clock":[h,mi,s,ns],"layout":i} from the first layout that parses text (in UTC),
+//	    or {"error":"..."} when none does.
+//
 // Zones are resolved by time.LoadLocation; set ZONEINFO to make it read the
 // same tz database as the code under test (time/tzdata is the fallback).
 package main
@@ -89,6 +95,19 @@ type request struct {
 	Instants []int64             `json:"instants"`
 	D        int64               `json:"d"`
 	Labels   []map[string]string `json:"labels"`
+	Layouts  []string            `json:"layouts"`
+}
+
+// parseClock tries each layout in order with time.ParseInLocation (UTC) and gives the
+// wall clock of the first that parses, as kured v1 reads --start-time and --end-time.
+func parseClock(layouts []string, text string) map[string]any {
+	for i, layout := range layouts {
+		t, err := time.ParseInLocation(layout, text, time.UTC)
+		if err == nil {
+			return map[string]any{"clock": []int{t.Hour(), t.Minute(), t.Second(), t.Nanosecond()}, "layout": i}
+		}
+	}
+	return map[string]any{"error": "no layout parses it"}
 }
 
 func labelSelector(text string, sets []map[string]string) map[string]any {
@@ -293,6 +312,8 @@ func main() {
 			resp = labelSelector(req.Text, req.Labels)
 		case "kuredselector":
 			resp = kuredSelector(req.Text)
+		case "parseclock":
+			resp = parseClock(req.Layouts, req.Text)
 		default:
 			resp = map[string]any{"error": fmt.Sprintf("unknown op %q", req.Op)}
 		}

@@ -5,26 +5,33 @@ command of the registry (:mod:`kumaco.cmd.registry`) reading files:
 
 ``kumaco validate FILE...``
     One line per window ConfigMap, ``valid ns/name`` or ``invalid ns/name: key:
-    reason``; exit 0 all valid, 1 any invalid, 2 input unreadable. ConfigMaps that
-    ``--configmap-selector`` (the controller's default) does not select are
-    skipped with a note (a warning when they look like windows); a window that
-    never closes gets a warning (:mod:`kumaco.cmd.listings`).
-``kumaco windows FILE... --from T --until T``
+    reason``; exit 0 all valid, 1 any invalid, 2 input unreadable or without any
+    window ConfigMap. ConfigMaps that ``--configmap-selector`` (the controller's
+    default) does not select are skipped with a note (a warning when they look like
+    windows); a window that never closes, fires on either day field, or that a
+    daylight-saving change skips or lengthens gets a warning (:mod:`kumaco.cmd.listings`).
+``kumaco windows FILE... [--from T] [--until T] [--at T]``
     The open intervals of every valid window intersecting ``[from, until)``
-    (``-o ics``: an iCalendar feed).
-``kumaco plan --windows FILE... --nodes FILE [--at T] ...``
+    (``-o wide``: with local times; ``-o ics``: an iCalendar feed); by default from
+    the start of the hour of ``--at`` (now) for seven days.
+``kumaco plan FILE... --nodes FILE [--at T] ...``
     What the controller would set on each node at ``T``.
-``kumaco forecast --windows FILE... --nodes FILE --from T --until T --maintenance-duration D``
+``kumaco forecast FILE... --nodes FILE --from T --until T --maintenance-duration D``
     The planner run forward in simulated time (:mod:`kumaco.cmd.forecast`); exit 1 when
     some node that needs maintenance does not finish before ``--until``.
-``kumaco timeline FILE... --from T --until T [-o svg|html] [--output-file PATH]``
+``kumaco timeline FILE... [--from T] [--until T] [-o svg|html]``
     The picture of when windows are open (:mod:`kumaco.cmd.timeline`).
 
+``kumaco convert [kured v1's flags]``
+    kured v1's reboot schedule and flags as window ConfigMaps and the flags of kumaco
+    and kured v2's reboot-inhibitors (:mod:`kumaco.cmd.convert`).
+
 ``kumaco run`` starts the controller (see :mod:`kumaco.cmd.settings` for its flags).
-A FILE of ``-`` is standard input. Times are RFC 3339 (a date alone is its
-midnight UTC); output is UTC with ``Z``. ``-o/--output`` is always the format
+Every command takes its window files as ``FILE...`` or ``--windows FILE...``; a FILE
+of ``-`` is standard input. Times are RFC 3339 (a date alone is its midnight UTC)
+or ``now``; output is UTC with ``Z``. ``-o/--output`` is always the format
 (``text``, ``json``, ``yaml``; ``svg``/``html`` for pictures), ``--output-file``
-the file.
+the file, for every command that prints.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ import os
 from collections.abc import Sequence
 from typing import TextIO
 
+from kumaco.cmd.convert import CONVERT
 from kumaco.cmd.forecast import FORECAST
 from kumaco.cmd.listings import PLAN, VALIDATE, WINDOWS
 from kumaco.cmd.registry import KUMACO, Command, Program, Source
@@ -62,7 +70,7 @@ PROGRAM = Program(
     KUMACO,
     "kumaco",
     "KUbernetes MAintenance COntroller",
-    (VALIDATE, WINDOWS, PLAN, FORECAST, TIMELINE, RUN),
+    (VALIDATE, WINDOWS, PLAN, FORECAST, TIMELINE, CONVERT, RUN),
 )
 
 

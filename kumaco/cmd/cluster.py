@@ -2,12 +2,17 @@
 
 Contract: :func:`connect` loads credentials as kubectl would
 (``--kubeconfig``, ``--context``, ``--as``, ``--as-group``, ``--request-timeout``;
-:mod:`kumaco.kube.config`) and picks the
-namespaces (``-n``/``--namespaces``, else the context's, else ``default``);
+:mod:`kumaco.kube.config`), reads kumaco's Deployment (``--deployment``, default
+``kumaco-system/kumaco``: :mod:`kumaco.cmd.deployed`; when the default one is not
+there or not readable, none) and picks the namespaces (``-n``/``--namespaces``, else
+those the deployed kumaco watches, else the context's, else ``default``);
 a :class:`ClusterSource` is the cluster as ``kubectl kumaco``'s commands read
 it: the window ConfigMaps (a namespace that cannot be read fails the command:
 :class:`ClusterError`) and the nodes in scope, after checking the selectors it
-sends. Only reads: GET and LIST through :class:`~kumaco.kube.reader.Reader`.
+sends. Only reads: GET and LIST through :class:`~kumaco.kube.reader.Reader`,
+and for ``status --watch`` LIST and WATCH through the typed collections of
+:class:`~kumaco.kube.resources.KubeResources` (the connection pool then holds
+one connection per watch).
 The Kubernetes client is imported only when a command connects, so offline
 commands never load it.
 """
@@ -20,6 +25,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
 from kumaco import __version__
+from kumaco.cmd.deployed import (
+    DEFAULT_DEPLOYMENT,
+    Deployed,
+    DeploymentError,
+    deployed_settings,
+    deployment_ref,
+)
 from kumaco.cmd.flags import UsageError, selector_flag
 from kumaco.core.configmaps import DEFAULT_CONFIGMAP_SELECTOR, windows_of
 from kumaco.core.disruptions import NO_REFUSALS, Refusals, refusals_of
@@ -31,6 +43,7 @@ from kumaco.core.windows import InvalidWindow, Window
 
 if TYPE_CHECKING:
     from kumaco.kube.reader import Reader
+    from kumaco.kube.resources import KubeResources
 
 
 class ClusterError(Exception):
@@ -39,21 +52,62 @@ class ClusterError(Exception):
 
 @dataclass(frozen=True)
 class Cluster:
-    """A connection: the reader, the context's name, the namespaces meant, and how to close."""
+    """A connection: the reader, the context's name, the namespaces meant, and how to close.
+
+    ``resources``: the same connection's collections, to watch (``status --watch``).
+    ``deployed``: the settings of kumaco's Deployment, when one was read.
+    """
 
     reader: Reader
     context: str | None
     namespaces: tuple[str, ...]
     close: Callable[[], None]
+    resources: KubeResources | None = None
+    deployed: Deployed | None = None
 
 
-def _namespaces(args: argparse.Namespace, default: str) -> tuple[str, ...]:
+def _namespaces(args: argparse.Namespace, default: tuple[str, ...]) -> tuple[str, ...]:
     names: list[str] = []
     if getattr(args, "namespace", None):
         names.append(args.namespace.strip())
     names += [n.strip() for n in (getattr(args, "namespaces", None) or "").split(",")]
     unique = tuple(dict.fromkeys(n for n in names if n))
-    return unique or (default,)
+    return unique or default
+
+
+def read_deployed(reader: Reader, args: argparse.Namespace) -> Deployed | None:
+    """The settings of kumaco's Deployment: ``--deployment``'s, or the default's if readable.
+
+    A Deployment named with ``--deployment`` must be there and readable
+    (:class:`ClusterError` otherwise); the default one is read if it is, quietly not
+    if it is not there or not allowed (the flags keep kubectl's defaults then), nor, for
+    ``status --watch``, which waits for a server it cannot reach, if it cannot be reached.
+    """
+    from kumaco.kube.errors import ApiError, TransportError  # noqa: PLC0415
+    from kumaco.kube.reader import get_deployment, problem  # noqa: PLC0415
+
+    given = getattr(args, "deployment", None)
+    ref = deployment_ref(DEFAULT_DEPLOYMENT if given is None else given)
+    if ref is None:
+        return None
+    try:
+        found = get_deployment(reader, *ref)
+    except TransportError as exc:
+        if given is None and getattr(args, "watch", False):
+            return None  # a watch waits for the server (its header names what it looks at)
+        raise ClusterError(f"cannot reach the API server: {exc}") from None
+    except ApiError as exc:
+        if given is None:
+            return None
+        raise ClusterError(problem(f"get Deployment {'/'.join(ref)}", exc)) from None
+    if found is None:
+        if given is None:
+            return None
+        raise ClusterError(f"no Deployment {'/'.join(ref)} (--deployment)")
+    try:
+        return deployed_settings(found)
+    except DeploymentError as exc:
+        raise ClusterError(str(exc)) from None
 
 
 def connect(args: argparse.Namespace) -> Cluster:
@@ -63,12 +117,12 @@ def connect(args: argparse.Namespace) -> Cluster:
     from kumaco.kube.config import default_namespace, load_configuration  # noqa: PLC0415
     from kumaco.kube.proxy import ProxyConfigError  # noqa: PLC0415
     from kumaco.kube.reader import Reader  # noqa: PLC0415
+    from kumaco.kube.resources import KubeResources  # noqa: PLC0415
     from kumaco.kube.retry import RetryPolicy  # noqa: PLC0415
 
     kubeconfig = getattr(args, "kubeconfig", None)
     context = getattr(args, "context", None)
     context_name, default_ns = default_namespace(kubeconfig, context)
-    namespaces = _namespaces(args, default_ns)
     try:
         configuration = load_configuration(kubeconfig, context)
     except Exception as exc:  # the client raises many types for unusable credentials
@@ -82,11 +136,24 @@ def connect(args: argparse.Namespace) -> Cluster:
             timeout=timeout,
             impersonate=getattr(args, "as_", None) or None,
             impersonate_groups=tuple(getattr(args, "as_group", None) or ()),
-            pool_size=2,
+            # a watch holds a connection per collection: each namespace's, the nodes', the
+            # Lease's (the namespaces as the command line names them; a Deployment naming
+            # more makes the pool open a few more connections than it keeps)
+            pool_size=len(_namespaces(args, (default_ns,))) + 3
+            if getattr(args, "watch", False)
+            else 2,
         )
     except ProxyConfigError as exc:
         raise ClusterError(f"cannot use the proxy settings: {exc}") from None
-    return Cluster(Reader(kube), context_name, namespaces, kube.close)
+    reader = Reader(kube)
+    try:
+        deployed = read_deployed(reader, args)
+    except (ClusterError, UsageError):
+        kube.close()
+        raise
+    default = deployed.namespaces if deployed is not None else (default_ns,)
+    namespaces = _namespaces(args, default)
+    return Cluster(reader, context_name, namespaces, kube.close, KubeResources(kube), deployed)
 
 
 DEFAULT_TIMEOUT = 15.0

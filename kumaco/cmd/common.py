@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +27,15 @@ from kumaco.cmd.flags import UsageError, selector_flag
 from kumaco.core.configmaps import DEFAULT_CONFIGMAP_SELECTOR
 from kumaco.core.disruptions import NO_REFUSALS, Refusals, refusals_of
 from kumaco.core.errors import InvalidInput
-from kumaco.core.manifests import ManifestError, load_documents, node_views, select_windows
-from kumaco.core.nodes import NodeSet
+from kumaco.core.manifests import (
+    ManifestError,
+    Selection,
+    kind_of,
+    load_documents,
+    node_views,
+    select_windows,
+)
+from kumaco.core.nodes import NodeSet, uncarried
 from kumaco.core.policy import Policy
 from kumaco.core.times import parse_time
 from kumaco.core.windows import InvalidWindow, Window
@@ -35,7 +43,10 @@ from kumaco.core.windows import InvalidWindow, Window
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 #: ``--output-file``'s help, unless a command says otherwise.
 OUTPUT_FILE_HELP = "write the output here (default: standard output)"
-TIME_HELP = "RFC 3339 (2027-03-20T02:00:00Z), or a date alone for its midnight UTC"
+TIME_HELP = "RFC 3339 (2027-03-20T02:00:00Z), a date alone (its midnight UTC), or now"
+#: How far ``--until`` is from ``--from`` by default (``windows``, ``timeline``).
+DEFAULT_SPAN = 7 * 24 * 3600 * 10**9
+HOUR = 3600 * 10**9
 
 
 def now_ns() -> int:
@@ -43,25 +54,53 @@ def now_ns() -> int:
     return time.time_ns()
 
 
+STDIN_NAME = "<stdin>"
+
+
+def _not_text(name: str, byte: int, offset: int) -> UsageError:
+    return UsageError(
+        f"{name}: not UTF-8 text (byte 0x{byte:02x} at offset {offset}): expected YAML or "
+        "JSON, as kubectl get -o yaml prints it"
+    )
+
+
+def _decode(name: str, data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _not_text(name, data[exc.start], exc.start) from None
+
+
 def _read(path: str, stdin: TextIO) -> str:
+    """The text of ``path`` (``-``: standard input); binary input is a usage error naming it."""
     if path == "-":
+        raw = getattr(stdin, "buffer", None)  # a real standard input: its bytes
+        if raw is not None:
+            return _decode(STDIN_NAME, raw.read())
         return stdin.read()
     try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: {exc}") from None
+        with open(path, "rb") as fh:
+            return _decode(path, fh.read())
+    except OSError as exc:
+        raise UsageError(f"{path}: {exc.strerror or exc}") from None
+
+
+def load_sourced(paths: Sequence[str], stdin: TextIO) -> list[tuple[str, Any]]:
+    """Every object in the files with where it came from (``file, document N``)."""
+    found: list[tuple[str, Any]] = []
+    for path in paths:
+        name = STDIN_NAME if path == "-" else path
+        try:
+            docs = load_documents(_read(path, stdin), name)
+        except ManifestError as exc:
+            raise UsageError(str(exc)) from None
+        found.extend((f"{name}, object {n}", obj) for n, obj in enumerate(docs, 1))
+    return found
 
 
 def load_objects(paths: Sequence[str], stdin: TextIO) -> list[Any]:
     """Every object in the files (``-`` is stdin), Lists unwrapped; UsageError if unreadable."""
-    objects: list[Any] = []
-    for path in paths:
-        try:
-            objects.extend(load_documents(_read(path, stdin), path))
-        except ManifestError as exc:
-            raise UsageError(str(exc)) from None
-    return objects
+    return [obj for _where, obj in load_sourced(paths, stdin)]
 
 
 def add_input_flags(p: argparse.ArgumentParser) -> None:
@@ -75,27 +114,67 @@ def add_input_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _counted(kinds: Sequence[str]) -> str:
+    """``6 Nodes``, ``a string``: what documents are, counted by kind."""
+    counts = Counter(kinds)
+    return ", ".join(
+        (f"{n} {kind}" + ("s" if n > 1 else ""))
+        if kind[:1].isupper()
+        else (kind if n == 1 else f"{kind} ({n} times)")
+        for kind, n in counts.items()
+    )
+
+
+def _nothing_selected(found: Selection, selector: str, nodes_flag: bool) -> str:
+    """Why the input has no window for the command, and what to do about it."""
+    if found.foreign and set(found.foreign) == {"Node"}:
+        fix = (
+            "were --windows and --nodes swapped?"
+            if nodes_flag
+            else "give the window ConfigMaps (kubectl get cm -n NAMESPACE -o yaml)"
+        )
+        return f"the input holds {_counted(found.foreign)} and no window ConfigMap: {fix}"
+    if found.skipped:
+        return (
+            f"no window ConfigMap selected by --configmap-selector {selector!r} in the input: "
+            f"{len(found.skipped)} ConfigMap{'s' if len(found.skipped) > 1 else ''} skipped "
+            "(see above)"
+        )
+    return f"no ConfigMap found in the input (it holds {_counted(found.foreign)})"
+
+
 def read_windows(
-    paths: Sequence[str], args: argparse.Namespace, stdin: TextIO, err: TextIO
+    paths: Sequence[str],
+    args: argparse.Namespace,
+    stdin: TextIO,
+    err: TextIO,
+    nodes_flag: bool = False,
 ) -> list[Window | InvalidWindow]:
     """The window ConfigMaps of the files, selected as the controller selects them.
 
     A ConfigMap the selector leaves out is skipped with a note on ``err``, and a
     warning when it looks like a window meant for kumaco (window keys, or a label
-    close to the selector's: a typo). No ConfigMap at all in the input is a usage
-    error.
+    close to the selector's: a typo). An input without any selected window ConfigMap
+    is a usage error saying what it held (``nodes_flag``: the command also takes
+    ``--nodes``, so Nodes here mean the two were swapped); a namespace/name given more
+    than once makes each copy invalid (:func:`~kumaco.core.manifests.window_entries`).
     """
-    objects = load_objects(paths, stdin)
-    if not objects:
+    sourced = load_sourced(paths, stdin)
+    if not sourced:
         raise UsageError("no ConfigMap found in the input")
     selector = selector_flag("--configmap-selector", args.configmap_selector)
-    found = select_windows(objects, selector, args.configmap_selector)
+    found = select_windows(
+        [obj for _where, obj in sourced],
+        selector,
+        args.configmap_selector,
+        [where for where, _obj in sourced],
+    )
     for line in found.skipped:
         err.write(line + "\n")
     for line in found.warnings:
         err.write(f"warning: {line}\n")
-    if not found.entries and not found.skipped:
-        raise UsageError("no ConfigMap found in the input")
+    if not found.selected:
+        raise UsageError(_nothing_selected(found, args.configmap_selector, nodes_flag))
     return found.entries
 
 
@@ -113,16 +192,39 @@ class FilesSource:
 
     def windows(self, err: TextIO) -> list[Window | InvalidWindow]:
         """The window ConfigMaps of the files (:func:`read_windows`)."""
-        return read_windows(self.paths, self.args, self.stdin, err)
+        nodes_flag = getattr(self.args, "nodes", None) is not None
+        return read_windows(self.paths, self.args, self.stdin, err, nodes_flag)
 
     @property
     def has_nodes(self) -> bool:
         return bool(self.nodes_path)
 
     def nodes(self, owned: tuple[str, ...] = ()) -> NodeSet:
-        """The nodes of ``--nodes`` (``owned``: the conditions whose writers to keep)."""
+        """The nodes of ``--nodes`` (``owned``: the conditions whose writers to keep).
+
+        Other objects are ignored (a ``kubectl get nodes,cm`` dump may serve both flags);
+        none at all, or a node name given twice, is a usage error.
+        """
         assert self.nodes_path is not None
-        return NodeSet(node_views(load_objects([self.nodes_path], self.stdin), owned))
+        objects = load_objects([self.nodes_path], self.stdin)
+        views = node_views(objects, owned)
+        flag = f"--nodes {self.nodes_path}"
+        if not views:
+            held = _counted([kind_of(o) for o in objects]) if objects else "nothing"
+            fix = (
+                ": were --windows and --nodes swapped?"
+                if any(kind_of(o) == "ConfigMap" for o in objects)
+                else " (kubectl get nodes -o yaml prints them)"
+            )
+            raise UsageError(f"{flag}: no Node in it (it holds {held}){fix}")
+        twice = sorted(n for n, c in Counter(v.name for v in views).items() if c > 1)
+        if twice:
+            raise UsageError(
+                f"{flag}: the node {twice[0]} is in it more than once"
+                + (f" (and {len(twice) - 1} more)" if len(twice) > 1 else "")
+                + "; a node has one state: keep one"
+            )
+        return NodeSet(views)
 
     def refusals(self, policy: Policy) -> Refusals:
         """With ``--respect-pdbs``: the PodDisruptionBudgets' answers of ``--pods``/``--pdbs``.
@@ -153,6 +255,48 @@ class FilesSource:
         """What the input was, for a picture's caption: the files."""
         text = "windows: " + ", ".join(self.paths)
         return text + (f" · nodes: {self.nodes_path}" if self.nodes_path else "")
+
+
+@dataclass(frozen=True)
+class Uncarried:
+    """A required or blocking condition type no node in scope carries (a typo, mostly)."""
+
+    flag: str
+    type: str
+    #: The closest type the nodes do carry, if one is close.
+    close: str | None
+
+    def text(self, effect: str) -> str:
+        hint = f"; did you mean {self.close}?" if self.close else ""
+        return f"no node in scope carries the condition {self.type} ({self.flag}): {effect}{hint}"
+
+
+def uncarried_conditions(policy: Policy, nodes: NodeSet) -> list[Uncarried]:
+    """The required and blocking condition types no node in scope carries.
+
+    A typo there (``--require-condition kured.dev/RebootRequierd``) would otherwise admit
+    nobody, or block nobody, without a word; the closest type the nodes carry is named.
+    """
+    chosen = policy.scope.select(nodes.index)
+    in_scope = [n for n in nodes if n.name in chosen]
+    return [
+        Uncarried(flag, ctype, close)
+        for flag, types in (
+            ("--require-condition", policy.require),
+            ("--block-condition", policy.block),
+        )
+        for ctype, close in uncarried(types, in_scope)
+    ]
+
+
+def condition_warnings(policy: Policy, nodes: NodeSet) -> list[str]:
+    """The warning lines of :func:`uncarried_conditions`."""
+    return [
+        u.text(
+            "no node can be admitted" if u.flag == "--require-condition" else "it blocks no node"
+        )
+        for u in uncarried_conditions(policy, nodes)
+    ]
 
 
 def write_output(text: str, path: str | None, out: TextIO) -> None:
@@ -201,9 +345,54 @@ class Output(Generic[R]):
         write_output(self.formats[args.output](result), path, out)
 
 
-def time_flag(text: str) -> int:
-    """A time given on the command line (RFC 3339), as an instant."""
+def time_flag(text: str, now: int) -> int:
+    """A time given on the command line (RFC 3339, a date, or ``now``), as an instant."""
+    if text.strip().lower() == "now":
+        return now
     try:
         return parse_time(text)
     except InvalidInput as exc:
         raise UsageError(exc.reason) from None
+
+
+def add_at_flag(p: argparse.ArgumentParser, what: str) -> None:
+    """``--at T``: the instant a command takes as now (``what`` it is used for)."""
+    p.add_argument("--at", metavar="T", help=f"{what}: {TIME_HELP} (default: now)")
+
+
+def clock(args: argparse.Namespace) -> int:
+    """The command's one reading of now: ``--at`` if given, else the wall clock."""
+    now = now_ns()
+    at: str | None = getattr(args, "at", None)
+    return time_flag(at, now) if at else now
+
+
+def add_range_flags(p: argparse.ArgumentParser, start_default: str | None) -> None:
+    """``--from T`` and ``--until T``; ``start_default`` None: both are required.
+
+    Otherwise ``--from`` defaults to ``start_default`` (its help) and ``--until`` to seven
+    days after ``--from`` (:func:`time_range`).
+    """
+    required = start_default is None
+    p.add_argument(
+        "--from",
+        dest="from_",
+        required=required,
+        metavar="T",
+        help=TIME_HELP + ("" if required else f" (default: {start_default})"),
+    )
+    p.add_argument(
+        "--until",
+        required=required,
+        metavar="T",
+        help=TIME_HELP + ("" if required else " (default: --from + 7 days)"),
+    )
+
+
+def time_range(args: argparse.Namespace, now: int, align: int = HOUR) -> tuple[int, int]:
+    """``--from``/``--until``; by default from ``now`` down to ``align``, for seven days."""
+    start = time_flag(args.from_, now) if args.from_ else now - now % align
+    until = time_flag(args.until, now) if args.until else start + DEFAULT_SPAN
+    if until <= start:
+        raise UsageError("--until must be after --from")
+    return start, until

@@ -8,20 +8,31 @@ its rules) on ``kumaco run``, ``kumaco plan`` and ``kubectl kumaco plan`` alike;
 :class:`~kumaco.core.instance.Instance` with them (:func:`instance_from_args`: the
 condition types and, for ``run`` and ``status``, the field manager and the Lease).
 :func:`apply_env_defaults` lets
-``KUMACO_<FLAG>`` set any flag's default (the command line still wins).
+``KUMACO_<FLAG>`` set any flag's default (the command line still wins), and
+:func:`unknown_env` refuses a ``KUMACO_*`` variable that sets no flag (but the
+development tools' own, :data:`NOT_FLAGS`), naming the closest flag.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 from collections.abc import Mapping
+from typing import TypedDict
 
 from kumaco.core.ceilings import Ceiling
-from kumaco.core.durations import parse_go_duration
+from kumaco.core.durations import overflow_hint, parse_go_duration
 from kumaco.core.errors import InvalidInput, excerpt
 from kumaco.core.instance import Instance, default_field_manager
 from kumaco.core.labelsyntax import qualified_name_problems
-from kumaco.core.planner import IN_PROGRESS, UNDER_MAINTENANCE, Policy, parse_ceiling
+from kumaco.core.planner import (
+    IN_PROGRESS,
+    MAINTENANCE_PLANNED,
+    UNDER_MAINTENANCE,
+    Policy,
+    parse_ceiling,
+)
+from kumaco.core.rates import AdmissionRate, parse_admission_rate
 from kumaco.core.selectors import Selector, parse_selector
 
 
@@ -29,9 +40,66 @@ class UsageError(Exception):
     """A flag, an environment value or an input that cannot be used: exit status 2."""
 
 
+ENV_PREFIX = "KUMACO_"
+#: The metavar of every comma-separated list of namespaces (``--namespaces``).
+NAMESPACES_METAVAR = "NS[,NS...]"
+#: ``KUMACO_`` variables that are not flags: those of kumaco's own development tools
+#: (hack/, tools/, tests/, .ci/), which ``kumaco`` never reads; any other unknown
+#: ``KUMACO_*`` variable stops ``run``, ``plan`` and ``forecast`` (:func:`unknown_env`).
+NOT_FLAGS = frozenset(
+    {
+        "KUMACO_CACHE_DIR",
+        "KUMACO_CONTAINERS_CONF_TARGET",
+        "KUMACO_DEBIAN_SOURCES",
+        "KUMACO_E2E_PROOF",
+        "KUMACO_E2E_WORKERS",
+        "KUMACO_FIGURES",
+        "KUMACO_FIGURES_COMMAND",
+        "KUMACO_IMAGE_ENGINE",
+        "KUMACO_IMAGE_KEEP",
+        "KUMACO_IMAGE_OUT",
+        "KUMACO_IMAGE_REBUILD",
+        "KUMACO_KURED_V2_TREE",
+        "KUMACO_SETUP_DONE",
+        "KUMACO_UNIT_WORKERS",
+        "KUMACO_ZIPAPP_REBUILD",
+    }
+)
+
+
 def env_name(flag: str) -> str:
     """``--max-in-progress`` -> ``KUMACO_MAX_IN_PROGRESS``."""
-    return "KUMACO_" + flag.lstrip("-").upper().replace("-", "_")
+    return ENV_PREFIX + flag.lstrip("-").upper().replace("-", "_")
+
+
+def env_names(p: argparse.ArgumentParser) -> dict[str, str]:
+    """The ``KUMACO_<FLAG>`` variable of each long flag of ``p`` -> the flag."""
+    out: dict[str, str] = {}
+    for action in p._actions:
+        longs = [o for o in action.option_strings if o.startswith("--")]
+        if longs and action.dest not in ("help", "version"):
+            out[env_name(longs[0])] = longs[0]
+    return out
+
+
+def unknown_env(env: Mapping[str, str], known: Mapping[str, str], command: str) -> None:
+    """A :class:`UsageError` for the first ``KUMACO_*`` variable that sets no flag.
+
+    ``known``: variable -> flag (:func:`env_names`); the message names the closest flag
+    (``KUMACO_REQUIRE_CONDITIONS`` -> ``KUMACO_REQUIRE_CONDITION``, ``--require-condition``).
+    """
+    for name in sorted(env):
+        if not name.startswith(ENV_PREFIX) or name in known or name in NOT_FLAGS:
+            continue
+        # Compared without the prefix every name shares (it would make any two close).
+        suffixes = {k.removeprefix(ENV_PREFIX): k for k in known}
+        close = difflib.get_close_matches(name.removeprefix(ENV_PREFIX), suffixes, n=1)
+        hint = (
+            f"did you mean {suffixes[close[0]]} ({known[suffixes[close[0]]]})?"
+            if close
+            else f"each flag of kumaco {command} is KUMACO_<FLAG> (kumaco {command} --help)"
+        )
+        raise UsageError(f"environment variable {name} sets no flag: {hint}")
 
 
 def add_policy_flags(p: argparse.ArgumentParser) -> None:
@@ -50,33 +118,34 @@ def add_policy_flags(p: argparse.ArgumentParser) -> None:
     add(
         "--max-in-progress",
         metavar="N|P%",
-        help="ceiling of nodes with MaintenanceInProgress at once (unset: not managed)",
+        help="ceiling of nodes with MaintenanceInProgress at once (default: unset, "
+        "MaintenanceInProgress is not managed)",
     )
     add(
         "--require-condition",
         action="append",
         metavar="TYPE",
         help="condition that must be True to be admitted, and whose clearing ends a "
-        "maintenance (repeatable)",
+        "maintenance (repeatable; default: none)",
     )
     add(
         "--block-condition",
         action="append",
         metavar="TYPE",
-        help="condition that, when True, stops new admissions (repeatable)",
+        help="condition that, when True, stops new admissions (repeatable; default: none)",
     )
     add(
         "--max-in-progress-per",
         action="append",
         metavar="KEY=N|P%",
         help="at most N (or P%%) in progress per value of the node label KEY; nodes without it "
-        "form one group (repeatable, e.g. topology.kubernetes.io/zone=1)",
+        "form one group (repeatable, e.g. topology.kubernetes.io/zone=1; default: none)",
     )
     add(
         "--release-delay",
         metavar="DURATION",
         help="a node released less than DURATION ago still counts toward the ceilings "
-        "(kured's --lock-release-delay)",
+        "(kured's --lock-release-delay; default: off)",
     )
     add(
         "--in-progress-timeout",
@@ -96,7 +165,8 @@ def add_policy_flags(p: argparse.ArgumentParser) -> None:
     add(
         "--admission-cutoff",
         metavar="DURATION",
-        help="admit a node only if its maintenance window stays open at least DURATION longer",
+        help="admit a node only if its maintenance window stays open at least DURATION longer "
+        "(default: off)",
     )
     add(
         "--respect-pdbs",
@@ -106,19 +176,98 @@ def add_policy_flags(p: argparse.ArgumentParser) -> None:
         default=False,
         metavar="BOOL",
         help="admit no node whose drain a PodDisruptionBudget would refuse now (needs "
-        "--max-in-progress; run: watches pods and PDBs, offline: --pods and --pdbs)",
+        "--max-in-progress; run: watches pods and PDBs, offline: --pods and --pdbs; "
+        "default: off)",
     )
+    add(
+        "--planned-lead",
+        metavar="DURATION",
+        help="set MaintenancePlanned=True on a node DURATION before a window puts it under "
+        "maintenance (KEP-5683's advance notice; default: off)",
+    )
+    add_fleet_flags(p)
     add_condition_flags(p)
 
 
+def add_fleet_flags(p: argparse.ArgumentParser) -> None:
+    """Issue 28's rules: the admission rate, one group at a time, spacing per node."""
+    add = p.add_argument
+    add(
+        "--admission-rate",
+        metavar="N/DURATION",
+        help="at most N nodes start maintenance in any sliding DURATION, on top of the "
+        "ceilings (e.g. 10/1h; default: off)",
+    )
+    add(
+        "--one-group-at-a-time",
+        metavar="KEY",
+        help="nodes in maintenance all share one value of the node label KEY; the next "
+        "group goes when this one has no eligible node left (e.g. topology.kubernetes.io/zone; "
+        "default: off)",
+    )
+    add(
+        "--node-min-interval",
+        metavar="DURATION",
+        help="a node whose previous maintenance ended less than DURATION ago is not admitted "
+        "again (default: off)",
+    )
+
+
+class FleetFields(TypedDict):
+    """The :class:`Policy` fields of :func:`add_fleet_flags`."""
+
+    admission_rate: AdmissionRate | None
+    one_group_at_a_time: str | None
+    node_min_interval: int
+
+
+def fleet_policy(args: argparse.Namespace) -> FleetFields:
+    """The :class:`Policy` fields of :func:`add_fleet_flags`, validated (flag-named errors)."""
+    rate = None
+    if args.admission_rate not in (None, ""):
+        try:
+            rate = parse_admission_rate(args.admission_rate)
+        except InvalidInput as exc:
+            raise UsageError(f"--admission-rate: {exc.reason}") from None
+    key = args.one_group_at_a_time or None
+    if key is not None:
+        problems = qualified_name_problems(key)
+        if problems:
+            raise UsageError(
+                f"--one-group-at-a-time: {excerpt(key)} is not a label key: "
+                f"{'; '.join(problems)} (e.g. topology.kubernetes.io/zone)"
+            )
+    return {
+        "admission_rate": rate,
+        "one_group_at_a_time": key,
+        "node_min_interval": duration_flag("--node-min-interval", args.node_min_interval),
+    }
+
+
 def add_condition_flags(p: argparse.ArgumentParser) -> None:
-    """``--under-maintenance-condition`` and ``--in-progress-condition``: an instance's names.
+    """``--under-maintenance-condition``, ``--in-progress-condition``, ``--planned-condition``.
 
     Declared once, for :func:`add_policy_flags` and ``kubectl kumaco status``; read with
     :func:`instance_from_args`.
     """
-    p.add_argument("--under-maintenance-condition", default=UNDER_MAINTENANCE, metavar="TYPE")
-    p.add_argument("--in-progress-condition", default=IN_PROGRESS, metavar="TYPE")
+    p.add_argument(
+        "--under-maintenance-condition",
+        default=UNDER_MAINTENANCE,
+        metavar="TYPE",
+        help="the node condition that says a maintenance window is open",
+    )
+    p.add_argument(
+        "--in-progress-condition",
+        default=IN_PROGRESS,
+        metavar="TYPE",
+        help="the node condition that admits a node to its maintenance",
+    )
+    p.add_argument(
+        "--planned-condition",
+        default=MAINTENANCE_PLANNED,
+        metavar="TYPE",
+        help="the node condition that gives advance notice of a maintenance (with --planned-lead)",
+    )
 
 
 def instance_from_args(args: argparse.Namespace, lease_namespace: str | None = None) -> Instance:
@@ -133,8 +282,18 @@ def instance_from_args(args: argparse.Namespace, lease_namespace: str | None = N
         "--under-maintenance-condition", args.under_maintenance_condition
     )
     in_progress = condition_flag("--in-progress-condition", args.in_progress_condition)
+    planned = condition_flag("--planned-condition", args.planned_condition)
+    for flag, other in (
+        ("--under-maintenance-condition", under_maintenance),
+        ("--in-progress-condition", in_progress),
+    ):
+        if planned == other:
+            raise UsageError(
+                f"--planned-condition: {excerpt(planned)} is also {flag}; "
+                "each condition kumaco writes needs a type of its own"
+            )
     if lease_namespace is None:
-        return Instance(under_maintenance, in_progress)
+        return Instance(under_maintenance, in_progress, planned=planned)
     lease: str = args.leader_election_id
     return Instance(
         under_maintenance,
@@ -142,6 +301,7 @@ def instance_from_args(args: argparse.Namespace, lease_namespace: str | None = N
         lease_name=lease,
         lease_namespace=lease_namespace,
         field_manager=args.field_manager or default_field_manager(lease),
+        planned=planned,
     )
 
 
@@ -172,7 +332,9 @@ def duration_flag(flag: str, text: str | None) -> int:
     try:
         ns = parse_go_duration(text)
     except InvalidInput as exc:
-        raise UsageError(f"{flag}: {exc.reason} (e.g. 90s, 10m, 1h30m)") from None
+        why = overflow_hint(text)
+        fix = f"; {why}" if why else " (e.g. 90s, 10m, 1h30m)"
+        raise UsageError(f"{flag}: {exc.reason}{fix}") from None
     if ns < 0:
         raise UsageError(f"{flag}: must not be negative")
     return ns
@@ -239,6 +401,9 @@ def policy_from_args(
         admission_cutoff=duration_flag("--admission-cutoff", args.admission_cutoff),
         manager=instance.field_manager,
         respect_pdbs=respect_pdbs_flag(args, ceiling),
+        planned_lead=duration_flag("--planned-lead", args.planned_lead),
+        planned=instance.planned,
+        **fleet_policy(args),
     )
 
 

@@ -16,7 +16,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
-from kumaco.cmd.common import EXIT_INVALID, EXIT_OK, Output, time_flag
+from kumaco.cmd.common import (
+    EXIT_INVALID,
+    EXIT_OK,
+    Output,
+    add_range_flags,
+    now_ns,
+    time_flag,
+    uncarried_conditions,
+)
 from kumaco.cmd.flags import UsageError, duration_flag, policy_from_args
 from kumaco.cmd.registry import KUBECTL, KUMACO, PLANNER_INPUT, Command, Source
 from kumaco.core.errors import InvalidInput
@@ -64,14 +72,13 @@ FORECASTS: Output[ForecastRun] = Output(
         "html": lambda run: timeline.render_html(_picture(run)),
     },
     "text",
-    "the format (svg and html: the timeline with a lane per node)",
+    "format (svg and html: the timeline with a lane per node; default: text)",
 )
 
 
 def add_forecast_flags(p: argparse.ArgumentParser, _cluster: bool = False) -> None:
     """``--from``/``--until``, the maintenance durations and the output of ``forecast``."""
-    p.add_argument("--from", dest="from_", required=True, metavar="T", help="RFC 3339")
-    p.add_argument("--until", required=True, metavar="T", help="RFC 3339")
+    add_range_flags(p, None)
     p.add_argument(
         "--maintenance-duration",
         required=True,
@@ -83,7 +90,7 @@ def add_forecast_flags(p: argparse.ArgumentParser, _cluster: bool = False) -> No
         action="append",
         metavar="LABEL=VALUE:DURATION",
         help="another duration for the nodes with this label value (repeatable; the first "
-        "match wins), e.g. nvidia.com/gpu.present=true:45m",
+        "match wins; default: none), e.g. nvidia.com/gpu.present=true:45m",
     )
     FORECASTS.add_flags(p)
 
@@ -104,7 +111,12 @@ def _forecast(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO
     entries = source.windows(err)
     nodes = source.nodes(policy.owned)
     refusals = source.refusals(policy)
-    start, until = time_flag(args.from_), time_flag(args.until)
+    for u in uncarried_conditions(policy, nodes):
+        if u.flag == "--require-condition":  # nobody needs maintenance: a check of nothing
+            raise UsageError(u.text("no node needs maintenance and the forecast checks nothing"))
+        err.write(f"warning: {u.text('it blocks no node')}\n")
+    now = now_ns()
+    start, until = time_flag(args.from_, now), time_flag(args.until, now)
     if until <= start:
         raise UsageError("--until must be after --from")
     duration = duration_flag("--maintenance-duration", args.maintenance_duration)

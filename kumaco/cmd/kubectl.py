@@ -7,11 +7,12 @@ Contract
 ``kubectl-<name>`` on ``PATH``). Its commands are :data:`PROGRAM`'s, from the
 registry (:mod:`kumaco.cmd.registry`), each reading the cluster through a
 :class:`~kumaco.cmd.cluster.ClusterSource`. Every command only reads the cluster
-(GET and LIST, through :mod:`kumaco.cmd.cluster`):
+(GET, LIST and, for ``status --watch``, WATCH, through :mod:`kumaco.cmd.cluster`):
 
-``kubectl kumaco status [-o text|table|json|yaml]``
+``kubectl kumaco status [-w] [-o text|table|json|yaml]``
     Window ConfigMaps, nodes under maintenance and the leader
-    (:mod:`kumaco.cmd.status`, :mod:`kumaco.views.report`).
+    (:mod:`kumaco.cmd.status`, :mod:`kumaco.views.report`); with ``-w/--watch``,
+    again whenever the cluster changes, until interrupted (:mod:`kumaco.cmd.statuswatch`).
 ``kubectl kumaco windows [--from T] [--until T] [-o text|json|yaml|ics]``
     ``kumaco windows`` with the windows read from the ConfigMaps; the same
     output, byte for byte, as the offline command on the same objects.
@@ -25,8 +26,15 @@ registry (:mod:`kumaco.cmd.registry`), each reading the cluster through a
 
 Flags shared by all (before or after the command): ``--kubeconfig``,
 ``--context``, ``-n/--namespace``, ``--namespaces a,b`` (default: the
-kubeconfig context's namespace, else ``default``) and
-``--configmap-selector``. Without ``--from``, ``windows`` starts at the
+namespaces the deployed kumaco watches, else the kubeconfig context's
+namespace, else ``default``), ``--configmap-selector`` and ``--deployment
+NS/NAME``: kumaco's Deployment (default ``kumaco-system/kumaco``, where the
+overlays install it, when it is there and readable), whose container's
+``kumaco run`` settings are the defaults of every flag of the same name --
+the namespaces, the Lease, the condition names, the scope and the policy --
+so that ``kubectl kumaco status`` and ``plan`` need none of them; a flag given
+wins, and the flags taken are named on standard error
+(:mod:`kumaco.cmd.deployed`). Without ``--from``, ``windows`` starts at the
 current hour and ``timeline`` at 00:00 UTC today; ``--until`` defaults to
 seven days after ``--from``. Neither ``kubernetes`` nor :mod:`kumaco.kube` is
 imported until a command needs the cluster.
@@ -41,6 +49,8 @@ import argparse
 from collections.abc import Sequence
 
 from kumaco.cmd import cluster as clusters
+from kumaco.cmd.deployed import DEFAULT_DEPLOYMENT
+from kumaco.cmd.flags import NAMESPACES_METAVAR
 from kumaco.cmd.forecast import FORECAST
 from kumaco.cmd.listings import PLAN, WINDOWS
 from kumaco.cmd.registry import EXIT_CLUSTER, KUBECTL, Program
@@ -54,15 +64,24 @@ PROG = KUBECTL
 def _add_common(p: argparse.ArgumentParser) -> None:
     """Connection and namespace flags; SUPPRESS defaults let them go before or after the command."""
     d = argparse.SUPPRESS
-    p.add_argument("--kubeconfig", default=d, metavar="PATH", help="kubeconfig file")
-    p.add_argument("--context", default=d, metavar="NAME", help="kubeconfig context")
-    p.add_argument("--as", dest="as_", default=d, metavar="USER", help="user to impersonate")
+    p.add_argument(
+        "--kubeconfig",
+        default=d,
+        metavar="PATH",
+        help="kubeconfig file (default: $KUBECONFIG, else in-cluster, else ~/.kube/config)",
+    )
+    p.add_argument(
+        "--context", default=d, metavar="NAME", help="kubeconfig context (default: its current)"
+    )
+    p.add_argument(
+        "--as", dest="as_", default=d, metavar="USER", help="user to impersonate (default: none)"
+    )
     p.add_argument(
         "--as-group",
         action="append",
         default=d,
         metavar="GROUP",
-        help="group to impersonate (repeatable)",
+        help="group to impersonate (repeatable; default: none)",
     )
     p.add_argument(
         "--request-timeout",
@@ -78,13 +97,24 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         help="namespace of window ConfigMaps (default: the context's, else default)",
     )
     p.add_argument(
-        "--namespaces", default=d, metavar="A,B", help="several namespaces, comma-separated"
+        "--namespaces",
+        default=d,
+        metavar=NAMESPACES_METAVAR,
+        help="several namespaces, comma-separated (default: -n's)",
     )
     p.add_argument(
         "--configmap-selector",
         default=d,
         metavar="SEL",
         help=f"label selector of window ConfigMaps (default: {DEFAULT_CONFIGMAP_SELECTOR})",
+    )
+    p.add_argument(
+        "--deployment",
+        default=d,
+        metavar="NS/NAME",
+        help="kumaco's Deployment, whose settings (namespaces, Lease, condition names, "
+        "policy) are the defaults of the other flags; '' reads none "
+        f"(default: {DEFAULT_DEPLOYMENT}, if it is there and readable)",
     )
 
 

@@ -5,12 +5,17 @@ against a :class:`~kumaco.cmd.registry.Source` and its output one table of
 :mod:`kumaco.views.listing`:
 
 * :data:`VALIDATE` (``kumaco`` only): one verdict line per window ConfigMap; exit 0
-  all valid, 1 any invalid. ConfigMaps that ``--configmap-selector`` does not
-  select are skipped with a note; a window that never closes gets a warning.
+  all valid, 1 any invalid (2 when the input holds no window ConfigMap at all:
+  :func:`~kumaco.cmd.common.read_windows`). ConfigMaps that ``--configmap-selector``
+  does not select are skipped with a note; warnings (:func:`window_warnings`) for a
+  window that never closes, a ``startTime`` restricting both day fields, and what the
+  daylight-saving changes of the year from ``--at`` (default: now) do to it.
 * :data:`WINDOWS`: the open intervals of every valid window intersecting
-  ``[from, until)`` (``-o ics``: an iCalendar feed); offline ``--from`` and
-  ``--until`` are required, in the cluster they default to the current hour and
-  seven days on.
+  ``[from, until)`` (``-o wide``: with the local time; ``-o ics``: an iCalendar feed,
+  stamped with ``--at``), then a warning for each daylight-saving change in the range
+  that skips or lengthens an occurrence; ``--from`` defaults to the start of the hour
+  of ``--at`` (now) and ``--until`` to seven days on, from files and from the cluster
+  alike.
 * :data:`PLAN`: what the controller would set on each node at ``--at`` (default: now).
 """
 
@@ -23,16 +28,18 @@ from typing import TextIO
 from kumaco.cmd.common import (
     EXIT_INVALID,
     EXIT_OK,
-    TIME_HELP,
-    FilesSource,
     Output,
-    now_ns,
-    time_flag,
+    add_at_flag,
+    add_range_flags,
+    clock,
+    condition_warnings,
+    time_range,
 )
-from kumaco.cmd.flags import UsageError, policy_from_args
+from kumaco.cmd.flags import policy_from_args
 from kumaco.cmd.registry import KUBECTL, KUMACO, PLANNER_INPUT, Command, Files, Source
-from kumaco.cmd.timeline import time_range
+from kumaco.core.dstnotes import dst_notes
 from kumaco.core.errors import one_line
+from kumaco.core.monthdays import either_day_warning
 from kumaco.core.planner import plan
 from kumaco.core.windows import YEAR, InvalidWindow, Window, occurrences
 from kumaco.views import listing
@@ -42,21 +49,51 @@ MAX_OCCURRENCES = 100_000
 #: How far beyond ``--until`` an occurrence still open is followed for its end.
 LOOKAHEAD = YEAR
 
-VERDICTS = Output(listing.VALIDATE, "text", "format", file_help=None)
-OPENINGS = Output(listing.WINDOWS, "text", "format (default: text)")
+VERDICTS = Output(listing.VALIDATE, "text", "format (default: text)")
+OPENINGS = Output(
+    listing.WINDOWS, "text", "format (default: text; wide: with the local time beside UTC)"
+)
 PLANS = Output(listing.PLAN, "text", "format (default: text)")
 
 
-def unbounded_warnings(entries: Sequence[Window | InvalidWindow], now: int) -> dict[str, list[str]]:
-    """For each window that never closes (or not within a year): the warning, by key."""
+def window_warnings(entries: Sequence[Window | InvalidWindow], now: int) -> dict[str, list[str]]:
+    """The warnings about valid windows, by key: what a window does that was likely not meant.
+
+    A window that never closes (or not within a year from ``now``), a ``startTime`` that
+    restricts both day fields, so fires on either (robfig's OR), and what daylight-saving
+    changes do to it in the year from ``now`` (:func:`dst_lines`).
+    """
     out: dict[str, list[str]] = {}
     for e in entries:
-        if isinstance(e, Window) and not e.freeze and e.never_closes(now):
-            out[e.key] = [
+        if not isinstance(e, Window):
+            continue
+        lines = []
+        if not e.freeze and e.never_closes(now):
+            lines.append(
                 f"never closes: its occurrences chain without a gap ({e.start_time!r} for "
                 f"{e.duration_text}), so its nodes would stay under maintenance for good"
-            ]
+            )
+        either = either_day_warning(e.schedule)
+        if either:
+            lines.append(either)
+        lines += dst_lines(e, now, now + YEAR)
+        if lines:
+            out[e.key] = lines
     return out
+
+
+def dst_lines(w: Window, start: int, until: int) -> list[str]:
+    """What the daylight-saving changes in ``[start, until)`` do to ``w``, as warning lines."""
+    return [n.text for n in dst_notes(w, start, until)]
+
+
+def warning_line(key: str, line: str) -> str:
+    """A warning about window ``key`` as one line of standard error.
+
+    ``warning: ns/name never closes: ...``; a note that is a sentence of its own (``02:00
+    does not exist ...``) follows a colon.
+    """
+    return f"warning: {one_line(key)}{': ' if line[:1].isdigit() else ' '}{line}\n"
 
 
 def valid_windows(entries: Sequence[Window | InvalidWindow], err: TextIO) -> list[Window]:
@@ -69,20 +106,18 @@ def valid_windows(entries: Sequence[Window | InvalidWindow], err: TextIO) -> lis
 
 def _validate(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO) -> int:
     entries = source.windows(err)
-    if not entries:
-        err.write(f"no window ConfigMap selected by {args.configmap_selector!r} in the input\n")
-        return EXIT_OK
-    warnings = unbounded_warnings(entries, now_ns())
+    warnings = window_warnings(entries, clock(args))
     VERDICTS.write(Verdicts(entries, warnings), args, out)
     out.flush()  # the verdicts, then the warnings about them (one order on a shared terminal)
     if args.output == "text":
         for key, lines in warnings.items():
             for line in lines:
-                err.write(f"warning: {one_line(key)} {line}\n")
+                err.write(warning_line(key, line))
     return EXIT_OK if all(isinstance(e, Window) for e in entries) else EXIT_INVALID
 
 
 def _validate_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
+    add_at_flag(p, "check as of T: the year its warnings look at starts then")
     VERDICTS.add_flags(p)
 
 
@@ -95,35 +130,28 @@ VALIDATE = Command(
 )
 
 
-def _span(args: argparse.Namespace, source: Source) -> tuple[int, int]:
-    """``--from``/``--until``: both given offline; in the cluster, defaults from now."""
-    if not isinstance(source, FilesSource):
-        return time_range(args, now_ns())
-    start, until = time_flag(args.from_), time_flag(args.until)
-    if until <= start:
-        raise UsageError("--until must be after --from")
-    return start, until
-
-
 def _windows(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO) -> int:
-    start, until = _span(args, source)
+    now = clock(args)
+    start, until = time_range(args, now)
     windows = valid_windows(source.windows(err), err)
     found, truncated = occurrences(windows, start, until, args.limit, LOOKAHEAD)
     if truncated:
         err.write(f"warning: output truncated to {args.limit} occurrences (--limit)\n")
-    OPENINGS.write(Openings(found, windows), args, out)
+    OPENINGS.write(Openings(found, windows, now), args, out)
+    out.flush()  # the occurrences, then what daylight-saving time does to them
+    for w in windows:
+        for line in dst_lines(w, start, until):
+            err.write(warning_line(w.key, line))
     return EXIT_OK
 
 
-def _windows_flags(p: argparse.ArgumentParser, cluster: bool) -> None:
-    if cluster:
-        p.add_argument("--from", dest="from_", metavar="T", help="RFC 3339 (default: now)")
-        p.add_argument("--until", metavar="T", help="RFC 3339 (default: --from + 7 days)")
-    else:
-        p.add_argument("--from", dest="from_", required=True, metavar="T", help=TIME_HELP)
-        p.add_argument("--until", required=True, metavar="T", help=TIME_HELP)
+def _windows_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
+    add_range_flags(p, "the start of the hour of --at")
+    add_at_flag(p, "the instant taken as now (the calendar's DTSTAMP)")
     OPENINGS.add_flags(p)
-    p.add_argument("--limit", type=int, default=MAX_OCCURRENCES, help=argparse.SUPPRESS)
+    p.add_argument(
+        "--limit", type=int, default=MAX_OCCURRENCES, metavar="N", help="list at most N occurrences"
+    )
 
 
 WINDOWS = Command(
@@ -140,15 +168,17 @@ WINDOWS = Command(
 
 def _plan(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO) -> int:
     _instance, policy = policy_from_args(args)
-    at = time_flag(args.at) if args.at else now_ns()
+    at = clock(args)
     windows = valid_windows(source.windows(err), err)
     nodes, refusals = source.nodes(policy.owned), source.refusals(policy)
+    for line in condition_warnings(policy, nodes):
+        err.write(f"warning: {line}\n")
     PLANS.write(plan(windows, nodes, at, policy, refusals), args, out)
     return EXIT_OK
 
 
 def _plan_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
-    p.add_argument("--at", metavar="T", help="the instant to plan for (default: now)")
+    add_at_flag(p, "the instant to plan for")
     PLANS.add_flags(p)
 
 

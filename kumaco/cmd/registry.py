@@ -8,7 +8,14 @@ the cluster for ``kubectl kumaco`` (:class:`~kumaco.cmd.cluster.ClusterSource`).
 A :class:`Program` lists its commands and builds its parser from them, in one
 shape for all: the input (file arguments, or the connection flags), the
 command's flags, ``--configmap-selector`` (offline), then the policy flags.
-Its :meth:`Program.main` runs the chosen body: a
+Every command's help shows each flag's default (:class:`HelpFormatter`); a flag has
+one metavar in both programs. The commands that read ``KUMACO_<FLAG>`` (``run``,
+``plan``, ``forecast``, offline) refuse a ``KUMACO_*`` variable that sets no flag,
+naming the closest one (:func:`~kumaco.cmd.flags.unknown_env`).
+For ``kubectl kumaco``, the settings of kumaco's Deployment that the connection
+read (:mod:`kumaco.cmd.deployed`) become the values of the command's flags that
+its command line did not give, named in one line on standard error. Its
+:meth:`Program.main` runs the chosen body: a
 :class:`~kumaco.cmd.flags.UsageError` is exit status 2 and a
 :class:`~kumaco.cmd.cluster.ClusterError` 1, each one line on standard error
 naming the program and the command; a closed pipe is success.
@@ -26,7 +33,13 @@ from typing import Protocol, TextIO
 from kumaco import __version__
 from kumaco.cmd.cluster import Cluster, ClusterError, ClusterSource
 from kumaco.cmd.common import EXIT_OK, EXIT_USAGE, FilesSource, add_input_flags
-from kumaco.cmd.flags import UsageError, add_policy_flags, apply_env_defaults
+from kumaco.cmd.flags import (
+    UsageError,
+    add_policy_flags,
+    apply_env_defaults,
+    env_names,
+    unknown_env,
+)
 from kumaco.core.disruptions import Refusals
 from kumaco.core.nodes import NodeSet
 from kumaco.core.policy import Policy
@@ -35,9 +48,36 @@ from kumaco.core.windows import InvalidWindow, Window
 EXIT_CLUSTER = 1
 #: The two programs, by the name they are invoked as.
 KUMACO, KUBECTL = "kumaco", "kubectl kumaco"
-NODES_HELP = "as printed by kubectl get nodes -o yaml|json"
-PODS_HELP = "the Pods in FILE, as printed by kubectl get pods -A -o yaml|json"
-PDBS_HELP = "the PodDisruptionBudgets in FILE (kubectl get pdb -A -o yaml|json)"
+NODES_HELP = "the nodes, as kubectl get nodes -o yaml|json prints them"
+PODS_HELP = "the Pods in FILE, as kubectl get pods -A -o yaml|json prints them"
+PDBS_HELP = "the PodDisruptionBudgets in FILE, as kubectl get pdb -A -o yaml|json prints them"
+WINDOWS_HELP = "window ConfigMaps, as kubectl get cm -o yaml|json prints them ('-': standard input)"
+
+
+ENV_EPILOG = (
+    "Every flag can also be set as an environment variable KUMACO_<FLAG> (e.g. "
+    "KUMACO_MAX_IN_PROGRESS=2; a repeatable flag takes a comma-separated value); the command "
+    "line wins, and a KUMACO_* variable that sets no flag is an error."
+)
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's, with every flag's default shown: ``(default: X)`` unless its help says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help
+        if text is None or text == argparse.SUPPRESS or not action.option_strings:
+            return text
+        default = action.default
+        if "default" in text or action.required or default in (None, argparse.SUPPRESS, []):
+            return text
+        if isinstance(default, bool):
+            shown = str(default).lower()
+        elif isinstance(default, list | tuple):
+            shown = ",".join(str(d) for d in default)
+        else:
+            shown = str(default) if default != "" else '""'
+        return f"{text} (default: {shown.replace('%', '%%')})"
 
 
 class Source(Protocol):
@@ -74,31 +114,48 @@ Handler = Callable[[argparse.Namespace, TextIO, TextIO, TextIO], int]
 class Files:
     """What a command reads offline: the window files and maybe a node list.
 
-    ``windows_flag``: the windows are ``--windows FILE...`` (else positional ``FILE...``);
-    ``nodes``: ``--nodes FILE``'s help (None: no ``--nodes``), required or not;
-    ``budgets``: ``--pods FILE`` and ``--pdbs FILE`` (read with ``--respect-pdbs``).
+    The window files are ``FILE...`` or ``--windows FILE...``, either way for every
+    command (both together: all of them, positional first); ``nodes``: ``--nodes
+    FILE``'s help (None: no ``--nodes``), required or not; ``budgets``: ``--pods FILE``
+    and ``--pdbs FILE`` (read with ``--respect-pdbs``).
     """
 
-    windows_flag: bool = False
     nodes: str | None = None
     nodes_required: bool = False
     budgets: bool = False
 
     def add_flags(self, p: argparse.ArgumentParser) -> None:
-        if self.windows_flag:
-            p.add_argument("--windows", nargs="+", required=True, metavar="FILE")
-        else:
-            p.add_argument("windows", nargs="+", metavar="FILE")
+        p.add_argument("windows", nargs="*", metavar="FILE", help=WINDOWS_HELP)
+        p.add_argument(
+            "--windows",
+            dest="windows_files",
+            nargs="+",
+            action="extend",
+            default=[],
+            metavar="FILE",
+            help="window ConfigMaps, the same as FILE (default: none; one of the two is needed)",
+        )
         if self.nodes is not None:
             p.add_argument("--nodes", required=self.nodes_required, metavar="FILE", help=self.nodes)
         if self.budgets:
             p.add_argument("--pods", metavar="FILE", help=f"with --respect-pdbs: {PODS_HELP}")
             p.add_argument("--pdbs", metavar="FILE", help=f"with --respect-pdbs: {PDBS_HELP}")
 
+    @staticmethod
+    def paths(args: argparse.Namespace) -> list[str]:
+        """The window files named, positional first; a usage error when there is none."""
+        paths = [*args.windows, *args.windows_files]
+        if not paths:
+            raise UsageError(
+                "no window file given: name it as FILE or --windows FILE ('-' reads standard "
+                f"input), e.g. kubectl get cm -n maintenance -o yaml | kumaco {args.command} -"
+            )
+        return paths
 
-#: What ``plan`` and ``forecast`` read offline: ``--windows FILE...`` and ``--nodes FILE``
-#: (and ``--pods FILE``, ``--pdbs FILE`` with ``--respect-pdbs``).
-PLANNER_INPUT = Files(windows_flag=True, nodes=NODES_HELP, nodes_required=True, budgets=True)
+
+#: What ``plan`` and ``forecast`` read offline: the window files and ``--nodes FILE`` (and
+#: ``--pods FILE``, ``--pdbs FILE`` with ``--respect-pdbs``).
+PLANNER_INPUT = Files(nodes=NODES_HELP, nodes_required=True, budgets=True)
 
 
 def _no_flags(_p: argparse.ArgumentParser, _cluster: bool) -> None:
@@ -144,23 +201,38 @@ class Program:
 
     def build_parser(self) -> argparse.ArgumentParser:
         """The argument parser of every command of the program."""
-        parser = argparse.ArgumentParser(prog=self.name, description=self.description)
+        parser = argparse.ArgumentParser(
+            prog=self.name, description=self.description, formatter_class=HelpFormatter
+        )
         parser.add_argument("--version", action="version", version=f"{self.label} {__version__}")
         if self.connection is not None:
             self.connection(parser)
         sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
         with_env: list[argparse.ArgumentParser] = []
         for command in self.commands:
-            p = sub.add_parser(command.name, help=command.help[self.name])
+            env = command.env and self.connection is None
+            p = sub.add_parser(
+                command.name,
+                help=command.help[self.name],
+                description=command.help[self.name],
+                formatter_class=HelpFormatter,
+                epilog=ENV_EPILOG if env else None,
+            )
             self._add_flags(p, command)
             p.set_defaults(func=self._bind(command))
-            if command.env and self.connection is None:
+            if env:
                 with_env.append(p)
         # KUMACO_<FLAG> sets any flag's default: all of run's, and the policy flags of plan and
         # forecast (the same flags, with the same meaning, as the operator's environment).
+        # Every variable any of them reads is known to each: KUMACO_LEADER_ELECT in the
+        # controller's environment is no typo for ``kumaco plan`` run there.
+        known: dict[str, str] = {}
+        for p in with_env:
+            known.update(env_names(p))
         try:
             for p in with_env:
                 apply_env_defaults(p, os.environ)
+                p.set_defaults(env_names_=known)
         except UsageError as exc:
             parser.error(str(exc))
         return parser
@@ -182,7 +254,7 @@ class Program:
         connect, files = self.connect, command.files
 
         def offline(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
-            paths: Sequence[str] = args.windows if files is not None else ()
+            paths: Sequence[str] = Files.paths(args) if files is not None else ()
             nodes = args.nodes if files is not None and files.nodes is not None else None
             return command.run(args, FilesSource(paths, nodes, args, stdin), out, err)
 
@@ -192,6 +264,8 @@ class Program:
             assert connect is not None
             cluster = connect(args)
             try:
+                if cluster.deployed is not None:
+                    self._take_deployed(cluster, args, err)
                 source = ClusterSource(cluster, args, command.reads_nodes)
                 return command.run(args, source, out, err)
             except TransportError as exc:
@@ -203,11 +277,36 @@ class Program:
 
         return offline if connect is None else online
 
+    def _take_deployed(self, cluster: Cluster, args: argparse.Namespace, err: TextIO) -> None:
+        """The deployed settings as the values of the flags ``args.argv`` did not give."""
+        deployed = cluster.deployed
+        assert deployed is not None
+        parser = self.build_parser()
+        for action in parser._actions:  # every default suppressed: what remains was given
+            action.default = argparse.SUPPRESS
+        (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        sub = commands.choices[args.command]
+        for action in sub._actions:
+            action.default = argparse.SUPPRESS
+        given = set(vars(parser.parse_args(args.argv)))
+        taken = deployed.apply(args, given, sub)
+        if not (getattr(args, "namespace", None) or getattr(args, "namespaces", None)):
+            taken.insert(0, f"--namespaces={','.join(cluster.namespaces)}")
+        note = f"settings of Deployment {deployed.key}: {' '.join(taken) or 'the defaults'}"
+        if deployed.unresolved:
+            note += f" (not read, set from other objects: {', '.join(deployed.unresolved)})"
+        err.write(f"{self.label} {args.command}: {note}\n")
+
     def main(self, argv: Sequence[str] | None = None, stdin: TextIO | None = None) -> int:
         """Parse ``argv``, run the command, turn its errors into exit codes."""
         out, err = sys.stdout, sys.stderr
+        argv = list(sys.argv[1:] if argv is None else argv)
         args = self.build_parser().parse_args(argv)
+        args.argv = argv
         try:
+            known = getattr(args, "env_names_", None)
+            if known is not None:  # a command that reads KUMACO_<FLAG>: no unknown one
+                unknown_env(os.environ, known, args.command)
             rc: int = args.func(args, out, err, stdin or sys.stdin)
         except UsageError as exc:
             err.write(f"{self.label} {args.command}: {exc}\n")

@@ -6,6 +6,9 @@ clock of the process -- the controller's instants and the Lease's times alike --
 :func:`kumaco.cmd.common.now_ns` unless a caller injects another (the tests run kumaco
 through ``tests/support/env/shifted.py`` to put it a known time before a window opens,
 instead of waiting for the wall clock: no flag or variable of the product changes it).
+Its ``planner`` is the controller's (:func:`kumaco.core.planner.plan`), injected only by
+the test that proves the audit judge catches a kumaco granting too many
+(tests/support/judges/violation.py).
 SIGTERM and SIGINT stop the controller cleanly (in-flight writes finish, a leader
 releases its Lease, exit 0). Nothing here decides anything; it only connects the parts.
 """
@@ -24,9 +27,10 @@ from kumaco import __version__
 from kumaco.cmd.common import now_ns
 from kumaco.cmd.observability import HealthServer, serve_metrics, setup_logging
 from kumaco.cmd.settings import EXIT_START_FAILED, Settings, parse_bind_address
-from kumaco.controller.loop import Controller
+from kumaco.controller.loop import Controller, Planner
 from kumaco.controller.metrics import Metrics
 from kumaco.core.errors import error_text
+from kumaco.core.planner import plan
 from kumaco.kube.client import Kube
 from kumaco.kube.config import load_configuration
 from kumaco.kube.election import AlwaysLeader, LeaseElection
@@ -73,7 +77,13 @@ def _listen(
         return None
 
 
-def run(settings: Settings, now_ns: Callable[[], int] = now_ns) -> int:
+def _camel(flag: str) -> str:
+    """``max-in-progress`` -> ``maxInProgress`` (the log's keys are lowerCamelCase)."""
+    first, *rest = flag.split("-")
+    return first + "".join(part.capitalize() for part in rest)
+
+
+def run(settings: Settings, now_ns: Callable[[], int] = now_ns, planner: Planner = plan) -> int:
     """Run the controller until stopped; return the exit code."""
     setup_logging(settings.log_format, settings.log_level, settings.identity)
     log.info(
@@ -84,9 +94,11 @@ def run(settings: Settings, now_ns: Callable[[], int] = now_ns) -> int:
             "namespaces": list(settings.namespaces),
             "nodeSelector": settings.node_selector,
             "leaderElect": settings.leader_elect,
+            "policy": {_camel(flag): value for flag, value in settings.configuration},
         },
     )
     metrics = Metrics()
+    metrics.set_policy(settings.configuration)
     try:
         configuration = load_configuration(settings.kubeconfig)
         # The controller's requests: the writers, a LIST at a time, the Events; watches
@@ -141,6 +153,7 @@ def run(settings: Settings, now_ns: Callable[[], int] = now_ns) -> int:
         election,
         metrics,
         now_ns=now_ns,
+        planner=planner,
     )
     holder.append(controller)
 

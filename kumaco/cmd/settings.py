@@ -33,6 +33,7 @@ from pathlib import Path
 
 from kumaco import __version__
 from kumaco.cmd.flags import (
+    NAMESPACES_METAVAR,
     UsageError,
     add_policy_flags,
     apply_env_defaults,
@@ -98,6 +99,9 @@ class Settings:
     event_lookback: float
     config_settle: float
     watch_silence_timeout: float = 130.0
+    #: The effective value of each policy flag and name, as (flag without ``--``, text):
+    #: what the start-up log and ``kumaco_policy_info`` show (:func:`effective_configuration`).
+    configuration: tuple[tuple[str, str], ...] = ()
 
     @property
     def leader_election_id(self) -> str:
@@ -149,34 +153,77 @@ def add_run_flags(p: argparse.ArgumentParser) -> None:
     add = p.add_argument
     add(
         "--kubeconfig",
+        metavar="PATH",
         help="kubeconfig file (default: $KUBECONFIG, else in-cluster, else ~/.kube/config)",
     )
     add(
         "--namespaces",
+        metavar=NAMESPACES_METAVAR,
         help="comma-separated namespaces holding window ConfigMaps (default: its own)",
     )
     add(
         "--configmap-selector",
         default=DEFAULT_CONFIGMAP_SELECTOR,
+        metavar="SEL",
         help="label selector of window ConfigMaps",
     )
     add_policy_flags(p)
-    add("--leader-elect", type=parse_bool, nargs="?", const=True, default=True, metavar="BOOL")
-    add("--leader-election-id", default="kumaco", help="the Lease name")
-    add("--leader-election-namespace", help="namespace of the Lease (default: its own)")
-    add("--leader-elect-lease-duration", default="15s", metavar="DURATION")
-    add("--leader-elect-renew-deadline", default="10s", metavar="DURATION")
-    add("--leader-elect-retry-period", default="2s", metavar="DURATION")
-    add("--metrics-bind-address", default=":8080", help='Prometheus metrics address; "0" disables')
+    add(
+        "--leader-elect",
+        type=parse_bool,
+        nargs="?",
+        const=True,
+        default=True,
+        metavar="BOOL",
+        help="elect one active replica with a Lease; false: this replica acts alone "
+        "(development only, unsafe with more than one)",
+    )
+    add("--leader-election-id", default="kumaco", metavar="NAME", help="the Lease name")
+    add(
+        "--leader-election-namespace",
+        metavar="NS",
+        help="namespace of the Lease (default: its own)",
+    )
+    add(
+        "--leader-elect-lease-duration",
+        default="15s",
+        metavar="DURATION",
+        help="how long a Lease holds without renewal",
+    )
+    add(
+        "--leader-elect-renew-deadline",
+        default="10s",
+        metavar="DURATION",
+        help="the leader stops acting when it could not renew for this long",
+    )
+    add(
+        "--leader-elect-retry-period",
+        default="2s",
+        metavar="DURATION",
+        help="how often to try to acquire or renew the Lease",
+    )
+    add(
+        "--metrics-bind-address",
+        default=":8080",
+        metavar="ADDRESS",
+        help='Prometheus metrics address; "0" disables',
+    )
     add(
         "--health-probe-bind-address",
         default=":8081",
+        metavar="ADDRESS",
         help='/healthz and /readyz address; "0" disables',
     )
-    add("--log-format", choices=("json", "text"), default="json")
-    add("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    add("--log-format", choices=("json", "text"), default="json", help="log line format")
+    add(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default="info",
+        help="the least severe level logged",
+    )
     add(
         "--field-manager",
+        metavar="NAME",
         help="field manager of condition writes (default: kumaco/<leader-election-id>); "
         "conditions last written by another kumaco/... manager are left alone",
     )
@@ -187,7 +234,13 @@ def add_run_flags(p: argparse.ArgumentParser) -> None:
         help="after a change of the window ConfigMaps, wait this long for more changes, "
         "then exit once",
     )
-    add("--write-concurrency", type=int, default=16, help="parallel status writes")
+    add(
+        "--write-concurrency",
+        type=int,
+        default=16,
+        metavar="N",
+        help="parallel status writes",
+    )
     add(
         "--watch-silence-timeout",
         default="130s",
@@ -196,7 +249,13 @@ def add_run_flags(p: argparse.ArgumentParser) -> None:
         "as a dead connection and resumed on a new one; the API server sends a bookmark "
         "about every minute",
     )
-    add("--event-lookback", default="5m", metavar="DURATION", help=argparse.SUPPRESS)
+    add(
+        "--event-lookback",
+        default="5m",
+        metavar="DURATION",
+        help="after a takeover, a window whose occurrence ended this recently (while "
+        "nobody led) still gets its WindowEnded Event",
+    )
 
 
 def make_identity(env: Mapping[str, str]) -> str:
@@ -213,6 +272,44 @@ def _duration(flag: str, text: str) -> float:
     if ns <= 0:
         raise UsageError(f"--{flag}: must be greater than 0")
     return ns / SECOND
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list | tuple):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def effective_configuration(
+    args: argparse.Namespace, namespaces: tuple[str, ...], instance: Instance
+) -> tuple[tuple[str, str], ...]:
+    """Each policy flag's effective value and the names kumaco acts under.
+
+    The value is the flag's, or ``KUMACO_<FLAG>``'s, else its default; the names are its
+    namespaces, selectors, Lease and field manager. Every flag that
+    :func:`~kumaco.cmd.flags.add_policy_flags` declares is listed, so a new rule's flag
+    shows without more code; an unset flag is ``""``, a repeatable one comma-separated,
+    a boolean ``true``/``false``.
+    """
+    probe = argparse.ArgumentParser(add_help=False)
+    add_policy_flags(probe)
+    pairs = [
+        ("namespaces", ",".join(namespaces)),
+        ("configmap-selector", str(args.configmap_selector)),
+    ]
+    for action in probe._actions:
+        flag = max(action.option_strings, key=len).removeprefix("--")
+        pairs.append((flag, _text(getattr(args, action.dest))))
+    pairs += [
+        ("leader-election-id", instance.lease_name),
+        ("leader-election-namespace", instance.lease_namespace),
+        ("field-manager", instance.field_manager),
+    ]
+    return tuple(pairs)
 
 
 def settings_from_args(
@@ -253,6 +350,7 @@ def settings_from_args(
         event_lookback=_duration("event-lookback", args.event_lookback),
         config_settle=_duration("config-settle", args.config_settle),
         watch_silence_timeout=_duration("watch-silence-timeout", args.watch_silence_timeout),
+        configuration=effective_configuration(args, namespaces, instance),
     )
 
 

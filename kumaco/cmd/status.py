@@ -6,129 +6,77 @@ flags (:func:`~kumaco.cmd.flags.instance_from_args`; the Lease's namespace
 defaults to the first namespace), reads what the report needs (:func:`gather`:
 a failed read is recorded as a problem and reading goes on), runs the planner on
 it (:func:`status_report`) and renders the answer through :data:`STATUSES`, the
-table of its formats (:mod:`kumaco.views.report`). Exit 0, or 1 when something
+table of its formats (these three: :mod:`kumaco.cmd.statusreport`). Exit 0, or 1 when something
 could not be read (what was read is still printed; the problems go to standard
-error).
+error). With ``--watch`` (``-w``) it shows the status again whenever the cluster
+changes, until Ctrl-C (:mod:`kumaco.cmd.statuswatch`; exit 0).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TextIO
 
 from kumaco.cmd.cluster import Cluster, ClusterSource, configmap_selector
-from kumaco.cmd.common import EXIT_OK, Output, now_ns
+from kumaco.cmd.common import EXIT_OK, now_ns
 from kumaco.cmd.flags import add_condition_flags, instance_from_args, selector_flag
 from kumaco.cmd.registry import EXIT_CLUSTER, KUBECTL, Command, Source
-from kumaco.core.configmaps import windows_of
-from kumaco.core.instance import DEFAULT_LEASE, Instance
-from kumaco.core.nodes import NodeSet
-from kumaco.core.planner import Policy, plan
-from kumaco.core.windows import Window
-from kumaco.views import report
-from kumaco.views.listing import serialize
-from kumaco.views.report import Snapshot, StatusReport
-
-
-def use_color(stream: TextIO, env: Mapping[str, str]) -> bool:
-    """Colour only on a terminal, and never when ``NO_COLOR`` is set (to anything) or TERM=dumb."""
-    if "NO_COLOR" in env or env.get("TERM") == "dumb":
-        return False
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-def gather(cluster: Cluster, configmaps: str, node_selector: str, instance: Instance) -> Snapshot:
-    """Read everything the status report needs; a failed read becomes a problem."""
-    from kumaco.kube.errors import ApiError  # noqa: PLC0415
-    from kumaco.kube.reader import (  # noqa: PLC0415
-        get_lease,
-        list_nodes,
-        list_window_configmaps,
-        problem,
-    )
-
-    found_cms, problems = list_window_configmaps(cluster.reader, cluster.namespaces, configmaps)
-    found: tuple[Any, ...] | None = None
-    try:
-        owned = (instance.under_maintenance, instance.in_progress)
-        found = tuple(list_nodes(cluster.reader, node_selector, owned))
-    except ApiError as exc:
-        problems.append(problem("list nodes", exc))
-    lease = None
-    try:
-        lease = get_lease(cluster.reader, instance.lease_namespace, instance.lease_name)
-    except ApiError as exc:
-        problems.append(problem(f"get Lease {instance.lease_key}", exc))
-    return Snapshot(
-        tuple(found_cms),
-        found,
-        lease,
-        tuple(problems),
-        namespaces=cluster.namespaces,
-        configmap_selector=configmaps,
-        node_selector=node_selector,
-    )
-
-
-def status_report(
-    snapshot: Snapshot, instance: Instance, now: int, context: str | None = None
-) -> StatusReport:
-    """The report of ``snapshot`` at ``now``: its windows judged by the planner, as ``run`` does."""
-    entries = windows_of(snapshot.configmaps)
-    valid = [e for e in entries if isinstance(e, Window)]
-    policy = Policy(under_maintenance=instance.under_maintenance, in_progress=instance.in_progress)
-    answer = plan(valid, NodeSet(snapshot.nodes or ()), now, policy)
-    return report.report(snapshot, instance, entries, answer, now, context)
-
-
-@dataclass(frozen=True)
-class Shown:
-    """A report and whether to colour it (on a terminal)."""
-
-    report: StatusReport
-    color: bool
-
-
-def _text(shown: Shown) -> str:
-    return report.format_report(shown.report, color=shown.color)
-
-
-STATUSES: Output[Shown] = Output(
-    {
-        "text": _text,
-        "table": _text,
-        "json": lambda shown: serialize(report.to_json(shown.report), "json"),
-        "yaml": lambda shown: serialize(report.to_json(shown.report), "yaml"),
-    },
-    "text",
-    "format (table: the same as text)",
-    file_help=None,
+from kumaco.cmd.statusreport import (
+    STATUSES,
+    Shown,
+    gather,
+    required,
+    status_report,
+    use_color,
 )
+from kumaco.core.instance import DEFAULT_LEASE, Instance
+
+__all__ = ["STATUS", "STATUSES", "gather", "status_instance", "status_report", "use_color"]
+
+
+def status_instance(args: argparse.Namespace, cluster: Cluster) -> Instance:
+    """The instance ``status``'s flags name (``--node-selector`` checked on the way)."""
+    selector_flag("--node-selector", args.node_selector)
+    return instance_from_args(args, args.leader_election_namespace or cluster.namespaces[0])
 
 
 def _status(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO) -> int:
     assert isinstance(source, ClusterSource)
     cluster = source.cluster
-    selector_flag("--node-selector", args.node_selector)
-    instance = instance_from_args(args, args.leader_election_namespace or cluster.namespaces[0])
+    instance = status_instance(args, cluster)
+    to_file = args.output_file not in (None, "", "-")
+    if args.watch:
+        from kumaco.cmd.statuswatch import watch  # noqa: PLC0415
+
+        if not to_file:
+            return watch(args, cluster, instance, out, err)
+        # Every snapshot into the file, one after the other (as `kubectl get -w > FILE`).
+        with open(args.output_file, "w", encoding="utf-8") as file:
+            return watch(args, cluster, instance, file, err)
     snapshot = gather(cluster, configmap_selector(args), args.node_selector, instance)
-    result = status_report(snapshot, instance, now_ns(), context=cluster.context)
-    STATUSES.write(Shown(result, use_color(out, os.environ)), args, out)
+    result = status_report(snapshot, instance, now_ns(), cluster.context, required(args))
+    STATUSES.write(Shown(result, use_color(out, os.environ) and not to_file), args, out)
     for p in result.problems:
         err.write(f"kubectl-kumaco status: {p}\n")
     return EXIT_CLUSTER if result.problems else EXIT_OK
 
 
 def _status_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
-    p.add_argument("--node-selector", default="", metavar="SEL", help="nodes in scope")
+    p.add_argument(
+        "--node-selector", default="", metavar="SEL", help="nodes in scope (default: all nodes)"
+    )
     add_condition_flags(p)
-    p.add_argument("--leader-election-id", default=DEFAULT_LEASE, metavar="NAME", help="the Lease")
+    p.add_argument(
+        "--require-condition",
+        action="append",
+        metavar="TYPE",
+        help="a required condition kumaco runs with (repeatable): which nodes wait for "
+        "maintenance and since when (default: none: the nodes under maintenance that wait)",
+    )
+    p.add_argument(
+        "--leader-election-id", default=DEFAULT_LEASE, metavar="NAME", help="the Lease name"
+    )
     p.add_argument(
         "--leader-election-namespace",
         metavar="NS",
@@ -138,6 +86,13 @@ def _status_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
         "--field-manager",
         metavar="NAME",
         help="the instance's field manager (default: kumaco/<leader-election-id>)",
+    )
+    p.add_argument(
+        "--watch",
+        "-w",
+        action="store_true",
+        help="show the status again whenever it changes, until Ctrl-C: in place on a "
+        "terminal, else successive snapshots",
     )
     STATUSES.add_flags(p)
 

@@ -15,8 +15,15 @@ import argparse
 from collections.abc import Sequence
 from typing import TextIO
 
-from kumaco.cmd.common import EXIT_OK, Output, now_ns, time_flag
-from kumaco.cmd.flags import UsageError, selector_flag
+from kumaco.cmd.common import (
+    EXIT_OK,
+    Output,
+    add_at_flag,
+    add_range_flags,
+    clock,
+    time_range,
+)
+from kumaco.cmd.flags import selector_flag
 from kumaco.cmd.registry import KUBECTL, KUMACO, Command, Files, Source
 from kumaco.core.durations import HOUR
 from kumaco.core.nodes import NodeSet
@@ -26,7 +33,6 @@ from kumaco.views import timeline
 
 TIMELINE_LIMIT = 5000
 DAY = 24 * HOUR
-DEFAULT_SPAN = 7 * DAY
 
 PICTURES: Output[timeline.Timeline] = Output(
     {"svg": timeline.render_svg, "html": timeline.render_html},
@@ -36,29 +42,10 @@ PICTURES: Output[timeline.Timeline] = Output(
 )
 
 
-def time_range(args: argparse.Namespace, now: int, align: int = HOUR) -> tuple[int, int]:
-    """``--from``/``--until``; by default from ``now`` down to ``align``, for seven days."""
-    start = time_flag(args.from_) if args.from_ else now - now % align
-    until = time_flag(args.until) if args.until else start + DEFAULT_SPAN
-    if until <= start:
-        raise UsageError("--until must be after --from")
-    return start, until
-
-
-def add_timeline_flags(p: argparse.ArgumentParser, cluster: bool) -> None:
-    """The flags of ``timeline``; in the cluster ``--from``/``--until`` have defaults."""
-    range_required = not cluster
-    later = "" if range_required else " (default: today 00:00 UTC)"
-    p.add_argument(
-        "--from", dest="from_", required=range_required, metavar="T", help="RFC 3339" + later
-    )
-    p.add_argument(
-        "--until",
-        required=range_required,
-        metavar="T",
-        help="RFC 3339" + ("" if range_required else " (default: --from + 7 days)"),
-    )
-    p.add_argument("--at", metavar="T", help="the instant marked as now (default: now)")
+def add_timeline_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
+    """The flags of ``timeline``, the same for files and the cluster."""
+    add_range_flags(p, "00:00 UTC on the day of --at")
+    add_at_flag(p, "the instant marked as now")
     p.add_argument(
         "--node-selector",
         default="",
@@ -66,7 +53,9 @@ def add_timeline_flags(p: argparse.ArgumentParser, cluster: bool) -> None:
         help="nodes in scope, for the node count of each window (default: all)",
     )
     PICTURES.add_flags(p)
-    p.add_argument("--limit", type=int, default=TIMELINE_LIMIT, help=argparse.SUPPRESS)
+    p.add_argument(
+        "--limit", type=int, default=TIMELINE_LIMIT, metavar="N", help="draw at most N occurrences"
+    )
 
 
 def draw(
@@ -107,7 +96,7 @@ def draw(
 
 def _timeline(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO) -> int:
     """The picture of the windows (and the nodes, if any) of ``source``."""
-    now = time_flag(args.at) if args.at else now_ns()
+    now = clock(args)
     entries = source.windows(err)
     nodes = source.nodes() if source.has_nodes else None
     return draw(args, entries, nodes, source.origin(detailed=True), now, out, err)
@@ -121,6 +110,6 @@ TIMELINE = Command(
         KUBECTL: "draw the cluster's windows as SVG or HTML",
     },
     add_timeline_flags,
-    files=Files(nodes="nodes to count per window (as for plan)"),
+    files=Files(nodes="nodes to count per window, as for plan (default: none)"),
     reads_nodes=True,
 )

@@ -16,6 +16,10 @@ when leadership begins).
 * After a takeover, a window seen closed for the first time whose last run
   ended within ``lookback`` before ``now`` (while nobody led) gets its
   ``WindowEnded`` once.
+* With ``--planned-lead`` (:meth:`Announcer.leads`): a maintenance window whose next
+  run starts within the lead (:attr:`Plan.leads`) gets ``WindowPlanned`` for that run,
+  once, named by the run's start as ``WindowStarted`` is -- so its lead beginning is
+  announced once, also by a new leader (the name is taken).
 """
 
 from __future__ import annotations
@@ -23,11 +27,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from kumaco.core.durations import format_go_duration
 from kumaco.core.planner import Plan
 from kumaco.core.times import format_instant
 from kumaco.core.windows import Window
 
-STARTED, ENDED = "WindowStarted", "WindowEnded"
+STARTED, ENDED, PLANNED = "WindowStarted", "WindowEnded", "WindowPlanned"
 UNBOUNDED = "unbounded"
 
 
@@ -48,11 +53,31 @@ class Announcer:
         self.lookback = lookback
         self._announced: dict[str, tuple[str, int | None]] = {}  # key -> (run, its end if known)
         self._caught_up: set[str] = set()
+        self._planned: dict[str, int] = {}  # key -> the run start WindowPlanned announced
 
     def reset(self) -> None:
         """Forget everything: a new leadership term starts."""
         self._announced.clear()
         self._caught_up.clear()
+        self._planned.clear()
+
+    def leads(self, result: Plan) -> list[Announcement]:
+        """The ``WindowPlanned`` announcements due for ``result`` (a plan with a planned lead)."""
+        due: list[Announcement] = []
+        for key, start in sorted(result.leads.items()):
+            if self._planned.get(key) == start:
+                continue
+            self._planned[key] = start
+            nodes = sum(
+                1 for n in result.nodes if n.planned_start == start and key in n.planned_windows
+            )
+            note = (
+                f"window {key} opens at {format_instant(start)}, within the "
+                f"{format_go_duration(result.planned_lead)} lead: maintenance planned for "
+                f"{nodes} node(s)"
+            )
+            due.append(Announcement(key, PLANNED, str(start), note))
+        return due
 
     def step(self, result: Plan, windows: Mapping[str, Window], now: int) -> list[Announcement]:
         """The announcements due at ``now`` for ``result`` (the plan at ``now``)."""

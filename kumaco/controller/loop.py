@@ -7,7 +7,10 @@ planner's answer (:func:`kumaco.core.planner.plan`). It is level-triggered: watc
 events only update the stores and wake the loop; each pass recomputes from
 the full state. Time comes from an injected wall clock (``now_ns``); the loop
 sleeps until the planner's ``next_change`` (a window opening or closing), so
-a window opening at 03:00:00 is applied within moments, with no polling.
+a window opening at 03:00:00 is applied within moments, with no polling. The
+planner is :func:`~kumaco.core.planner.plan` unless a caller injects another
+``planner`` (a test seam: tests/support/judges/violation.py runs a kumaco whose
+planner oversteps the ceiling, to prove the audit judge catches it).
 
 The API server is reached only through the typed
 :class:`~kumaco.kube.resources.Resources` given at construction (the seam of the
@@ -49,10 +52,10 @@ import datetime as dt
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from kumaco.controller.announce import ENDED, Announcer
+from kumaco.controller.announce import ENDED, PLANNED, Announcer
 from kumaco.controller.budgets import BudgetStore
 from kumaco.controller.metrics import Metrics
 from kumaco.controller.options import (
@@ -74,8 +77,9 @@ from kumaco.core.configchange import (
     Settling,
 )
 from kumaco.core.configmaps import WindowConfigMap, window_of
-from kumaco.core.disruptions import NO_REFUSALS
+from kumaco.core.disruptions import NO_REFUSALS, Refusals
 from kumaco.core.errors import error_text
+from kumaco.core.nodes import NodeSet
 from kumaco.core.planner import Plan, Policy, changes, plan
 from kumaco.core.windows import InvalidWindow, Window
 from kumaco.kube.events import (
@@ -94,6 +98,9 @@ log = logging.getLogger("kumaco.controller")
 
 RESYNC_SECONDS = 300.0  # re-evaluate at least this often (no I/O unless something changed)
 
+#: What the controller plans with: :func:`kumaco.core.planner.plan`'s signature.
+Planner = Callable[[Iterable[Window], NodeSet, int, Policy, Refusals], Plan]
+
 __all__ = [
     "EXIT_CONFIG_CHANGED",
     "EXIT_LEADERSHIP_LOST",
@@ -101,6 +108,7 @@ __all__ = [
     "Controller",
     "ControllerOptions",
     "Election",
+    "Planner",
 ]
 
 
@@ -117,6 +125,7 @@ class Controller:
         *,
         now_ns: Callable[[], int],
         monotonic: Callable[[], float] = time.monotonic,
+        planner: Planner = plan,
     ) -> None:
         self.options = options
         self.policy = policy
@@ -125,6 +134,7 @@ class Controller:
         self.metrics = metrics
         self.now_ns = now_ns
         self.monotonic = monotonic
+        self.planner = planner
         self.stop = threading.Event()
         self._wake = threading.Event()
         self.exit_code: int | None = None
@@ -395,10 +405,11 @@ class Controller:
         now = self.now_ns()
         refusals = self.budgets.refusals() if self.budgets is not None else NO_REFUSALS
         with self.nodes.read() as (nodeset, versions):
-            result = plan(windows, nodeset, now, self.policy, refusals)
+            result = self.planner(windows, nodeset, now, self.policy, refusals)
             due = changes(result, nodeset, versions, now, self.policy)
             self.reporter.report(due, nodeset, result)
             self.metrics.observe_holders(result, nodeset, self.policy.in_progress, now)
+            self.metrics.observe_waiting(result, nodeset, self.policy, now)
         self.metrics.observe_plan(result)
         if not self.writer.apply(self.writer.pending(due)):
             self._wake.set()  # something conflicted: re-plan from fresh state
@@ -407,10 +418,12 @@ class Controller:
         return result.next_change
 
     def _announce_windows(self, result: Plan, windows: list[Window], now: int) -> None:
-        """WindowStarted/WindowEnded Events, once per occurrence (see :mod:`.announce`)."""
+        """WindowStarted/Ended/Planned Events, once per occurrence (see :mod:`.announce`)."""
         cms = {p.cm.key: p.cm for p in self._parsed.values()}
         known = {w.key: w for w in windows if w.key in cms}
-        for a in self.announcer.step(result, known, now):
-            action = "Close" if a.reason == ENDED else "Open"
+        for a in (*self.announcer.step(result, known, now), *self.announcer.leads(result)):
+            if a.window not in known:
+                continue
+            action = {ENDED: "Close", PLANNED: "Plan"}.get(a.reason, "Open")
             spec = EventSpec(cms[a.window], a.reason, action, a.note, key=a.run, aggregate=False)
             self.events.emit(spec)

@@ -28,6 +28,7 @@ from prometheus_client import (
     Gauge,
     GCCollector,
     Histogram,
+    Info,
     PlatformCollector,
     ProcessCollector,
 )
@@ -35,8 +36,9 @@ from prometheus_client import (
 from kumaco import __version__
 from kumaco.core.configchange import ParsedWindow
 from kumaco.core.nodes import TRUE, NodeSet
-from kumaco.core.planner import Plan
+from kumaco.core.planner import Plan, Policy
 from kumaco.core.times import parse_timestamp
+from kumaco.core.waiting import oldest_wait
 from kumaco.core.windows import Window
 
 WRITE_RESULTS = ("ok", "conflict", "error", "unknown")
@@ -175,6 +177,19 @@ class Metrics:
         self.config_hash = Gauge(
             "kumaco_config_info", "The config hash in force.", ["hash"], registry=r
         )
+        self.policy = Info(
+            "kumaco_policy",
+            "The effective configuration: one label per policy flag and name (always 1).",
+            registry=r,
+        )
+        self.oldest_waiting = Gauge(
+            "kumaco_oldest_waiting_seconds",
+            "The longest a node in scope has waited for maintenance: it asks (its required "
+            "conditions True) and only the schedule or the fleet keeps it out (no open window, "
+            "the admission cutoff, a ceiling, a budget, another group, the admission rate); "
+            "seconds since its request, at the last pass (0 when none waits; the leader's view).",
+            registry=r,
+        )
 
     def observe_request(self, verb: str, resource: str, code: str, seconds: float) -> None:
         """One API request (the :class:`kumaco.kube.client.Kube` ``observe`` callback)."""
@@ -188,6 +203,10 @@ class Metrics:
     def set_leading(self, lease: str, leading: bool) -> None:
         self.leader.set(1 if leading else 0)
         self.leader_status.labels(name=lease).set(1 if leading else 0)
+
+    def set_policy(self, configuration: Iterable[tuple[str, str]]) -> None:
+        """``kumaco_policy_info``: each flag's effective value, the flag in snake_case."""
+        self.policy.info({flag.replace("-", "_"): value for flag, value in configuration})
 
     def set_config_hash(self, digest: str) -> None:
         """Exactly one ``kumaco_config_info`` series: the hash in force."""
@@ -243,6 +262,10 @@ class Metrics:
                 soonest = change
         self.set_windows(states)
         return soonest
+
+    def observe_waiting(self, result: Plan, nodeset: NodeSet, policy: Policy, now: int) -> None:
+        """``kumaco_oldest_waiting_seconds`` from the plan (:mod:`kumaco.core.waiting`)."""
+        self.oldest_waiting.set(oldest_wait(result, nodeset, policy) / 1e9)
 
     def observe_holders(self, result: Plan, nodeset: NodeSet, in_progress: str, now: int) -> None:
         """Since when each node that holds ``in_progress`` (MaintenanceInProgress) has held it."""

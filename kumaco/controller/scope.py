@@ -1,5 +1,7 @@
 """Nodes that leave the controller's scope: ``UnderMaintenance=False`` (OutOfScope), once.
 
+(With ``--planned-lead``, ``MaintenancePlanned=False`` (OutOfScope) in the same write.)
+
 Contract: :class:`Departures` handles the nodes the node watch no longer
 delivers -- deleted, or relabelled out of ``--node-selector`` -- on the leader.
 :meth:`Departures.check` reads each node the store reports departed

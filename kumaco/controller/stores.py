@@ -28,8 +28,8 @@ from kumaco.core.nodes import (
     Condition,
     NodeSet,
     NodeView,
+    Sharing,
     node_view,
-    shared_owners,
 )
 from kumaco.core.planner import Policy
 from kumaco.core.rules import conditions_read
@@ -48,8 +48,9 @@ def planner_conditions(policy: Policy) -> frozenset[str]:
     """The condition types the planner reads under ``policy`` (what a NodeStore must keep).
 
     Derived from the policy's rules (:func:`kumaco.core.rules.conditions_read`):
-    kumaco's own two and every type a rule declares it reads -- the required and
-    blocking ones, ``Ready`` when unavailable nodes count toward the ceilings. Any
+    kumaco's own (two; three with a planned lead) and every type a rule declares it
+    reads -- the required and blocking ones, ``Ready`` when unavailable nodes count
+    toward the ceilings. Any
     other condition -- the kubelet's pressure conditions, node-problem-detector's,
     other controllers' -- is neither kept nor a reason to plan again when it changes.
     """
@@ -63,7 +64,10 @@ class NodeStore:
     and ``manager`` the one kumaco's own writes are recorded under; ``keep``,
     when given, the only condition types kept (:func:`planner_conditions`);
     ``heartbeats`` the only ones whose ``lastHeartbeatTime`` is kept (the
-    required conditions: a fresh report after a reboot; none by default). A DELETED
+    required conditions: a fresh report after a reboot; none by default);
+    ``sharing`` what its views share (:class:`~kumaco.core.nodes.Sharing`: the store
+    owns it for its life; by default interning on -- the levers benchmark passes
+    ``Sharing(interning=False)`` to measure it off). A DELETED
     watch event -- a node deleted, or relabelled out of the watch's selector --
     also records the node's name in :meth:`departed`.
     """
@@ -75,8 +79,10 @@ class NodeStore:
         manager: str = "",
         keep: frozenset[str] | None = None,
         heartbeats: frozenset[str] = frozenset(),
+        sharing: Sharing | None = None,
     ) -> None:
         self._lock = threading.Lock()
+        self._sharing = Sharing() if sharing is None else sharing
         self._nodes = NodeSet()
         self._rv: dict[str, str | None] = {}
         # The resourceVersion at which each stored view became what it is.
@@ -90,7 +96,7 @@ class NodeStore:
         self.synced = threading.Event()
 
     def trim(self, obj: Mapping[str, Any]) -> TrimmedNode | None:
-        view = node_view(obj, self._owned, self._keep, self._heartbeats)
+        view = node_view(obj, self._owned, self._keep, self._heartbeats, self._sharing)
         return None if view is None else TrimmedNode(view, resource_version(obj))
 
     def departed(self) -> set[str]:
@@ -185,7 +191,7 @@ class NodeStore:
                 old.labels,
                 MappingProxyType(conditions),
                 old.unschedulable,
-                shared_owners(owners),
+                self._sharing.owners(owners),
                 old.boot_id,
             )
             self._put_locked(TrimmedNode(view, resource_version))

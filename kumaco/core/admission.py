@@ -39,8 +39,8 @@ from kumaco.core.policy import (
     Stop,
     Verdict,
 )
-from kumaco.core.rules import rules_of, transitioned
-from kumaco.core.times import parse_timestamp
+from kumaco.core.rules import rules_of
+from kumaco.core.times import parse_timestamp, transitioned
 from kumaco.core.windowgroups import OpenWindows, UnderAnswer
 
 
@@ -82,6 +82,8 @@ class Lifecycle:
             stage: tuple(r for r in rules if r.stage == stage)
             for stage in (HOLD, SETTLE, ADMIT, COUNT)
         }
+        #: The rules that keep a record in the messages (:meth:`Rule.record`).
+        self._recorders = tuple(r for r in rules if type(r).record is not Rule.record)
         ground = Ground(
             policy,
             nodes,
@@ -90,6 +92,7 @@ class Lifecycle:
             ws.selected,
             ws.budgets,
             frozenset(k for k, frozen in ws.freeze.items() if frozen),
+            now,
         )
         #: Every ceiling in force, in rule order; by node, the ones counting it when it
         #: occupies places, and for each ceiling rule, the ones that can stop it.
@@ -118,8 +121,12 @@ class Lifecycle:
             self.next_change = t
 
     def _set(self, name: str, status: str, reason: str, message: str, verdict: Verdict) -> None:
-        self.desired[name] = Desired(self.policy.in_progress, status, reason, message)
         node = self.nodes.get(name)
+        if self._recorders:
+            held = node.condition(self.policy.in_progress) if node is not None else None
+            for rule in self._recorders:
+                message = rule.record(message, held, status, self.policy, self.now)
+        self.desired[name] = Desired(self.policy.in_progress, status, reason, message)
         boot = self._boot(node) if node is not None else None
         self.verdicts[name] = verdict if boot is None else replace(verdict, boot=boot)
 
@@ -205,16 +212,17 @@ class Lifecycle:
                     self.verdicts[node.name] = replace(
                         self.verdicts[node.name], counts_toward=counts
                     )
-        waiting = [
-            (node, scene)
-            for node, scene in sorted(
-                candidates, key=lambda c: _admission_key(c[0], self.policy.require)
-            )
-            if not self._admit(node, scene)
-        ]
+        ordered = sorted(candidates, key=lambda c: _admission_key(c[0], self.policy.require))
+        for place in self.pools:
+            place.line_up(tuple(node.name for node, _scene in ordered))
+        waiting = [(node, scene) for node, scene in ordered if not self._admit(node, scene)]
         # Why each waits is read off the ceilings once every admission is made, so that the
         # answer is the same when planned again after the admissions were written.
         for node, scene in waiting:
+            for rule, stopping in self._ceilings:
+                self._later(
+                    rule.next_change(node, replace(scene, places=stopping.get(node.name, ())))
+                )
             stop = next(self._ceiling_stops(node, scene))
             counts = tuple(p.name for p in self.pools if node.name in p.occupants)
             self._stop(node.name, stop.verdict.rule, stop, counts)
@@ -284,6 +292,9 @@ class Lifecycle:
             return False
         name = node.name
         counts = self._occupy(name)
+        for _rule, stopping in self._ceilings:
+            for place in stopping.get(name, ()):
+                place.admitted(name)
         message = with_boot(self._allowed_message(), scene.boot)
         self._set(name, TRUE, ALLOWED, message, Verdict(ALLOWED, counts_toward=counts))
         # Admitted now: its lastTransitionTime will read this second (Kubernetes truncates

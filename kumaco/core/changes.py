@@ -20,7 +20,7 @@ from kumaco.core.policy import (
     Plan,
     Policy,
 )
-from kumaco.core.times import format_instant
+from kumaco.core.times import format_exact_instant, format_instant
 
 #: Field managers of kumaco instances are ``kumaco/<instance>``.
 KUMACO_MANAGER_PREFIX = "kumaco/"
@@ -110,6 +110,8 @@ def changes(
     versions: Mapping[str, str | None],
     now: int,
     policy: Policy,
+    *,
+    exact: bool = False,
 ) -> Changes:
     """The writes that bring every node of ``result`` to its desired conditions at ``now``.
 
@@ -120,8 +122,14 @@ def changes(
     another kumaco instance (a field manager ``kumaco/...`` other than
     ``policy.manager``) is not written: it is reported as a :class:`Conflict`.
     Any other writer (a person, a script) is corrected.
+
+    ``now`` is written to the second, as Kubernetes keeps it (a write at 12:00:03.7 reads
+    12:00:03; :func:`~kumaco.core.rules.transitioned` counts from the end of that second,
+    so a release delay is never shorter than configured). ``exact``: to the microsecond
+    instead, which reads as exact -- for ``kumaco forecast``, whose simulated writes
+    happen at known instants (a release at 02:30:00 settles until 02:40:00, not 02:40:01).
     """
-    stamp = format_instant(now)
+    stamp = format_exact_instant(now) if exact else format_instant(now)
     revocations: list[NodeChange] = []
     grants: list[NodeChange] = []
     conflicts: list[Conflict] = []
@@ -171,30 +179,39 @@ def out_of_scope(
     """What this instance writes on a node that left its scope, and whether it is holding.
 
     Its own ``UnderMaintenance`` (last written by ``policy.manager``) becomes
-    False with reason ``OutOfScope``; its ``MaintenanceInProgress`` is left
-    alone: a holder finishes its maintenance (the second answer says the node
-    holds it), anything else already says False.
+    False with reason ``OutOfScope``, and so does its ``MaintenancePlanned`` with a
+    planned lead; its ``MaintenanceInProgress`` is left alone: a holder finishes its
+    maintenance (the second answer says the node holds it), anything else already
+    says False.
     """
-    um = node.condition(policy.under_maintenance)
     holding = (
         policy.ceiling is not None
         and node.is_true(policy.in_progress)
         and node.owners.get(policy.in_progress) == policy.manager
     )
-    if (
-        um is None
-        or node.owners.get(policy.under_maintenance) != policy.manager
-        or (um.status, um.reason) == (FALSE, OUT_OF_SCOPE)
-    ):
-        return None, holding
     stamp = format_instant(now)
-    write = ConditionWrite(
-        policy.under_maintenance,
-        FALSE,
-        OUT_OF_SCOPE,
-        "this node left kumaco's scope (its --node-selector)",
-        um.last_transition_time if um.status == FALSE and um.last_transition_time else stamp,
-        stamp,
-    )
-    desired = (Desired(write.type, write.status, write.reason, write.message),)
-    return NodeChange(node.name, version, (write,), False, desired), holding
+    writes: list[ConditionWrite] = []
+    for ctype in (policy.under_maintenance, *((policy.planned,) if policy.planned_lead else ())):
+        cur = node.condition(ctype)
+        if (
+            cur is None
+            or node.owners.get(ctype) != policy.manager
+            or (cur.status, cur.reason) == (FALSE, OUT_OF_SCOPE)
+        ):
+            continue
+        writes.append(
+            ConditionWrite(
+                ctype,
+                FALSE,
+                OUT_OF_SCOPE,
+                "this node left kumaco's scope (its --node-selector)",
+                cur.last_transition_time
+                if cur.status == FALSE and cur.last_transition_time
+                else stamp,
+                stamp,
+            )
+        )
+    if not writes:
+        return None, holding
+    desired = tuple(Desired(w.type, w.status, w.reason, w.message) for w in writes)
+    return NodeChange(node.name, version, tuple(writes), False, desired), holding

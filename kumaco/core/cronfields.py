@@ -10,7 +10,8 @@ and :data:`STAR` marks a field written as ``*``/``?``. Every rejection raises
 :class:`kumaco.core.errors.InvalidInput` -- never any other exception, whatever
 the text -- with a one-line message naming the field (or the descriptor) and a
 bounded excerpt of the offending token. ``@every`` is rejected: it has no
-anchor in time. Pure: no I/O, no clock.
+anchor in time. :func:`parse_day_of_month` reads one day-of-month field alone (a
+window's ``daysOfMonth``). Pure: no I/O, no clock.
 
 Grammar as robfig implements it (quirks included)
 -------------------------------------------------
@@ -46,7 +47,15 @@ from typing import NamedTuple
 from kumaco.core.errors import InvalidInput, excerpt
 from kumaco.core.gostrconv import parse_int64
 
-__all__ = ["DAYS_IN_MONTH", "FIELDS_HINT", "GO_SPACE", "STAR", "Fields", "parse_fields"]
+__all__ = [
+    "DAYS_IN_MONTH",
+    "FIELDS_HINT",
+    "GO_SPACE",
+    "STAR",
+    "Fields",
+    "parse_day_of_month",
+    "parse_fields",
+]
 
 #: robfig's flag bit: the field was written as ``*`` or ``?`` (step <= 1).
 STAR = 1 << 63
@@ -209,3 +218,20 @@ def parse_fields(text: str) -> Fields:
         _parse_field(f, b) for f, b in zip(fields, _FIELDS, strict=True)
     )
     return minute, hour, dom, month, dow
+
+
+def parse_day_of_month(text: str) -> int:
+    """One day-of-month field on its own (a window's ``daysOfMonth``), as robfig reads that field.
+
+    The same grammar as the third field of a schedule (``1-7``, ``1,15``, ``*/2``); the bit
+    set of the days (with :data:`STAR` for ``*``/``?``). Raises :class:`InvalidInput`
+    naming the mistake, also for white space inside (one field) and for no day at all.
+    """
+    if not text.strip(GO_SPACE):
+        raise InvalidInput("is empty; remove the key to allow every day")
+    if len(_FIELD_RE.findall(text)) != 1:
+        raise InvalidInput(f"{excerpt(text)} is more than one field: write e.g. 1-7 or 1,15")
+    bits = _parse_field(text.strip(GO_SPACE), _DOM)
+    if not bits & _span(_DOM.lo, _DOM.hi):
+        raise InvalidInput(f"{excerpt(text)} selects no day")
+    return bits

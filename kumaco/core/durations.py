@@ -19,6 +19,8 @@ nanoseconds (about 292 years). This is differential-tested against Go's own
 
 from __future__ import annotations
 
+import re
+
 from kumaco.core.errors import InvalidInput
 from kumaco.core.gotime import INT64_MAX, time_quote
 
@@ -135,6 +137,28 @@ def parse_go_duration(text: str) -> int:
     if total > INT64_MAX:
         raise _error("invalid duration", orig)
     return total
+
+
+#: Go's longest duration (int64 nanoseconds), as ``Duration.String`` writes it.
+MAX_DURATION_TEXT = "2562047h47m16.854775807s"
+_SYNTAX = re.compile(r"[-+]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))+")
+
+
+def overflow_hint(text: str) -> str:
+    """Why Go rejects a well-formed ``text``, if it is because it is too long; else ''.
+
+    Go's own message says only ``invalid duration``; a value beyond int64 nanoseconds is the
+    one well-formed duration it rejects.
+    """
+    if not _SYNTAX.fullmatch(text):
+        return ""
+    try:
+        parse_go_duration(text)
+    except InvalidInput:
+        if text.startswith("-"):
+            return f"under Go's minimum duration, -{MAX_DURATION_TEXT[:-2]}8s (about 292 years)"
+        return f"over Go's maximum duration, {MAX_DURATION_TEXT} (about 292 years)"
+    return ""
 
 
 def parse_window_duration(text: str) -> int:

@@ -21,21 +21,36 @@ another kumaco instance owns left alone).
   answers (``refusals``, with ``--respect-pdbs``: a node a budget refuses at
   ``start`` is not admitted all the run long).
 * The run ends at ``until``, or earlier when nothing can change any more.
+* :attr:`Forecast.waits`: how long each node that needs maintenance (and does not hold
+  it at ``start``) waits from its request (:func:`kumaco.core.waiting.asked_since`) to its
+  admission, or to ``until`` when it is not admitted; the longest first.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from kumaco.core.disruptions import NO_REFUSALS, Refusals
-from kumaco.core.durations import parse_go_duration
+from kumaco.core.durations import SECOND, parse_go_duration
 from kumaco.core.errors import InvalidInput, excerpt
 from kumaco.core.nodes import FALSE, TRUE, Condition, NodeSet, NodeView
-from kumaco.core.planner import Plan, Policy, changes, plan
-from kumaco.core.times import format_instant, parse_timestamp
+from kumaco.core.planner import (
+    BLOCKED,
+    CEILING_REACHED,
+    REQUIREMENT_NOT_MET,
+    TIMED_OUT,
+    TOPOLOGY_CEILING_REACHED,
+    Changes,
+    Plan,
+    Policy,
+    changes,
+    plan,
+)
+from kumaco.core.times import format_exact_instant, parse_timestamp
+from kumaco.core.waiting import asked_since
 from kumaco.core.windows import Window
 
 #: At most this many planner steps (a bound on hostile input; a real run needs a few per node).
@@ -77,6 +92,16 @@ class NodeTurn:
 
 
 @dataclass(frozen=True)
+class Wait:
+    """How long one node waits: from its request to its admission (None: not before ``until``)."""
+
+    name: str
+    since: int
+    admitted: int | None
+    waited: int
+
+
+@dataclass(frozen=True)
 class Forecast:
     """The simulated run: every node that needs maintenance, and whether all fit."""
 
@@ -86,9 +111,18 @@ class Forecast:
     #: When the last node finished, if every node finished before ``until``.
     finished_at: int | None
     unfinished: tuple[str, ...]
-    #: For unfinished nodes: the next opening, after ``until``, of a window that covers them.
+    #: For unfinished nodes not in progress at ``until``: the next instant at or after it at
+    #: which the planner would admit the node on its own (its windows, freezes, cutoff and
+    #: blockers; other nodes' places aside), and the window it would be admitted in.
     next_chance: Mapping[str, tuple[int, str]]
     steps: int
+    #: Unfinished nodes that no maintenance window selects: no chance ever.
+    in_no_window: tuple[str, ...] = ()
+    #: Unfinished nodes in a window that the planner would not admit on their own within
+    #: :data:`CHANCE_HORIZON` (or ever: a blocker stays as it is), and why.
+    no_chance: Mapping[str, str] = field(default_factory=dict)
+    #: Each waiting node's wait, the longest first (then by name).
+    waits: tuple[Wait, ...] = ()
 
     @property
     def all_finished(self) -> bool:
@@ -107,6 +141,18 @@ def _with(node: NodeView, updates: Iterable[Condition]) -> NodeView:
     for c in updates:
         conditions[c.type] = c
     return dataclasses.replace(node, conditions=MappingProxyType(conditions))
+
+
+def apply_changes(writes: Changes, state: dict[str, NodeView]) -> None:
+    """The controller's writes applied to ``state`` (in place), as its node store sees them."""
+    for change in writes:
+        state[change.name] = _with(
+            state[change.name],
+            (
+                Condition(w.type, w.status, w.reason, w.message, w.last_transition_time)
+                for w in change.conditions
+            ),
+        )
 
 
 #: Plans at one instant until the writes stop (the controller's echoes; two suffice).
@@ -130,17 +176,11 @@ def _settle(
     current = NodeSet(state.values())
     result = plan(windows, current, t, policy, refusals)
     for _ in range(SETTLE_ROUNDS):
-        writes = changes(result, current, {}, t, policy)  # the nodes the plan was made on
+        # The nodes the plan was made on; stamped exactly: a simulated write happens at t.
+        writes = changes(result, current, {}, t, policy, exact=True)
         if not writes.revocations and not writes.grants:
             break
-        for change in (*writes.revocations, *writes.grants):
-            state[change.name] = _with(
-                state[change.name],
-                (
-                    Condition(w.type, w.status, w.reason, w.message, w.last_transition_time)
-                    for w in change.conditions
-                ),
-            )
+        apply_changes(writes, state)
         current = NodeSet(state.values())
         result = plan(windows, current, t, policy, refusals)
     return result
@@ -171,6 +211,14 @@ def forecast(
     finish: dict[str, int] = {}
     in_windows: dict[str, tuple[str, ...]] = {}
     durations = {n: _duration_of(state[n], duration, rules) for n in needing}
+    asked = {
+        n: t
+        for n in needing
+        if (
+            t := asked_since(state[n], policy.require, policy.under_maintenance, policy.in_progress)
+        )
+        is not None
+    }
     for name in needing:  # holders continue from where they are
         cur = state[name].condition(policy.in_progress)
         since = parse_timestamp(cur.last_transition_time) if cur is not None else None
@@ -185,7 +233,7 @@ def forecast(
         # Maintenances that are done by now: their required conditions clear.
         for name, at in finish.items():
             if at <= t and any(state[name].is_true(r) for r in policy.require):
-                stamp = format_instant(at)
+                stamp = format_exact_instant(at)
                 state[name] = _with(
                     state[name],
                     (
@@ -219,33 +267,111 @@ def forecast(
     )
     unfinished = tuple(x.name for x in turns if x.finished is None)
     finished_at = max((x.finished for x in turns if x.finished is not None), default=None)
+    chances = _next_chances(windows, state, unfinished, until, policy)
     return Forecast(
         start=start,
         until=until,
         turns=turns,
         finished_at=None if unfinished else (finished_at if turns else start),
         unfinished=unfinished,
-        next_chance=_next_chances(windows, state, unfinished, until),
+        next_chance=chances.next_chance,
         steps=steps,
+        in_no_window=chances.in_no_window,
+        no_chance=chances.no_chance,
+        waits=_waits(asked, admitted, until),
     )
 
 
+def _waits(asked: Mapping[str, int], admitted: Mapping[str, int], until: int) -> tuple[Wait, ...]:
+    waits = []
+    for name, since in asked.items():
+        at = admitted.get(name)
+        waits.append(Wait(name, since, at, max(0, (until if at is None else at) - since)))
+    return tuple(sorted(waits, key=lambda w: (-w.waited, w.name)))
+
+
+#: How far past ``until`` a node's next chance is looked for (robfig's own horizon), and in
+#: how many planner steps at most.
+CHANCE_HORIZON = 5 * 366 * 24 * 3600 * SECOND
+CHANCE_STEPS = 500
+#: Rules that keep deciding for a node alone, whatever the instant: the forecast keeps
+#: conditions as they are, and a global or per-label ceiling stops a lone node only at 0.
+_FOR_GOOD = frozenset(
+    {BLOCKED, TIMED_OUT, REQUIREMENT_NOT_MET, CEILING_REACHED, TOPOLOGY_CEILING_REACHED}
+)
+
+
+@dataclass(frozen=True)
+class Chances:
+    """Where the unfinished nodes stand after ``until`` (see :class:`Forecast`)."""
+
+    next_chance: dict[str, tuple[int, str]]
+    in_no_window: tuple[str, ...]
+    no_chance: dict[str, str]
+
+
+def _chance(
+    windows: Sequence[Window], node: NodeView, until: int, policy: Policy
+) -> tuple[int, str] | str:
+    """The first instant from ``until`` at which the planner admits ``node`` alone, or why not.
+
+    Why not: the rule that stops it for good, or, when no instant within the horizon
+    admits it, what stopped it the last time a window was open for it.
+    """
+    alone, t = NodeSet([node]), until
+    why = ""
+    for _ in range(CHANCE_STEPS):
+        answer = plan(windows, alone, t, policy)
+        found = answer.node(node.name)
+        if found is None:
+            return "out of scope"
+        if found.is_in_progress:
+            return t, found.windows[0] if found.windows else ""
+        decided = found.in_progress or found.under_maintenance
+        if found.verdict is not None and found.verdict.rule in _FOR_GOOD:
+            return f"{decided.message}; a forecast keeps conditions and ceilings as they are"
+        if found.is_under_maintenance:
+            why = decided.message or decided.reason
+        nxt = answer.next_change
+        if nxt is None or nxt > until + CHANCE_HORIZON:
+            break
+        t = nxt
+    last = f": {why}" if why else ": no window opens for it"
+    return f"not admitted within five years or {CHANCE_STEPS} planner steps{last}"
+
+
 def _next_chances(
-    windows: Sequence[Window], state: Mapping[str, NodeView], names: Sequence[str], until: int
-) -> dict[str, tuple[int, str]]:
-    """For each name: the next opening at or after ``until`` of a maintenance window covering it."""
-    chances: dict[str, tuple[int, str]] = {}
+    windows: Sequence[Window],
+    state: Mapping[str, NodeView],
+    names: Sequence[str],
+    until: int,
+    policy: Policy,
+) -> Chances:
+    """The next chance of each node of ``names`` (those still in progress are left out)."""
     maintenance = [w for w in windows if not w.freeze]
+    chances: dict[str, tuple[int, str]] = {}
+    none: list[str] = []
+    never: dict[str, str] = {}
+    #: Nodes alike in labels and conditions (all but the name) have the same chance.
+    seen: dict[tuple[object, ...], tuple[int, str] | str] = {}
     for name in names:
-        labels = state[name].labels
-        best: tuple[int, str] | None = None
-        for w in maintenance:
-            if not w.selector.matches(labels):
-                continue
-            st = w.state_at(until)
-            at = until if st.open else st.opens
-            if at is not None and (best is None or (at, w.key) < best):
-                best = (at, w.key)
-        if best is not None:
-            chances[name] = best
-    return chances
+        node = state[name]
+        if node.is_true(policy.in_progress):
+            continue  # in progress at until: it finishes after it
+        if not any(w.selector.matches(node.labels) for w in maintenance):
+            none.append(name)
+            continue
+        alike = (
+            tuple(sorted(node.labels.items())),
+            tuple(sorted(node.conditions.items())),
+            node.unschedulable,
+            node.boot_id,
+        )
+        if alike not in seen:
+            seen[alike] = _chance(windows, node, until, policy)
+        found = seen[alike]
+        if isinstance(found, str):
+            never[name] = found
+        else:
+            chances[name] = found
+    return Chances(chances, tuple(none), never)

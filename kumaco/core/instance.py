@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kumaco.core.changes import KUMACO_MANAGER_PREFIX
-from kumaco.core.policy import IN_PROGRESS, UNDER_MAINTENANCE
+from kumaco.core.policy import IN_PROGRESS, MAINTENANCE_PLANNED, UNDER_MAINTENANCE
 
 #: ``--leader-election-id``'s default: the Lease, and the instance's name.
 DEFAULT_LEASE = "kumaco"
@@ -38,6 +38,8 @@ class Instance:
     #: The field manager of its condition writes; empty for a look that writes nothing
     #: (plan, forecast), which then takes no condition for another instance's.
     field_manager: str = ""
+    #: ``--planned-condition``: the advance notice's type (written with ``--planned-lead``).
+    planned: str = MAINTENANCE_PLANNED
 
     @property
     def lease_key(self) -> str:

@@ -38,7 +38,7 @@ from typing import Final, Literal
 
 import yaml
 
-from kumaco.core.errors import InvalidInput, excerpt
+from kumaco.core.errors import InvalidInput, excerpt, one_line
 from kumaco.core.labelsyntax import MAX_LITERAL
 
 __all__ = [
@@ -121,6 +121,10 @@ def _kind_in_go_yaml(text: str) -> str:
     if text in _GO_YAML_WORDS:
         return "a boolean" if text[0] in "yYnN" else "a special value"
     return "a number or a date"
+
+
+#: How much of a key and a value a hint repeats (a label name's limit).
+_SHOWN = 63
 
 
 def _shown(text: str) -> str:
@@ -207,11 +211,16 @@ class _Reader:
             match = next((k for k in known if name.isascii() and name.lower() == k.lower()), None)
             if match is None:
                 hint = " (a selector string goes directly in nodeSelector)" if not where else ""
+                fix = f"use only the fields {listed}"
+                if not where and isinstance(value_node, yaml.ScalarNode) and value_node.value:
+                    # "zone: a" is the map {zone: a}: a label written with ':' for '='.
+                    label = one_line(f"{name[:_SHOWN]}={value_node.value[:_SHOWN]}")
+                    fix = f"a selector uses = not ':': write {label!r} (or put it in matchLabels)"
                 raise LabelSelectorError(
                     f"unknown field {_shown(name)} in {where or 'the LabelSelector'}{hint}",
                     "decode",
                     field_path,
-                    f"use only the fields {listed}",
+                    fix,
                 )
             if match in found:
                 same = spelled[match] == name
@@ -234,14 +243,23 @@ class _Reader:
             and node.value in _NULL_WORDS
         )
 
+    def present(
+        self, node: yaml.Node, kind: type[yaml.CollectionNode], where: str, wanted: str
+    ) -> bool:
+        """False for a null (read as empty); True for an untagged ``kind``; else raises."""
+        if self.is_null(node):
+            return False
+        if not isinstance(node, kind):
+            raise _wrong_shape(where, node, wanted)
+        if node.tag != (_MAP if kind is yaml.MappingNode else _SEQ):
+            raise self._tagged(node, where)
+        return True
+
     def match_labels(self, node: yaml.Node) -> list[MatchLabel]:
         """``(where, key, value)`` of each ``matchLabels`` entry, in document order."""
-        if self.is_null(node):
+        wanted = "a map of label keys to values"
+        if not self.present(node, yaml.MappingNode, _MATCH_LABELS, wanted):
             return []
-        if not isinstance(node, yaml.MappingNode):
-            raise _wrong_shape(_MATCH_LABELS, node, "a map of label keys to values")
-        if node.tag != _MAP:
-            raise self._tagged(node, _MATCH_LABELS)
         entries: list[MatchLabel] = []
         seen: set[str] = set()
         written: set[tuple[str, str]] = set()
@@ -272,12 +290,9 @@ class _Reader:
 
     def match_expressions(self, node: yaml.Node) -> list[MatchExpression]:
         """``(where, key, operator, values)`` of each ``matchExpressions`` item."""
-        if self.is_null(node):
+        wanted = "a list of {key, operator, values} maps"
+        if not self.present(node, yaml.SequenceNode, _MATCH_EXPRESSIONS, wanted):
             return []
-        if not isinstance(node, yaml.SequenceNode):
-            raise _wrong_shape(_MATCH_EXPRESSIONS, node, "a list of {key, operator, values} maps")
-        if node.tag != _SEQ:
-            raise self._tagged(node, _MATCH_EXPRESSIONS)
         items: list[MatchExpression] = []
         for index, item in enumerate(node.value):
             where = f"{_MATCH_EXPRESSIONS}[{index}]"
@@ -296,12 +311,8 @@ class _Reader:
         return items
 
     def values(self, node: yaml.Node | None, where: str) -> list[str]:
-        if node is None or self.is_null(node):
+        if node is None or not self.present(node, yaml.SequenceNode, where, "a list of strings"):
             return []
-        if not isinstance(node, yaml.SequenceNode):
-            raise _wrong_shape(where, node, "a list of strings")
-        if node.tag != _SEQ:
-            raise self._tagged(node, where)
         return [self.string(item, f"{where}[{i}]") for i, item in enumerate(node.value)]
 
 

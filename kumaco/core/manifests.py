@@ -15,7 +15,7 @@ pass text, not paths.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,9 +23,9 @@ import yaml
 
 from kumaco.core.configmaps import WindowConfigMap, window_of
 from kumaco.core.errors import one_line
-from kumaco.core.nodes import NodeView, node_view
+from kumaco.core.nodes import NodeView, Sharing, node_view
 from kumaco.core.selectors import Selector
-from kumaco.core.windowdata import REQUIRED_KEYS
+from kumaco.core.windowdata import REQUIRED_KEYS, yaml_type_name
 from kumaco.core.windows import FieldError, InvalidWindow, Window
 
 DEFAULT_NAMESPACE = "default"
@@ -36,12 +36,63 @@ class ManifestError(ValueError):
     """The text is not YAML/JSON at all."""
 
 
+#: A plain scalar that YAML reads as something else: ``*`` starts an alias, ``&`` an anchor,
+#: ``!`` a tag, ``%`` a directive, ``@`` and a backquote are reserved; ``: `` inside a value.
+_NEEDS_QUOTES = "*&!%@`"
+
+
+def _quote_hint(line: str) -> str:
+    """The fix for a ``key: value`` line whose value needs quotes, or ''."""
+    key, sep, value = line.strip().partition(": ")
+    value = value.strip()
+    if not sep or not key or not value or value[0] in "\"'[{":
+        return ""
+    if key == "nodeSelector" and ": " in value:
+        label, _, wanted = value.partition(": ")
+        return f'a selector uses = (not :) and is quoted: {key}: "{label}={wanted}"'
+    if value[0] in _NEEDS_QUOTES or ": " in value:
+        reason = (
+            "a value starting with * is read as a YAML alias"
+            if value[0] == "*"
+            else f"a value starting with {value[0]} or holding ': ' is YAML syntax"
+        )
+        return f'{reason}: quote it, {key}: "{value}"'
+    return ""
+
+
+def yaml_error(exc: yaml.YAMLError, text: str, source: str) -> str:
+    """A YAML error as ``file:line:column: reason; fix``, as a compiler writes it."""
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        mark = exc.problem_mark
+        lines = text.splitlines()
+        line = lines[mark.line] if mark.line < len(lines) else ""
+        what = ", ".join(p for p in (exc.context, exc.problem) if p)
+        hint = _quote_hint(line)
+        return f"{source}:{mark.line + 1}:{mark.column + 1}: not valid YAML/JSON: {what}" + (
+            f"; {hint}" if hint else ""
+        )
+    if isinstance(exc, yaml.reader.ReaderError):
+        row = text.count("\n", 0, exc.position) + 1
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        char = exc.character
+        code = char if isinstance(char, int) else ord(char)
+        return (
+            f"{source}:{row}:{column}: not valid YAML/JSON: the character U+{code:04X} "
+            "is not allowed (a control character: is this a text file?)"
+        )
+    return f"{source}: not valid YAML/JSON: {str(exc).splitlines()[0]}"
+
+
 def load_documents(text: str, source: str = "<input>") -> list[Any]:
-    """Parse all documents in ``text``; unwrap List kinds; drop empty documents."""
+    """Parse all documents in ``text``; unwrap List kinds; drop empty documents.
+
+    A syntax error is a :class:`ManifestError` naming ``source``, the line and the column,
+    with the fix where it is a common one (a cron string starting with ``*`` unquoted).
+    """
     try:
         docs = list(yaml.load_all(text, Loader=_Loader))
     except yaml.YAMLError as exc:
-        raise ManifestError(f"{source}: not valid YAML/JSON: {str(exc).splitlines()[0]}") from None
+        raise ManifestError(yaml_error(exc, text, source)) from None
     # Absurd nesting or values; PyYAML's constructors also fail with IndexError
     # ("!!int "), KeyError ("!!bool x") and AttributeError ("!!timestamp x").
     except (ValueError, RecursionError, IndexError, KeyError, AttributeError, TypeError) as exc:
@@ -71,16 +122,57 @@ def _meta(obj: Mapping[str, Any]) -> tuple[str | None, str]:
     )
 
 
-def window_entries(objects: Iterable[Any]) -> list[Window | InvalidWindow]:
-    """Each object as a valid window or an invalid entry naming the key and the reason."""
+def kind_of(obj: object) -> str:
+    """What a decoded document is, for a message: its ``kind`` (``Node``), or its YAML type."""
+    if not isinstance(obj, Mapping):
+        return yaml_type_name(obj)
+    kind = obj.get("kind")
+    return kind if isinstance(kind, str) and kind else "an object without a kind"
+
+
+def _duplicated(
+    entries: list[Window | InvalidWindow], configmaps: Sequence[int], origins: Sequence[str]
+) -> None:
+    """Mark every ConfigMap whose namespace/name is in the input more than once (in place).
+
+    Applied together, the last would replace the others (the API server keeps one object per
+    name); which one was meant cannot be told, so each copy is invalid, naming where they are.
+    """
+    by_key: dict[str, list[int]] = {}
+    for i in configmaps:
+        by_key.setdefault(entries[i].key, []).append(i)
+    for key, copies in by_key.items():
+        if len(copies) < 2:
+            continue
+        where = "; ".join(origins[i] for i in copies)
+        error = FieldError(
+            "metadata.name",
+            f"{one_line(key)} is in the input {len(copies)} times ({one_line(where)}): applied "
+            "together, the last would replace the others; keep one",
+        )
+        for i in copies:
+            e = entries[i]
+            errors = e.errors if isinstance(e, InvalidWindow) else ()
+            entries[i] = InvalidWindow(e.namespace, e.name, (*errors, error))
+
+
+def window_entries(
+    objects: Iterable[Any], origins: Sequence[str] | None = None
+) -> list[Window | InvalidWindow]:
+    """Each object as a valid window or an invalid entry naming the key and the reason.
+
+    ``origins``: where each object came from (``windows.yaml, object 3``), for the message
+    about a namespace/name given more than once (default: its position).
+    """
     entries: list[Window | InvalidWindow] = []
+    configmaps: list[int] = []
     for position, obj in enumerate(objects, 1):
         if not isinstance(obj, Mapping):
             entries.append(
                 InvalidWindow(
                     DEFAULT_NAMESPACE,
                     f"<document {position}>",
-                    (FieldError("kind", f"expected a ConfigMap, got a {type(obj).__name__}"),),
+                    (FieldError("kind", f"expected a ConfigMap, got {yaml_type_name(obj)}"),),
                 )
             )
             continue
@@ -101,7 +193,14 @@ def window_entries(objects: Iterable[Any]) -> list[Window | InvalidWindow]:
             continue
         cm = WindowConfigMap.from_object(obj, DEFAULT_NAMESPACE)
         assert cm is not None  # it has a name, and a namespace by default
+        configmaps.append(len(entries))
         entries.append(window_of(cm))
+    shown_origins = (
+        list(origins)
+        if origins is not None
+        else [f"object {n}" for n in range(1, len(entries) + 1)]
+    )
+    _duplicated(entries, configmaps, shown_origins)
     return entries
 
 
@@ -112,9 +211,10 @@ def node_views(objects: Iterable[Any], owned: Iterable[str] = ()) -> list[NodeVi
     """
     views = []
     owned = tuple(owned)
+    sharing = Sharing()
     for obj in objects:
         if isinstance(obj, Mapping) and obj.get("kind", "Node") == "Node":
-            view = node_view(obj, owned)
+            view = node_view(obj, owned, sharing=sharing)
             if view is not None:
                 views.append(view)
     return views
@@ -131,12 +231,19 @@ class Selection:
     that are not usable ConfigMaps as invalid entries; ``skipped``: one line for
     each ConfigMap the selector leaves out; ``warnings``: the ones among them
     that look like windows meant for kumaco (window keys, or a label close to a
-    selected one), which kumaco would ignore.
+    selected one), which kumaco would ignore; ``foreign``: what each document that is
+    not a ConfigMap is (:func:`kind_of`: ``Node``, ``a string``), in order.
     """
 
     entries: list[Window | InvalidWindow]
     skipped: list[str]
     warnings: list[str]
+    foreign: tuple[str, ...] = ()
+
+    @property
+    def selected(self) -> int:
+        """How many of the entries are ConfigMaps the selector selected."""
+        return len(self.entries) - len(self.foreign)
 
 
 def _distance(a: str, b: str) -> int:
@@ -158,13 +265,23 @@ def _close_label(labels: Mapping[str, str], wanted: Iterable[str]) -> tuple[str,
     return None
 
 
-def select_windows(objects: Iterable[Any], selector: Selector, selector_text: str) -> Selection:
-    """Windows from decoded objects, keeping the ConfigMaps ``selector`` selects (see Selection)."""
+def select_windows(
+    objects: Sequence[Any],
+    selector: Selector,
+    selector_text: str,
+    origins: Sequence[str] | None = None,
+) -> Selection:
+    """Windows from decoded objects, keeping the ConfigMaps ``selector`` selects (see Selection).
+
+    ``origins``: where each object came from (:func:`window_entries`).
+    """
     wanted = [r.key for r in selector.requirements]
     documents: list[Any] = []
+    kept: list[str] = []
+    foreign: list[str] = []
     skipped: list[str] = []
     warnings: list[str] = []
-    for obj in objects:
+    for position, obj in enumerate(objects):
         meta = obj.get("metadata") if isinstance(obj, Mapping) else None
         raw_labels = meta.get("labels") if isinstance(meta, Mapping) else None
         labels = (
@@ -179,6 +296,9 @@ def select_windows(objects: Iterable[Any], selector: Selector, selector_text: st
             or selector.matches(labels)
         ):
             documents.append(obj)
+            kept.append(origins[position] if origins is not None else f"object {position + 1}")
+            if not isinstance(obj, Mapping) or obj.get("kind") != "ConfigMap":
+                foreign.append(kind_of(obj))
             continue
         name, namespace = _meta(obj)
         key = one_line(f"{namespace}/{name}")
@@ -196,4 +316,4 @@ def select_windows(objects: Iterable[Any], selector: Selector, selector_text: st
                 f"{key} has {'/'.join(keys)} but is not selected by --configmap-selector "
                 f"{selector_text!r}: kumaco will ignore it"
             )
-    return Selection(window_entries(documents), skipped, warnings)
+    return Selection(window_entries(documents, kept), skipped, warnings, tuple(foreign))

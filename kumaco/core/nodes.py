@@ -16,16 +16,22 @@ retained. Views are compact: every string a view keeps (label keys and values,
 condition types, statuses, reasons, messages and times) is interned, so the
 thousands of nodes that share a zone, a kubelet message or a transition second
 share one string, and equal owner maps are one shared object (docs/benchmarks.md,
-"Levers", gives the bytes per node this saves).
+"Levers", gives the bytes per node this saves). What views share is a
+:class:`Sharing` their caller owns and passes in (a controller's node store holds
+one for its life, an offline listing one for its objects); without one, a view
+still interns its strings but shares no owner map. ``Sharing(interning=False)``
+keeps every string and owner map as decoded: the levers benchmark's "off".
 
 :class:`NodeSet` holds the views by name with a label index for bulk
 selector evaluation; the controller updates it in place from watch events,
-the offline commands build it from a file. Pure: no I/O, no clock.
+the offline commands build it from a file. :func:`uncarried` names the condition types
+no node carries (with the closest one that some node does). Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 from collections.abc import Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from sys import intern
@@ -79,26 +85,38 @@ class NodeView:
         return c is not None and c.status == TRUE
 
 
-def _str_or_empty(value: object) -> str:
-    return intern(value) if isinstance(value, str) else ""
+class Sharing:
+    """What node views share: one object per equal string, one per equal owner map.
 
+    Owned by whoever keeps the views (a :class:`~kumaco.controller.stores.NodeStore`,
+    an offline listing), never by the module: the owner-map table is bounded by
+    ``owner_maps`` and lives as long as its owner. ``interning=False`` shares nothing.
+    Threads may share one (the reflector's and the writers'): a race costs at most a
+    second map equal to the first.
+    """
 
-# Equal owner maps are shared: nearly every node has the same writer for each condition.
-_OWNER_MAPS: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
-_OWNER_MAPS_MAX = 1024
+    def __init__(self, *, interning: bool = True, owner_maps: int = 1024) -> None:
+        self.interning = interning
+        self._owner_maps: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
+        self._owner_maps_max = owner_maps
 
+    def text(self, value: str) -> str:
+        """``value``, as the one object all equal strings are (when interning)."""
+        return intern(value) if self.interning else value
 
-def shared_owners(owners: Mapping[str, str]) -> Mapping[str, str]:
-    """A read-only owner map equal to ``owners``, the same object for equal maps (bounded)."""
-    if not owners:
-        return _NO_OWNERS
-    key = tuple(sorted(owners.items()))
-    found = _OWNER_MAPS.get(key)
-    if found is None:
-        found = MappingProxyType({intern(t): intern(m) for t, m in key})
-        if len(_OWNER_MAPS) < _OWNER_MAPS_MAX:
-            _OWNER_MAPS[key] = found
-    return found
+    def owners(self, owners: Mapping[str, str]) -> Mapping[str, str]:
+        """A read-only owner map equal to ``owners``, the same object for equal maps."""
+        if not self.interning:
+            return MappingProxyType(dict(owners))
+        if not owners:
+            return _NO_OWNERS
+        key = tuple(sorted(owners.items()))
+        found = self._owner_maps.get(key)
+        if found is None:
+            found = MappingProxyType({intern(t): intern(m) for t, m in key})
+            if len(self._owner_maps) < self._owner_maps_max:
+                self._owner_maps[key] = found
+        return found
 
 
 def _owners(meta: Mapping[str, Any], types: Iterable[str]) -> dict[str, str]:
@@ -136,6 +154,7 @@ def node_view(
     owned: Iterable[str] = (),
     keep: Container[str] | None = None,
     heartbeats: Container[str] | None = None,
+    sharing: Sharing | None = None,
 ) -> NodeView | None:
     """Trim a Node object (decoded JSON) to a :class:`NodeView`; None if unusable.
 
@@ -147,7 +166,10 @@ def node_view(
     (None: every kept type's). A controller keeps only the required
     conditions' (a fresh report after a reboot is read from them), so other
     heartbeats still wake nobody.
+    ``sharing``: what the view shares with the caller's other views (:class:`Sharing`;
+    by default a fresh one: strings interned, no owner map shared).
     """
+    share = Sharing() if sharing is None else sharing
     if not isinstance(obj, Mapping):
         return None
     meta = obj.get("metadata")
@@ -160,7 +182,7 @@ def node_view(
     labels: dict[str, str] = {}
     if isinstance(raw_labels, Mapping):
         labels = {
-            intern(k): intern(v)
+            share.text(k): share.text(v)
             for k, v in raw_labels.items()
             if isinstance(k, str) and isinstance(v, str)
         }
@@ -181,18 +203,18 @@ def node_view(
             ):
                 continue
             ltt = c.get("lastTransitionTime")
-            ctype = intern(ctype)
+            ctype = share.text(ctype)
             beat = (
-                _timestamp_text(c.get("lastHeartbeatTime"))
+                _timestamp_text(c.get("lastHeartbeatTime"), share)
                 if heartbeats is None or ctype in heartbeats
                 else None
             )
             conditions[ctype] = Condition(
                 type=ctype,
-                status=intern(cstatus),
-                reason=_str_or_empty(c.get("reason")),
-                message=_str_or_empty(c.get("message")),
-                last_transition_time=_timestamp_text(ltt),
+                status=share.text(cstatus),
+                reason=_text_or_empty(c.get("reason"), share),
+                message=_text_or_empty(c.get("message"), share),
+                last_transition_time=_timestamp_text(ltt, share),
                 last_heartbeat_time=beat,
             )
     spec = obj.get("spec")
@@ -205,14 +227,18 @@ def node_view(
         labels=MappingProxyType(labels),
         conditions=MappingProxyType(conditions),
         unschedulable=unschedulable,
-        owners=shared_owners(owners),
-        boot_id=intern(boot.strip()) if isinstance(boot, str) and boot.strip() else None,
+        owners=share.owners(owners),
+        boot_id=share.text(boot.strip()) if isinstance(boot, str) and boot.strip() else None,
     )
 
 
-def _timestamp_text(value: Any) -> str | None:
+def _text_or_empty(value: object, share: Sharing) -> str:
+    return share.text(value) if isinstance(value, str) else ""
+
+
+def _timestamp_text(value: Any, share: Sharing) -> str | None:
     if isinstance(value, str):
-        return intern(value)
+        return share.text(value)
     if isinstance(value, dt.datetime):  # YAML loaders turn timestamps into datetimes
         aware = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
         try:
@@ -253,3 +279,17 @@ class NodeSet:
 
     def __contains__(self, name: object) -> bool:
         return name in self._nodes
+
+
+def uncarried(types: Iterable[str], nodes: Iterable[NodeView]) -> list[tuple[str, str | None]]:
+    """Each of ``types`` that no node carries, with the carried type closest to it (or None).
+
+    A condition type nobody carries is most often a typo (``RebootRequierd``): a rule that
+    reads it then admits nobody, or blocks nobody, without a word.
+    """
+    carried = sorted({t for n in nodes for t in n.conditions})
+    return [
+        (t, next(iter(difflib.get_close_matches(t, carried, n=1, cutoff=0.8)), None))
+        for t in dict.fromkeys(types)
+        if t not in carried
+    ]

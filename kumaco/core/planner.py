@@ -50,6 +50,10 @@ call it alike; :func:`changes` turns its answer into the writes that reach it.
     refuse now (the ``refusals`` input) is not admitted (reason
     ``DisruptionBudgetExhausted``, naming the budgets); it takes no place and a
     holder is never revoked for it.
+``MaintenancePlanned`` (name configurable; only with ``planned_lead``) -- advance notice:
+    True (``MaintenanceWindow``) on a node that a window will put under maintenance within
+    the lead, False (``NoMaintenancePlanned``) otherwise, while it is under maintenance and
+    when a freeze covers that start (:mod:`kumaco.core.planned`).
 
 Each rule above is one object (:mod:`kumaco.core.rules`, :mod:`kumaco.core.ceilingrules`)
 and a policy is planned with its own ordered list (:attr:`Policy.rules`, the default
@@ -64,7 +68,7 @@ unchanged world produces identical conditions and the controller writes
 nothing. :attr:`Plan.next_change` is the next instant, strictly after
 ``now``, at which the answer may change by time alone: a window matching a
 node in scope opens or closes, a release delay or an in-progress timeout
-ends, or an admission cutoff passes.
+ends, or an admission cutoff passes -- and, with a planned lead, a lead begins.
 """
 
 from __future__ import annotations
@@ -84,6 +88,7 @@ from kumaco.core.changes import (
 )
 from kumaco.core.disruptions import NO_REFUSALS, Refusals
 from kumaco.core.nodes import NodeSet
+from kumaco.core.planned import Lookahead, lookahead
 from kumaco.core.policy import (
     ADMISSION_CUTOFF,
     ALLOWED,
@@ -97,10 +102,13 @@ from kumaco.core.policy import (
     GLOBAL,
     HELD,
     IN_PROGRESS,
+    MAINTENANCE_PLANNED,
     NO_WINDOW,
+    NOT_PLANNED,
     NOT_REPORTED_SINCE_REBOOT,
     NOT_UNDER_MAINTENANCE,
     OUT_OF_SCOPE,
+    PLANNED_WINDOW,
     REBOOTED_IN_WINDOW,
     RELEASE_DELAY,
     REQUIREMENT_NOT_MET,
@@ -133,10 +141,13 @@ __all__ = [
     "HELD",
     "IN_PROGRESS",
     "KUMACO_MANAGER_PREFIX",
+    "MAINTENANCE_PLANNED",
+    "NOT_PLANNED",
     "NOT_REPORTED_SINCE_REBOOT",
     "NOT_UNDER_MAINTENANCE",
     "NO_WINDOW",
     "OUT_OF_SCOPE",
+    "PLANNED_WINDOW",
     "REBOOTED_IN_WINDOW",
     "RELEASE_DELAY",
     "REQUIREMENT_NOT_MET",
@@ -175,6 +186,7 @@ def plan(
     ``refusals``: with ``policy.respect_pdbs``, node name -> the PodDisruptionBudgets
     that would refuse draining it now (:mod:`kumaco.core.disruptions`).
     """
+    windows = tuple(windows)
     in_scope = frozenset(policy.scope.select(nodes.index))
     ws = window_groups(windows, nodes, in_scope, now)
     under = under_maintenance_answers(ws, policy)
@@ -187,6 +199,13 @@ def plan(
             next_change is None or lifecycle.next_change < next_change
         ):
             next_change = lifecycle.next_change
+    ahead: Lookahead | None = None
+    if policy.planned_lead:
+        ahead = lookahead(windows, ws, under, in_scope, now, policy)
+        if ahead.next_change is not None and (
+            next_change is None or ahead.next_change < next_change
+        ):
+            next_change = ahead.next_change
     plans = tuple(
         NodePlan(
             name=name,
@@ -196,6 +215,9 @@ def plan(
             in_progress=lifecycle.desired[name] if lifecycle else None,
             freezes=u.freezes,
             verdict=lifecycle.verdicts[name] if lifecycle else None,
+            planned=ahead.answers[name].desired if ahead else None,
+            planned_start=ahead.answers[name].start if ahead else None,
+            planned_windows=ahead.answers[name].windows if ahead else (),
         )
         for name, u in sorted(under.items())
     )
@@ -208,6 +230,8 @@ def plan(
         in_progress=lifecycle.in_progress if lifecycle else 0,
         matching=ws.matching,
         ceilings=tuple(p.use() for p in lifecycle.pools) if lifecycle else (),
+        planned_lead=policy.planned_lead,
+        leads=ahead.leads if ahead else {},
     )
 
 

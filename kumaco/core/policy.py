@@ -12,7 +12,10 @@ returning a :class:`Stop` (a :class:`Verdict` and a message) or None, and when i
 next changes by time alone (:meth:`Rule.next_change`). A :class:`Policy` carries the
 ordered rules it is planned with (:attr:`Policy.rules`; None: the default rules,
 :data:`kumaco.core.rules.DEFAULT_RULES`); :class:`kumaco.core.admission.Lifecycle`
-applies them stage by stage (:data:`STAGES`).
+applies them stage by stage (:data:`STAGES`). A ``CEILING`` rule's places are told the
+candidates in admission order (:meth:`Place.line_up`) and each admission they could have
+stopped (:meth:`Place.admitted`); a rule may keep a record in the messages it is given
+(:meth:`Rule.record`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import ClassVar
 
 from kumaco.core.ceilings import Ceiling
 from kumaco.core.nodes import TRUE, Condition, NodeSet, NodeView
+from kumaco.core.rates import AdmissionRate
 from kumaco.core.selectors import Selector, parse_selector
 from kumaco.core.windows import WindowState
 
@@ -66,6 +70,19 @@ UNAVAILABLE = "NodeUnavailable"
 GLOBAL = "global"
 #: ``--respect-pdbs``: draining the node now would be refused by a PodDisruptionBudget.
 DISRUPTION_BUDGET_EXHAUSTED = "DisruptionBudgetExhausted"
+# Issue 28's fleet rules (kumaco.core.fleetrules), MaintenanceInProgress False:
+#: ``--admission-rate N/DURATION``: N nodes started maintenance in the last DURATION.
+ADMISSION_RATE_REACHED = "AdmissionRateReached"
+#: ``--one-group-at-a-time KEY``: nodes with another value of KEY are in maintenance.
+ANOTHER_GROUP_IN_PROGRESS = "AnotherGroupInProgress"
+#: ``--node-min-interval DURATION``: its previous maintenance ended less than DURATION ago.
+TOO_SOON = "TooSoonAfterLastMaintenance"
+
+# Advance notice (``--planned-lead``, :mod:`kumaco.core.planned`): the KEP-5683 condition
+# and its reasons.
+MAINTENANCE_PLANNED = "MaintenancePlanned"
+PLANNED_WINDOW = "MaintenanceWindow"
+NOT_PLANNED = "NoMaintenancePlanned"
 
 
 @dataclass(frozen=True)
@@ -96,15 +113,26 @@ class Policy:
     #: ``--respect-pdbs``: no admission while a PodDisruptionBudget would refuse the drain
     #: (the refusals are the planner's input: :func:`kumaco.core.planner.plan`).
     respect_pdbs: bool = False
+    #: ``--planned-lead``: MaintenancePlanned is True this long before a window puts a
+    #: node under maintenance (0: the condition is not managed); ``--planned-condition``.
+    planned_lead: int = 0
+    planned: str = MAINTENANCE_PLANNED
+    #: ``--admission-rate N/DURATION``: at most N admissions in any sliding DURATION.
+    admission_rate: AdmissionRate | None = None
+    #: ``--one-group-at-a-time KEY``: the label key whose values take turns.
+    one_group_at_a_time: str | None = None
+    #: ``--node-min-interval``: a node's next maintenance starts no sooner after its last.
+    node_min_interval: int = 0
 
     @property
     def owned(self) -> tuple[str, ...]:
         """The condition types kumaco writes under this policy."""
-        return (
+        found = (
             (self.under_maintenance,)
             if self.ceiling is None
             else (self.under_maintenance, self.in_progress)
         )
+        return (*found, self.planned) if self.planned_lead else found
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +185,11 @@ class NodePlan:
     in_progress: Desired | None
     freezes: tuple[str, ...] = ()
     verdict: Verdict | None = None
+    #: MaintenancePlanned (None: no ``--planned-lead``), the instant a window next puts the
+    #: node under maintenance within the lead (None: not planned) and those windows.
+    planned: Desired | None = None
+    planned_start: int | None = None
+    planned_windows: tuple[str, ...] = ()
 
     @property
     def is_under_maintenance(self) -> bool:
@@ -167,12 +200,17 @@ class NodePlan:
         return None if self.in_progress is None else self.in_progress.status == TRUE
 
     @property
+    def is_planned(self) -> bool:
+        return self.planned is not None and self.planned.status == TRUE
+
+    @property
     def desired(self) -> tuple[Desired, ...]:
-        return (
+        found = (
             (self.under_maintenance,)
             if self.in_progress is None
             else (self.under_maintenance, self.in_progress)
         )
+        return found if self.planned is None else (*found, self.planned)
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +240,10 @@ class Plan:
     matching: Mapping[str, int] = field(default_factory=dict)
     #: Every ceiling in force (global first), after this plan's admissions.
     ceilings: tuple[CeilingUse, ...] = ()
+    #: ``--planned-lead`` (0: off), and each maintenance window's first opening within it
+    #: (for the windows that select nodes in scope): the ``WindowPlanned`` Events.
+    planned_lead: int = 0
+    leads: Mapping[str, int] = field(default_factory=dict)
 
     def node(self, name: str) -> NodePlan | None:
         return next((n for n in self.nodes if n.name == name), None)
@@ -242,6 +284,12 @@ class Place:
     def use(self) -> CeilingUse:
         return CeilingUse(self.name, self.limit, tuple(sorted(self.occupants)))
 
+    def line_up(self, candidates: Sequence[str]) -> None:
+        """The candidates left for the ceiling stage, in admission order, before any is admitted."""
+
+    def admitted(self, name: str) -> None:
+        """``name``, a node this place could stop, was admitted in this plan."""
+
 
 @dataclass(frozen=True, slots=True)
 class Scene:
@@ -279,6 +327,8 @@ class Ground:
     selected: Mapping[str, frozenset[str]]
     budgets: Mapping[str, Ceiling]
     freezes: frozenset[str]
+    #: The instant planned.
+    now: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,7 +355,7 @@ class Rule(ABC):
     stage: ClassVar[str]
 
     def reads(self, policy: Policy) -> frozenset[str]:
-        """The condition types it reads under ``policy`` (beyond kumaco's own two)."""
+        """The condition types it reads under ``policy`` (beyond kumaco's own conditions)."""
         return frozenset()
 
     @abstractmethod
@@ -319,3 +369,14 @@ class Rule(ABC):
     def places(self, ground: Ground) -> Sequence[Place]:
         """The ceilings a ``CEILING`` rule keeps (none for the other stages)."""
         return ()
+
+    def record(
+        self, message: str, held: Condition | None, status: str, policy: Policy, now: int
+    ) -> str:
+        """The MaintenanceInProgress message to write, given the node's current one (``held``).
+
+        A rule that keeps a record in the cluster (the admission rate's admissions) adds it
+        here to every message the lifecycle sets, holders' and others'; by default the
+        message is unchanged.
+        """
+        return message

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from kumaco.core.boots import admitted_on, reboot_of, rebooted_message
 from kumaco.core.ceilingrules import GlobalCeiling, GroupCeilings, WindowBudgets
-from kumaco.core.durations import SECOND, format_go_duration
+from kumaco.core.durations import format_go_duration
+from kumaco.core.fleetrules import AdmissionRateLimit, NodeMinInterval, OneGroupAtATime
 from kumaco.core.nodes import READY, Condition, NodeView
 from kumaco.core.pdbrule import RespectDisruptionBudgets
 from kumaco.core.policy import (
@@ -46,20 +47,6 @@ from kumaco.core.policy import (
     Verdict,
 )
 from kumaco.core.times import format_instant, parse_timestamp
-
-
-def transitioned(text: str | None) -> int | None:
-    """The latest instant a condition's transition can have happened at.
-
-    Kubernetes writes ``lastTransitionTime`` to the second, truncated: a release at
-    12:00:03.7 reads 12:00:03. Counting a release delay or an in-progress timeout
-    from the end of that second (12:00:04) makes the delay never shorter, and the
-    timeout never earlier, than configured. A timestamp with a fraction is exact.
-    """
-    t = parse_timestamp(text)
-    if t is None or text is None or "." in text:
-        return t
-    return t + SECOND
 
 
 def reported(c: Condition) -> int:
@@ -376,6 +363,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     ReleaseDelay(),
     FinishedIdle(),
     ReportedSinceReboot(),
+    NodeMinInterval(),  # first of ADMIT: a node kept out keeps its reason (issue 28)
     Frozen(),
     WindowClosed(),
     Required(),
@@ -386,6 +374,8 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     GlobalCeiling(),
     GroupCeilings(),
     WindowBudgets(),
+    OneGroupAtATime(),
+    AdmissionRateLimit(),
 )
 
 
@@ -397,10 +387,10 @@ def rules_of(policy: Policy) -> tuple[Rule, ...]:
 def conditions_read(policy: Policy) -> frozenset[str]:
     """The condition types the planner reads under ``policy``.
 
-    kumaco's own two, and every type one of its rules reads (the admission order
-    reads the required ones, which :class:`Required` declares).
+    kumaco's own two (three with a planned lead), and every type one of its rules reads
+    (the admission order reads the required ones, which :class:`Required` declares).
     """
-    types = {policy.under_maintenance, policy.in_progress}
+    types = {policy.under_maintenance, policy.in_progress, *policy.owned}
     for rule in rules_of(policy):
         types |= rule.reads(policy)
     return frozenset(types)

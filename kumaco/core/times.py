@@ -2,8 +2,9 @@
 
 Contract: an *instant* is an integer of nanoseconds since the Unix epoch
 (UTC). :func:`format_instant` writes one as RFC 3339 UTC to the second, as
-Kubernetes does; :func:`parse_timestamp` reads a timestamp the API server or a
-file gave (``None`` when absent or malformed: it is data, not user input);
+Kubernetes does (:func:`format_exact_instant` to the microsecond, rounded up);
+:func:`parse_timestamp` reads a timestamp the API server or a file gave (``None``
+when absent or malformed: it is data, not user input);
 :func:`parse_time` reads a time a person typed on a command line and raises
 :class:`~kumaco.core.errors.InvalidInput` saying how to write it. Nothing here
 reads a clock: ``now`` is always passed in.
@@ -32,6 +33,16 @@ def to_datetime(t: int) -> dt.datetime:
 def format_instant(t: int) -> str:
     """Format an instant as RFC 3339 UTC with ``Z``, to the second (as Kubernetes does)."""
     return (_EPOCH + dt.timedelta(seconds=t // SECOND)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def format_exact_instant(t: int) -> str:
+    """An instant as RFC 3339 UTC with microseconds, rounded up (never earlier than ``t``).
+
+    A timestamp with a fraction is taken as exact (:func:`kumaco.core.rules.transitioned`);
+    the forecast stamps its simulated writes so, where Kubernetes keeps whole seconds.
+    """
+    micros = -(-t // 1000)
+    return (_EPOCH + dt.timedelta(microseconds=micros)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def parse_timestamp(text: str | None) -> int | None:
@@ -73,3 +84,17 @@ def parse_time(text: str) -> int:
             "(or +01:00 for an offset), or a date alone for its midnight UTC"
         )
     return to_instant(parsed)
+
+
+def transitioned(text: str | None) -> int | None:
+    """The latest instant a condition's transition can have happened at.
+
+    Kubernetes writes ``lastTransitionTime`` to the second, truncated: a release at
+    12:00:03.7 reads 12:00:03. Counting a release delay or an in-progress timeout
+    from the end of that second (12:00:04) makes the delay never shorter, and the
+    timeout never earlier, than configured. A timestamp with a fraction is exact.
+    """
+    t = parse_timestamp(text)
+    if t is None or text is None or "." in text:
+        return t
+    return t + SECOND

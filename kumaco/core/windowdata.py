@@ -27,6 +27,11 @@ The ConfigMap format (``data``):
 ``timeZone`` (optional)
     An IANA zone, as a CronJob's ``spec.timeZone``; an error together with a
     ``CRON_TZ=``/``TZ=`` prefix.
+``daysOfMonth`` (optional)
+    The days of the month an occurrence may start on, in the window's zone, in the
+    syntax of a cron day-of-month field (``1-7``, ``1,15``, ``*/2``), combined with
+    ``startTime`` with AND: ``0 1 * * SAT`` on ``1-7`` is the first Saturday of the
+    month (:mod:`kumaco.core.monthdays`). A pair that can never meet is an error.
 ``maxInProgress`` (optional)
     This window's budget: ``N`` or ``P%`` (of the nodes in scope it selects)
     nodes in progress at once among the nodes it selects
@@ -46,12 +51,15 @@ longer than :data:`MAX_VALUE_LENGTH` characters is rejected before parsing.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import TypeVar
 
 from kumaco.core.ceilings import Ceiling, parse_ceiling
-from kumaco.core.durations import parse_window_duration
+from kumaco.core.cronfields import parse_day_of_month
+from kumaco.core.durations import overflow_hint, parse_window_duration
 from kumaco.core.errors import InvalidInput, excerpt, one_line
 from kumaco.core.labelselector import LabelSelectorError, NotAMapping, read_label_selector
+from kumaco.core.monthdays import WEEKDAYS, never_on_days
 from kumaco.core.schedule import Schedule, parse_schedule
 from kumaco.core.selectors import Selector, parse_selector
 from kumaco.core.windows import FieldError, InvalidWindow, Window
@@ -63,8 +71,9 @@ NODE_SELECTOR = "nodeSelector"
 TIME_ZONE = "timeZone"
 MAX_IN_PROGRESS = "maxInProgress"
 FREEZE = "freeze"
+DAYS_OF_MONTH = "daysOfMonth"
 REQUIRED_KEYS = (START_TIME, DURATION, NODE_SELECTOR)
-KNOWN_KEYS = (*REQUIRED_KEYS, TIME_ZONE, MAX_IN_PROGRESS, FREEZE)
+KNOWN_KEYS = (*REQUIRED_KEYS, TIME_ZONE, DAYS_OF_MONTH, MAX_IN_PROGRESS, FREEZE)
 MAX_VALUE_LENGTH = 4096
 #: Longest message kept for one key: the parsers quote Go's and the API
 #: server's wording in full, which for a selector with several bad values runs
@@ -97,7 +106,11 @@ def yaml_type_name(value: object) -> str:
         return "a map"
     if isinstance(value, list | tuple):
         return "a list"
-    return type(value).__name__
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bytes):
+        return "binary data"
+    return "a date or time" if hasattr(value, "isoformat") else "a value YAML cannot name"
 
 
 #: Longest unknown key shown as it is (a file read offline is not checked by an API server).
@@ -108,17 +121,26 @@ MAX_KEY_SHOWN = 253
 CLOSE_ENOUGH = 0.7
 
 
+def _hinted_key(data: Iterable[object], key: str) -> str | None:
+    """The first key of ``data`` that differs from the missing ``key`` only in case.
+
+    That key is named by ``key``'s own error (``is missing (found 'starttime': ...)``);
+    any other variant is an unknown key of its own (:func:`_unknown_keys`).
+    """
+    return next((k for k in data if isinstance(k, str) and k.lower() == key.lower()), None)
+
+
 def _unknown_keys(data: Mapping[object, object], errors: list[FieldError]) -> None:
     """An error per key that is not a window key, naming the closest known one.
 
-    A key that only differs in case from a missing required key is named by that key's
-    own error (``is missing (found 'starttime': ...)``), not a second time here.
+    A missing required key's hinted key (:func:`_hinted_key`) is named by that key's
+    own error, not a second time here.
     """
-    missing = {k.lower() for k in REQUIRED_KEYS if k not in data}
+    hinted = {_hinted_key(data, k) for k in REQUIRED_KEYS if k not in data}
     by_lower = {k.lower(): k for k in KNOWN_KEYS}
     for raw in data:
         key = raw if isinstance(raw, str) else str(raw)
-        if key in KNOWN_KEYS or (isinstance(raw, str) and key.lower() in missing):
+        if key in KNOWN_KEYS or raw in hinted:
             continue
         shown = one_line(key if len(key) <= MAX_KEY_SHOWN else key[:MAX_KEY_SHOWN] + "...")
         if key.lower() in by_lower:
@@ -135,7 +157,7 @@ def _unknown_keys(data: Mapping[object, object], errors: list[FieldError]) -> No
 
 def _string_value(data: Mapping[str, object], key: str, errors: list[FieldError]) -> str | None:
     if key not in data:
-        hint = next((k for k in data if isinstance(k, str) and k.lower() == key.lower()), None)
+        hint = _hinted_key(data, key)
         errors.append(
             FieldError(
                 key, "is missing" + (f" (found {hint!r}: keys are case-sensitive)" if hint else "")
@@ -157,6 +179,7 @@ def _string_value(data: Mapping[str, object], key: str, errors: list[FieldError]
 
 
 _DOW_FIELD = 4
+T = TypeVar("T")
 
 
 def _start_time_hint(text: str, reason: str) -> str:
@@ -178,14 +201,41 @@ def _start_time_hint(text: str, reason: str) -> str:
         return "robfig has no 7 for Sunday: use 0 or SUN"
     if "day of week" in reason and dow.lower().endswith("sun") and "-" in dow:
         return "a range cannot wrap past Saturday: write mon-sat,sun or 0,1-6"
+    nth = _nth_weekday(fields, prefix)
+    if nth and "is not a number" in reason:
+        return f"Quartz's # is not supported by robfig's cron; for {nth}"
     if any(q in text for q in ("L", "W", "#")) and "is not a number" in reason:
         return "Quartz's L, W and # are not supported by robfig's cron"
     return ""
 
 
+_ORDINALS = ("first", "second", "third", "fourth", "fifth")
+
+
+def _nth_weekday(fields: list[str], prefix: str) -> str:
+    """For Quartz's ``DOW#N`` (``6#1``): how to write it with ``daysOfMonth``; else ''."""
+    rest = fields[1:] if prefix else fields
+    if len(rest) != 5 or rest[4].count("#") != 1:
+        return ""
+    weekday, _, n = rest[4].partition("#")
+    if not (n.isdigit() and 1 <= int(n) <= 5 and weekday):
+        return ""
+    k = int(n)
+    spec = " ".join([*fields[: len(fields) - 5], *rest[:2], "*", rest[3], weekday])
+    first, last = 7 * k - 6, min(7 * k, 31)
+    day = WEEKDAYS.get(weekday.lower(), weekday)
+    return (
+        f'the {_ORDINALS[k - 1]} {day} of the month write startTime: "{spec}" with '
+        f'{DAYS_OF_MONTH}: "{first}-{last}"'
+    )
+
+
 def _duration_hint(text: str, reason: str) -> str:
     """The fix for a duration mistake a person is likely to make, or ''."""
     stripped = text.strip().lower()
+    too_long = overflow_hint(text)
+    if too_long:
+        return too_long
     if stripped.endswith(("d", "w")) and stripped[:-1].replace(".", "").isdigit():
         n = float(stripped[:-1]) * (24 if stripped.endswith("d") else 168)
         return f"Go durations have no days or weeks: write {n:g}h"
@@ -202,20 +252,35 @@ def _with_hint(message: str, hint: str) -> str:
     return f"{message}; {hint}" if hint else message
 
 
-def _parse_start_time(start_time: str | None, errors: list[FieldError]) -> Schedule | None:
-    if start_time is None:
+def _parsed(
+    key: str,
+    text: str | None,
+    blank: Callable[[str], bool],
+    parse: Callable[[str], T],
+    hint: Callable[[str, str], str],
+    errors: list[FieldError],
+) -> T | None:
+    """``parse(text)``, or None after an error naming ``key`` (None: already said).
+
+    The error is ``is empty`` when ``blank(text)``, else the parser's reason and ``hint``'s fix.
+    """
+    if text is None:
         return None
-    if not start_time.strip():
-        errors.append(FieldError(START_TIME, "is empty"))
+    if blank(text):
+        errors.append(FieldError(key, "is empty"))
         return None
     try:
-        return parse_schedule(start_time)
+        return parse(text)
     except InvalidInput as exc:
         reason = _reason(exc)
-        errors.append(
-            FieldError(START_TIME, _with_hint(reason, _start_time_hint(start_time, reason)))
-        )
+        errors.append(FieldError(key, _with_hint(reason, hint(text, reason))))
         return None
+
+
+def _parse_start_time(start_time: str | None, errors: list[FieldError]) -> Schedule | None:
+    return _parsed(
+        START_TIME, start_time, lambda t: not t.strip(), parse_schedule, _start_time_hint, errors
+    )
 
 
 def _apply_zone(
@@ -246,19 +311,10 @@ def _apply_zone(
 
 
 def _parse_duration(duration_text: str | None, errors: list[FieldError]) -> int | None:
-    if duration_text is None:
-        return None
-    if duration_text == "":
-        errors.append(FieldError(DURATION, "is empty"))
-        return None
-    try:
-        return parse_window_duration(duration_text)
-    except InvalidInput as exc:
-        reason = _reason(exc)
-        errors.append(
-            FieldError(DURATION, _with_hint(reason, _duration_hint(duration_text, reason)))
-        )
-        return None
+    # An all-space duration is not "empty": its parse error says "no spaces".
+    return _parsed(
+        DURATION, duration_text, lambda t: t == "", parse_window_duration, _duration_hint, errors
+    )
 
 
 def _parse_node_selector(
@@ -294,6 +350,31 @@ def _parse_node_selector(
             )
         errors.append(FieldError(NODE_SELECTOR, _with_hint(_reason(exc), hint)))
         return None
+
+
+def _parse_days(
+    data: Mapping[str, object], schedule: Schedule | None, errors: list[FieldError]
+) -> tuple[int, str]:
+    """``daysOfMonth``: the bit set of the days (0: the key is absent) and its text."""
+    if DAYS_OF_MONTH not in data:
+        return 0, ""
+    text = _string_value(data, DAYS_OF_MONTH, errors)
+    if text is None:
+        return 0, ""
+    try:
+        days = parse_day_of_month(text)
+    except InvalidInput as exc:
+        errors.append(FieldError(DAYS_OF_MONTH, _reason(exc)))
+        return 0, ""
+    if schedule is not None and not schedule.never_fires and never_on_days(schedule, days):
+        errors.append(
+            FieldError(
+                DAYS_OF_MONTH,
+                f"{excerpt(text)} and startTime {excerpt(schedule.source)} never meet: no "
+                "firing falls on these days",
+            )
+        )
+    return days, text
 
 
 def _parse_policy_keys(
@@ -353,6 +434,7 @@ def parse_window(
     duration = _parse_duration(duration_text, errors)
     parsed_selector = _parse_node_selector(selector_text, errors)
     selector, shown_selector = parsed_selector if parsed_selector else (None, None)
+    days, days_text = _parse_days(data, schedule, errors)
     freeze, budget = _parse_policy_keys(data, errors)
     _unknown_keys(data, errors)
 
@@ -374,4 +456,6 @@ def parse_window(
         selector_text=shown_selector,
         freeze=freeze,
         budget=budget,
+        days=days,
+        days_text=days_text,
     )

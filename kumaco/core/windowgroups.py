@@ -64,17 +64,24 @@ def window_groups(
         if not state.open:
             continue
         found.closes[w.key] = state.closes
-        refined: dict[tuple[str, ...], frozenset[str]] = {}
-        for keys, members in found.groups.items():
-            inside = members & selected
-            if not inside:
-                refined[keys] = members
-                continue
-            refined[(*keys, w.key)] = inside
-            if len(inside) != len(members):
-                refined[keys] = members - inside
-        found.groups = refined
+        found.groups = refine(found.groups, w.key, selected)
     return found
+
+
+def refine(
+    groups: dict[tuple[str, ...], frozenset[str]], key: str, selected: frozenset[str]
+) -> dict[tuple[str, ...], frozenset[str]]:
+    """Split each group of nodes by window ``key``'s ``selected`` (adding ``key`` to theirs)."""
+    refined: dict[tuple[str, ...], frozenset[str]] = {}
+    for keys, members in groups.items():
+        inside = members & selected
+        if not inside:
+            refined[keys] = members
+            continue
+        refined[(*keys, key)] = inside
+        if len(inside) != len(members):
+            refined[keys] = members - inside
+    return refined
 
 
 def _latest(ends: Sequence[int | None]) -> int | None:

@@ -14,7 +14,8 @@ function of the window and the instants asked about (memoised where that pays).
 Time arithmetic is on integer nanoseconds since the Unix epoch (an
 "instant"); nothing here reads a clock. An occurrence firing at ``s`` is open
 on ``[s, s + duration)``; overlapping or touching occurrences of one window
-merge into one open interval.
+merge into one open interval. The firings are robfig's, kept only on the window's
+``daysOfMonth`` when it has them (:mod:`kumaco.core.monthdays`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 
 from kumaco.core.ceilings import Ceiling
 from kumaco.core.durations import SECOND, format_go_duration
+from kumaco.core.monthdays import next_on_days
 from kumaco.core.schedule import Schedule
 from kumaco.core.selectors import Selector
 
@@ -56,9 +58,11 @@ class FieldError:
         return f"{self.key}: {self.message}"
 
 
-@dataclass(frozen=True)
-class InvalidWindow:
-    """A window ConfigMap that kumaco ignores, and why."""
+class ConfigMapErrors:
+    """What a window ConfigMap's answers share: its ``namespace/name`` and its errors on one line.
+
+    A mixin for frozen dataclasses with ``namespace``, ``name`` and ``errors`` fields.
+    """
 
     namespace: str
     name: str
@@ -72,6 +76,15 @@ class InvalidWindow:
     def reason(self) -> str:
         """All errors on one line, the first key first."""
         return "; ".join(str(e) for e in self.errors)
+
+
+@dataclass(frozen=True)
+class InvalidWindow(ConfigMapErrors):
+    """A window ConfigMap that kumaco ignores, and why."""
+
+    namespace: str
+    name: str
+    errors: tuple[FieldError, ...]
 
 
 @dataclass(frozen=True)
@@ -130,12 +143,19 @@ class Window:
     freeze: bool = False
     #: The window's own ceiling (``maxInProgress``), if any.
     budget: Ceiling | None = None
+    #: ``daysOfMonth``: the days (bit ``d`` for day ``d``) an occurrence may start on, in
+    #: the window's zone, with AND (:mod:`kumaco.core.monthdays`); 0: every day.
+    days: int = 0
+    days_text: str = ""
     #: Memoised answers (pure: a function of the immutable fields above).
     _memo: dict[str, tuple[int, WindowState, int | None]] = field(
         default_factory=dict, compare=False, repr=False, hash=False
     )
     _starts: dict[tuple[str, int], int | None] = field(
         default_factory=dict, compare=False, repr=False, hash=False
+    )
+    _runs: list[tuple[int, int, tuple[Interval, ...]]] = field(
+        default_factory=list, compare=False, repr=False, hash=False
     )
 
     @property
@@ -146,25 +166,31 @@ class Window:
     def zone_name(self) -> str:
         return self.schedule.zone_name
 
+    def _fire(self, after: int) -> int | None:
+        """First firing (Unix seconds) strictly after ``after``: robfig's, on ``days`` only."""
+        if self.days:
+            return next_on_days(self.schedule, self.days, after)
+        return self.schedule.next_fire(after)
+
     def _next_fire(self, after: int) -> int | None:
         """First firing instant (ns) strictly after instant ``after`` (ns)."""
-        fire = self.schedule.next_fire(after // SECOND)
+        fire = self._fire(after // SECOND)
         return None if fire is None else fire * SECOND
 
     def _fire_at_or_after(self, t: int) -> int | None:
         """First firing instant (ns) at or after instant ``t`` (ns)."""
-        fire = self.schedule.next_fire(-(-t // SECOND) - 1)
+        fire = self._fire(-(-t // SECOND) - 1)
         return None if fire is None else fire * SECOND
 
     def _last_fire_at_or_before(self, t: int, fire: int) -> int:
         """The latest firing at or before ``t``, given one: a binary search on robfig's Next."""
         lo, hi = fire // SECOND, t // SECOND  # lo is a firing <= hi
         while True:
-            nxt = self.schedule.next_fire(lo)
+            nxt = self._fire(lo)
             if nxt is None or nxt > hi:
                 return lo * SECOND
             mid = (nxt + hi) // 2
-            probe = self.schedule.next_fire(mid) if mid > nxt else None
+            probe = self._fire(mid) if mid > nxt else None
             if probe is not None and probe <= hi:
                 lo = probe  # a later firing still <= hi
             elif mid > nxt:
@@ -192,6 +218,18 @@ class Window:
             fire = self._next_fire(fire)
         return end, True
 
+    def firings(self, start: int, until: int, limit: int = 64) -> list[int]:
+        """The instants the window's occurrences start at in ``[start, until)`` (at most ``limit``).
+
+        robfig's firings, on ``daysOfMonth`` only when the window has it.
+        """
+        found: list[int] = []
+        fire = self._fire_at_or_after(start)
+        while fire is not None and fire < until and len(found) < limit:
+            found.append(fire)
+            fire = self._next_fire(fire)
+        return found
+
     def run_start(self, t: int) -> int | None:
         """When the run open at ``t`` began, if within :data:`MAX_WALK` jumps back; None if closed.
 
@@ -216,13 +254,14 @@ class Window:
         self._starts[key] = fire if found else None
         return self._starts[key]
 
-    def state_at(self, t: int) -> WindowState:
+    def state_at(self, t: int, slot: str = "state") -> WindowState:
         """Whether the window is open at instant ``t``, and until when (or when it opens).
 
         A pure function of ``t`` (see :data:`HORIZON`), memoised for the span
-        over which it holds.
+        over which it holds; a caller that asks about a second instant every pass
+        (the end of ``--planned-lead``) gives it a ``slot`` of its own.
         """
-        memo = self._memo.get("state")
+        memo = self._memo.get(slot)
         if memo is not None and memo[0] <= t and (memo[2] is None or t < memo[2]):
             return memo[1]
         covering = self._next_fire(t - self.duration)  # open iff some firing s has t - d < s <= t
@@ -238,7 +277,7 @@ class Window:
             else:
                 state = WindowState(open=True, recheck=hour_end)
         # The same answer holds from t until its next change (earlier instants are asked afresh).
-        self._memo["state"] = (t, state, state.next_change)
+        self._memo[slot] = (t, state, state.next_change)
         return state
 
     def intervals(self, start: int, end: int, lookahead: int = 0) -> Iterator[Interval]:
@@ -270,6 +309,19 @@ class Window:
                 return  # it never closes (within the look-ahead): nothing follows it
             first = self._next_fire(run_end)
 
+    def runs_within(self, start: int, end: int) -> tuple[Interval, ...]:
+        """:meth:`intervals` of ``[start, end)`` that end after ``start``, memoised.
+
+        For a span that slides forward (``--planned-lead``'s): computed for twice the span
+        asked and reused while the span asked stays inside it.
+        """
+        memo = self._runs[0] if self._runs else None
+        if memo is None or not (memo[0] <= start and end <= memo[1]):
+            far = end + (end - start)
+            memo = (start, far, tuple(self.intervals(start, far)))
+            self._runs[:] = [memo]
+        return tuple(iv for iv in memo[2] if iv.end > start and iv.start < end)
+
     def never_closes(self, t: int, within: int = YEAR) -> bool:
         """Whether the run open at ``t`` (or the next one) chains on for longer than ``within``.
 
@@ -286,7 +338,10 @@ class Window:
         span = format_go_duration(self.duration)
         kind = "freeze " if self.freeze else ""
         budget = f", at most {self.budget} in progress" if self.budget is not None else ""
-        return f"{kind}{self.start_time!r} ({self.zone_name}) for {span}, nodes: {sel}{budget}"
+        days = f" on days {self.days_text}" if self.days else ""
+        return (
+            f"{kind}{self.start_time!r}{days} ({self.zone_name}) for {span}, nodes: {sel}{budget}"
+        )
 
 
 # ---------------------------------------------------------------------------

@@ -368,12 +368,14 @@ class Kube:
     # ------------------------------------------------------------------ collections
 
     def list_all(
-        self, path: str, label_selector: str = "", page: int = 250
+        self, path: str, label_selector: str = "", page: int = 250, *, field_selector: str = ""
     ) -> tuple[list[dict[str, Any]], str]:
         """A paginated LIST, all at once; returns the items and the list's resourceVersion."""
         items: list[dict[str, Any]] = []
         rv: str | None = None
-        for chunk, chunk_rv in self.list_pages(path, label_selector, page):
+        for chunk, chunk_rv in self.list_pages(
+            path, label_selector, page, field_selector=field_selector
+        ):
             items.extend(chunk)
             rv = chunk_rv
         assert rv is not None
@@ -385,11 +387,15 @@ class Kube:
         label_selector: str = "",
         page: int = 250,
         shrink: Callable[[bytes], bytes] | None = None,
+        *,
+        field_selector: str = "",
     ) -> Iterator[tuple[list[dict[str, Any]], str | None]]:
         """LIST page by page (bounded memory); the last page carries the resourceVersion."""
         query: dict[str, str] = {"limit": str(page)}
         if label_selector:
             query["labelSelector"] = label_selector
+        if field_selector:
+            query["fieldSelector"] = field_selector
         while True:
             doc = self.request("GET", path, query, shrink=shrink)
             cont = (doc.get("metadata") or {}).get("continue")
@@ -408,6 +414,8 @@ class Kube:
         known: Callable[[bytes], str | None] | None = None,
         shrink: Callable[[bytes], bytes] | None = None,
         silence: float = 130.0,
+        *,
+        field_selector: str = "",
     ) -> Iterator[dict[str, Any]]:
         """Stream watch events from ``resource_version``; raises :class:`Expired` on 410.
 
@@ -427,6 +435,8 @@ class Kube:
         }
         if label_selector:
             query["labelSelector"] = label_selector
+        if field_selector:
+            query["fieldSelector"] = field_selector
         try:
             resp = self._send("GET", path, query, silence=silence)
         except ApiError as exc:

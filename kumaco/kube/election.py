@@ -205,30 +205,31 @@ class LeaseElection:
             transitions=record.transitions if mine else record.transitions + 1,
         )
         body = lease_object(self.name, self.namespace, spec, rv)
-        try:
-            updated = self.kube.request("PUT", self.path, body=body, timeout=timeout, retry=False)
-        except (ApiError, TransportError) as exc:
-            if not (isinstance(exc, ApiError) and exc.status == 409):
-                log.warning(
-                    "cannot update the lease", extra={"lease": self.name, "error": error_text(exc)}
-                )
-            return False
-        self._won(updated, started)
-        return True
+        return self._write("PUT", self.path, body, started, timeout, "cannot update the lease")
 
     def _create(self, started: float, now_wall: str, timeout: float) -> bool:
         spec = LeaseRecord(self.identity, round(self.lease_duration), now_wall, now_wall, 0)
         body = lease_object(self.name, self.namespace, spec)
         path = f"/apis/coordination.k8s.io/v1/namespaces/{self.namespace}/leases"
+        return self._write("POST", path, body, started, timeout, "cannot create the lease")
+
+    def _write(
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any],
+        started: float,
+        timeout: float,
+        failure: str,
+    ) -> bool:
+        """Send one Lease write (never retried); a 409 is a lost race, said by no warning."""
         try:
-            created = self.kube.request("POST", path, body=body, timeout=timeout, retry=False)
+            written = self.kube.request(method, path, body=body, timeout=timeout, retry=False)
         except (ApiError, TransportError) as exc:
             if not (isinstance(exc, ApiError) and exc.status == 409):
-                log.warning(
-                    "cannot create the lease", extra={"lease": self.name, "error": error_text(exc)}
-                )
+                log.warning(failure, extra={"lease": self.name, "error": error_text(exc)})
             return False
-        self._won(created, started)
+        self._won(written, started)
         return True
 
     def _won(self, lease: dict[str, Any], started: float) -> None:

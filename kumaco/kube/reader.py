@@ -2,8 +2,8 @@
 
 Contract: :class:`Reader` is a facade over :class:`~kumaco.kube.client.Kube`
 that can only ``GET`` and ``LIST``; there is no way to write through it, so
-``get``/``list`` on configmaps and nodes and ``get`` on leases are all the RBAC
-its users need. An API error on one read raises
+``get``/``list`` on configmaps and nodes and ``get`` on leases and on kumaco's
+Deployment are all the RBAC its users need. An API error on one read raises
 :class:`~kumaco.kube.errors.ApiError` (the helpers below record it as a
 problem and go on); an unreachable server raises
 :class:`~kumaco.kube.errors.TransportError`.
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kumaco.core.nodes import NodeView, node_view
+from kumaco.core.nodes import NodeView, Sharing, node_view
 from kumaco.kube.client import Kube
 from kumaco.kube.errors import ApiError
 
@@ -63,7 +63,12 @@ def list_nodes(reader: Reader, node_selector: str, owned: tuple[str, ...] = ()) 
 
     ``owned``: condition types whose writers (field managers) to keep.
     """
-    return [v for o in reader.list("/api/v1/nodes", node_selector) if (v := node_view(o, owned))]
+    sharing = Sharing()
+    return [
+        v
+        for o in reader.list("/api/v1/nodes", node_selector)
+        if (v := node_view(o, owned, sharing=sharing))
+    ]
 
 
 def get_lease(reader: Reader, namespace: str, name: str) -> Any | None:
@@ -77,3 +82,8 @@ def list_pods_and_budgets(reader: Reader) -> tuple[list[dict[str, Any]], list[di
         reader.list("/api/v1/pods"),
         reader.list("/apis/policy/v1/poddisruptionbudgets"),
     )
+
+
+def get_deployment(reader: Reader, namespace: str, name: str) -> Any | None:
+    """The Deployment ``namespace/name`` (kumaco's own, for its settings), or None."""
+    return reader.get(f"/apis/apps/v1/namespaces/{namespace}/deployments/{name}")

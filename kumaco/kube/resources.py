@@ -22,6 +22,11 @@ request on the wire, exactly as the caller would have sent it through
   the client's, answering the raw bytes;
 * a collection's watch is :meth:`Kube.watch` on its path and label selector.
 
+:meth:`KubeResources.lease` is one Lease as a collection (``fieldSelector
+metadata.name=NAME``, which RBAC's ``resourceNames`` can narrow), for a reader
+that watches who leads (``kubectl kumaco status --watch``); it is not part of
+:class:`Resources`, the controller's protocol.
+
 A fake of :class:`Resources` (the controller's unit tests) records these calls
 as typed actions.
 """
@@ -29,7 +34,7 @@ as typed actions.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from kumaco.kube.client import Kube
 from kumaco.kube.wire import MERGE, STRATEGIC_MERGE
@@ -93,19 +98,28 @@ class Resources(Protocol):
     def patch_event(self, namespace: str, name: str, body: dict[str, Any]) -> Any: ...
 
 
-class KubeCollection:
-    """A :class:`Collection` at ``path`` on :class:`Kube`."""
+class _Fields(TypedDict, total=False):
+    """The field selector of a collection, passed on only when it has one."""
 
-    def __init__(self, kube: Kube, path: str, label_selector: str) -> None:
+    field_selector: str
+
+
+class KubeCollection:
+    """A :class:`Collection` at ``path`` on :class:`Kube` (and a field selector, if given)."""
+
+    def __init__(
+        self, kube: Kube, path: str, label_selector: str, field_selector: str = ""
+    ) -> None:
         self.kube = kube
         self.path = path
         self.label_selector = label_selector
+        self.fields: _Fields = {"field_selector": field_selector} if field_selector else {}
 
     def list_pages(self, page: int = 250, shrink: Shrink | None = None) -> Iterator[Page]:
-        return self.kube.list_pages(self.path, self.label_selector, page, shrink)
+        return self.kube.list_pages(self.path, self.label_selector, page, shrink, **self.fields)
 
     def list_all(self) -> tuple[list[dict[str, Any]], str]:
-        return self.kube.list_all(self.path, self.label_selector)
+        return self.kube.list_all(self.path, self.label_selector, **self.fields)
 
     def watch(
         self,
@@ -124,6 +138,7 @@ class KubeCollection:
             known=known,
             shrink=shrink,
             silence=silence,
+            **self.fields,
         )
 
 
@@ -154,6 +169,11 @@ class KubeResources:
 
     def poddisruptionbudgets(self) -> KubeCollection:
         return KubeCollection(self.kube, "/apis/policy/v1/poddisruptionbudgets", "")
+
+    def lease(self, namespace: str, name: str) -> KubeCollection:
+        """The Lease ``namespace/name`` as a collection of at most one (see the contract)."""
+        path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
+        return KubeCollection(self.kube, path, "", f"metadata.name={name}")
 
     def get_node(self, name: str) -> Any:
         return self.kube.request("GET", f"/api/v1/nodes/{name}")

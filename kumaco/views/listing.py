@@ -4,7 +4,8 @@ The ``kubectl kumaco`` twins print through the same functions. Contract: pure
 renderers, each returning the whole output as a string; the same objects give
 the same bytes whether they came from files or from a cluster. Each result type
 has one table of its formats (format name -> renderer): :data:`VALIDATE`
-(:class:`Verdicts`), :data:`WINDOWS` (:class:`Openings`; also ``ics``),
+(:class:`Verdicts`), :data:`WINDOWS` (:class:`Openings`; also ``wide``, the text with
+each occurrence's local time beside UTC, and ``ics``),
 :data:`PLAN` (a :class:`~kumaco.core.planner.Plan`) and :data:`FORECAST` (a
 :class:`~kumaco.core.forecast.Forecast`); ``yaml`` is the JSON document as
 YAML. The JSON shapes are a contract (docs/reference.md): ``validate`` a list of
@@ -12,7 +13,8 @@ YAML. The JSON shapes are a contract (docs/reference.md): ``validate`` a list of
 ``windows`` a list of ``{namespace, name, start, end}`` (``end`` null for an
 occurrence that never closes, ``freeze: true`` for a freeze); ``plan`` ``{at,
 nodes: [{name, underMaintenance, windows, maintenanceInProgress, reason,
-rule, ...}]}``; ``forecast`` ``{from, until, finishedAt, nodes, unfinished}``.
+rule, ...}]}``; ``forecast`` ``{from, until, finishedAt, nodes, unfinished, nextChance,
+inNoWindow, noChance}``.
 """
 
 from __future__ import annotations
@@ -27,12 +29,15 @@ import yaml
 from icalendar import Calendar, Event
 
 from kumaco import __version__
+from kumaco.core.durations import SECOND, format_go_duration
 from kumaco.core.errors import one_line
 from kumaco.core.forecast import Forecast
-from kumaco.core.planner import ALLOWED, HELD, CeilingUse, Plan, Verdict
+from kumaco.core.planner import ALLOWED, HELD, CeilingUse, NodePlan, Plan, Verdict
 from kumaco.core.times import format_instant, to_datetime
+from kumaco.core.waiting import SHOWN
 from kumaco.core.windows import InvalidWindow, Occurrence, Window
 from kumaco.views.table import table
+from kumaco.views.timeline.zones import format_local, local_time
 
 #: The formats every listing takes (``windows`` also ``ics``).
 FORMATS = ("text", "json", "yaml")
@@ -115,6 +120,8 @@ class Openings:
 
     found: Sequence[Occurrence]
     windows: Sequence[Window]
+    #: When the listing was made (``--at``, else now): the calendar's DTSTAMP and SEQUENCE.
+    generated: int = 0
 
     @property
     def freezes(self) -> frozenset[str]:
@@ -148,30 +155,80 @@ def _windows_text(o: Openings) -> str:
     )
 
 
+def _local_span(x: Occurrence, zone: str) -> str:
+    """``Sun 2027-03-21 02:00 CET - 05:00 CET (Europe/Berlin)``: an occurrence's wall clock."""
+    start = local_time(x.start, zone)
+    text = f"{start:%a} {format_local(x.start, zone)} - "
+    if x.open_ended:
+        text += "open-ended"
+    else:
+        same_day = local_time(x.end, zone).date() == start.date()
+        text += format_local(x.end, zone, date=not same_day)
+    return f"{text} ({zone})"
+
+
+def _windows_wide(o: Openings) -> str:
+    """The text listing with each occurrence's local time, in its window's zone, beside UTC."""
+    freezes, zones = o.freezes, {w.key: w.zone_name for w in o.windows}
+    return "".join(
+        f"{format_instant(x.start)}  {'open-ended' if x.open_ended else format_instant(x.end)}"
+        f"  {x.namespace}/{x.name}  {_local_span(x, zones.get(x.key, 'UTC'))}"
+        + ("  (freeze)" if x.key in freezes else "")
+        + "\n"
+        for x in o.found
+    )
+
+
 def occurrence_uid(o: Occurrence) -> str:
     """A UID stable per window and occurrence (the same occurrence, the same UID)."""
     digest = hashlib.sha256(f"{o.namespace}/{o.name}\0{o.start}".encode()).hexdigest()[:32]
     return f"{digest}@kumaco.kured.dev"
 
 
-def calendar(found: Sequence[Occurrence], by_key: Mapping[str, Window]) -> str:
-    """Occurrences as an RFC 5545 iCalendar: one event per occurrence, times in UTC.
+#: SEQUENCE counts the seconds from this instant (2020-01-01T00:00:00Z) to DTSTAMP.
+SEQUENCE_EPOCH = 1_577_836_800 * 10**9
 
-    The description gives the window's zone, schedule, duration and node
-    selector; freezes are marked in the summary and ``CATEGORIES``. An
-    open-ended occurrence ends where the range was followed to, and says so.
+
+def sequence(generated: int) -> int:
+    """RFC 5545's SEQUENCE of every event of a calendar generated at ``generated``.
+
+    kumaco keeps no record of the calendars it printed, so the revision number of an
+    event is the time its calendar was made: the whole seconds since
+    :data:`SEQUENCE_EPOCH` (never below 0; an INTEGER until 2088). A change to a window
+    reaches a calendar in a later feed, with a higher SEQUENCE and a later DTSTAMP than
+    every earlier feed, so a client that keeps the event with the greater (SEQUENCE,
+    DTSTAMP), as RFC 5546 orders revisions, takes it.
+    """
+    return max(0, (generated - SEQUENCE_EPOCH) // 10**9)
+
+
+def calendar(found: Sequence[Occurrence], by_key: Mapping[str, Window], generated: int = 0) -> str:
+    """Occurrences as an RFC 5545 iCalendar (``METHOD:PUBLISH``): one event per occurrence.
+
+    Times in UTC. Each event's UID is stable per window and occurrence start
+    (:func:`occurrence_uid`); ``DTSTAMP`` and ``LAST-MODIFIED`` are ``generated``
+    (``--at``, else now) and ``SEQUENCE`` grows with it (:func:`sequence`), so a
+    changed duration, selector or zone replaces the event in a subscribed calendar.
+    The same input and ``generated`` give the same bytes. The description gives the
+    window's zone, schedule, duration and node selector; freezes are marked in the
+    summary and ``CATEGORIES``. An open-ended occurrence ends where the range was
+    followed to, and says so.
     """
     cal = Calendar()
     cal.add("prodid", f"-//kured.dev//kumaco {__version__}//EN")
     cal.add("version", "2.0")
     cal.add("calscale", "GREGORIAN")
+    cal.add("method", "PUBLISH")
     cal.add("x-wr-calname", "Maintenance windows")
+    stamp = to_datetime(generated - generated % 10**9)
     for o in found:
         w = by_key.get(o.key)
         freeze = w is not None and w.freeze
         event = Event()
         event.add("uid", occurrence_uid(o))
-        event.add("dtstamp", to_datetime(o.start).replace(microsecond=0))
+        event.add("dtstamp", stamp)
+        event.add("last-modified", stamp)
+        event.add("sequence", sequence(generated))
         event.add("dtstart", to_datetime(o.start).replace(microsecond=0))
         event.add("dtend", to_datetime(o.end).replace(microsecond=0))
         kind = "Change freeze" if freeze else "Maintenance window"
@@ -179,6 +236,7 @@ def calendar(found: Sequence[Occurrence], by_key: Mapping[str, Window]) -> str:
         if w is not None:
             lines = [
                 f"startTime: {w.start_time}",
+                *([f"daysOfMonth: {w.days_text}"] if w.days else []),
                 f"time zone: {w.zone_name}",
                 f"duration: {w.duration_text}",
                 f"nodeSelector: {w.selector_text or '(every node in scope)'}",
@@ -196,7 +254,8 @@ def calendar(found: Sequence[Occurrence], by_key: Mapping[str, Window]) -> str:
 
 WINDOWS: Formats[Openings] = {
     **formats(_windows_text, _windows_doc),
-    "ics": lambda o: calendar(o.found, o.by_key),
+    "wide": _windows_wide,
+    "ics": lambda o: calendar(o.found, o.by_key, o.generated),
 }
 
 
@@ -259,6 +318,7 @@ def _plan_doc(result: Plan) -> object:
             "reason": (n.in_progress or n.under_maintenance).reason,
             "message": (n.in_progress or n.under_maintenance).message,
             **_verdict_json(n.verdict, uses),
+            **_planned_json(n),
         }
         for n in result.nodes
     ]
@@ -288,7 +348,9 @@ def _plan_text(result: Plan) -> str:
         + (f" ({', '.join(c.occupants)})" if c.occupants else "")
         for c in result.ceilings[1:]
     ]
-    table_rows = [("NODE", "UNDER-MAINTENANCE", "IN-PROGRESS", "REASON", "WINDOWS", "DETAIL")]
+    table_rows: list[tuple[str, ...]] = [
+        ("NODE", "UNDER-MAINTENANCE", "IN-PROGRESS", "REASON", "WINDOWS", "DETAIL")
+    ]
     table_rows += [
         (
             n.name,
@@ -300,7 +362,26 @@ def _plan_text(result: Plan) -> str:
         )
         for n in result.nodes
     ]
+    if result.planned_lead:
+        lines[0] += f"; maintenance planned {format_go_duration(result.planned_lead)} ahead"
+        table_rows = _with_planned(table_rows, result)
     return "\n".join(lines) + "\n" + table(table_rows)
+
+
+def _planned_json(n: NodePlan) -> dict[str, object]:
+    """A plan node's ``maintenancePlanned`` and ``plannedStart`` (false, null without a lead)."""
+    return {
+        "maintenancePlanned": n.is_planned,
+        "plannedStart": None if n.planned_start is None else format_instant(n.planned_start),
+    }
+
+
+def _with_planned(rows: list[tuple[str, ...]], result: Plan) -> list[tuple[str, ...]]:
+    """The plan's table with a PLANNED column after IN-PROGRESS: the planned start, or ``-``."""
+    column = ["PLANNED"] + [
+        "-" if n.planned_start is None else format_instant(n.planned_start) for n in result.nodes
+    ]
+    return [(*row[:3], cell, *row[3:]) for row, cell in zip(rows, column, strict=True)]
 
 
 #: A plan as ``kumaco plan`` prints it (a table or the JSON document). Each node carries
@@ -339,7 +420,37 @@ def _forecast_doc(f: Forecast) -> object:
             name: {"at": format_instant(at), "window": key}
             for name, (at, key) in sorted(f.next_chance.items())
         },
+        "inNoWindow": list(f.in_no_window),
+        "noChance": dict(sorted(f.no_chance.items())),
+        "longestWaits": [
+            {
+                "name": w.name,
+                "since": format_instant(w.since),
+                "admitted": ts(w.admitted),
+                "waitedSeconds": w.waited // SECOND,
+            }
+            for w in f.waits[:SHOWN]
+        ],
     }
+
+
+def _chance_lines(f: Forecast) -> list[str]:
+    """Which unfinished nodes get their next chance when, and which get none (and why)."""
+    lines = []
+    by_chance: dict[tuple[int, str], list[str]] = {}
+    for name, chance in f.next_chance.items():
+        by_chance.setdefault(chance, []).append(name)
+    for (at, key), names in sorted(by_chance.items()):
+        lines.append(f"next chance: {format_instant(at)} ({key}) for {', '.join(sorted(names))}")
+    by_reason: dict[str, list[str]] = {}
+    for name, why in f.no_chance.items():
+        by_reason.setdefault(why, []).append(name)
+    for why, names in sorted(by_reason.items()):
+        lines.append(f"no chance: {', '.join(sorted(names))} ({one_line(why)})")
+    if f.in_no_window:
+        outside = ", ".join(f.in_no_window)
+        lines.append(f"in no window: {outside} (selected by no maintenance window)")
+    return lines
 
 
 def _forecast_text(f: Forecast) -> str:
@@ -351,24 +462,41 @@ def _forecast_text(f: Forecast) -> str:
     ]
     done = len(f.turns) - len(f.unfinished)
     if not f.turns:
-        summary = "no node needs maintenance"
-    elif not f.unfinished:
+        return table(rows) + "no node needs maintenance\n"
+    if not f.unfinished:
         assert f.finished_at is not None
         summary = f"all {done} nodes finished by {format_instant(f.finished_at)}"
-    else:
-        last = max((t.finished for t in f.turns if t.finished is not None), default=None)
-        by = f" by {format_instant(last)}" if last is not None else ""
-        summary = (
-            f"{done} of {len(f.turns)} nodes finished{by}; {len(f.unfinished)} did not fit: "
-            + ", ".join(f.unfinished)
+        return table(rows) + "\n".join([summary, *_wait_lines(f)]) + "\n"
+    last = max((t.finished for t in f.turns if t.finished is not None), default=None)
+    by = f" by {format_instant(last)}" if last is not None else ""
+    summary = f"{done} of {len(f.turns)} nodes finished{by}"
+    outside = set(f.in_no_window)
+    missed = [n for n in f.unfinished if n not in outside]
+    if missed:
+        summary += f"; {len(missed)} did not fit: {', '.join(missed)}"
+    if outside:
+        summary += f"; {len(outside)} in no window"
+    return table(rows) + "\n".join([summary, *_chance_lines(f), *_wait_lines(f)]) + "\n"
+
+
+def _wait_lines(f: Forecast) -> list[str]:
+    """The longest waits from the request (those that waited at all), on one line."""
+    waits = [w for w in f.waits[:SHOWN] if w.waited]
+    if not waits:
+        return []
+    return [
+        "longest waits from the request: "
+        + ", ".join(
+            f"{w.name} {format_go_duration(w.waited)}"
+            + ("" if w.admitted is not None else " (not admitted)")
+            for w in waits
         )
-        if f.next_chance:
-            at, key = min(f.next_chance.values())
-            summary += f"; next chance: {format_instant(at)} ({key})"
-    return table(rows) + summary + "\n"
+    ]
 
 
 #: A forecast as ``kumaco forecast`` prints it: a table by admission and a summary, or
 #: JSON: ``{from, until, finishedAt (null if not all finished), nodes: [{name, admitted,
-#: finished, windows}], unfinished: [names], nextChance: {name: {at, window}}}``.
+#: finished, windows}], unfinished: [names], nextChance: {name: {at, window}}, inNoWindow:
+#: [names], noChance: {name: why}, longestWaits: [{name, since, admitted, waitedSeconds}]}``
+#: (the three longest waits from a node's request to its admission, or to ``until``).
 FORECAST: Formats[Forecast] = formats(_forecast_text, _forecast_doc)

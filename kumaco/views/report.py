@@ -18,7 +18,8 @@ Contract
   ``ConcurrencyCeilingReached``... see :mod:`kumaco.core.planner`) and since
   when, and with the other instance that owns one of its conditions
   (:func:`kumaco.core.changes.written_by_another`); the Lease holder with whether
-  its lease still runs (``renewTime + leaseDurationSeconds`` against ``now``).
+  its lease still runs (``renewTime + leaseDurationSeconds`` against ``now``); the nodes
+  whose ``MaintenancePlanned`` (the instance's ``--planned-condition``) is True.
   A window open for longer than :mod:`kumaco.core.windows` follows its chained
   occurrences has no known close: it is reported as closing *after* the
   instant kumaco will look again (``closesAfter`` in JSON).
@@ -40,10 +41,17 @@ from kumaco.core.lease import parse_lease
 from kumaco.core.nodes import TRUE, Condition, NodeSet, NodeView
 from kumaco.core.planner import HELD, Plan
 from kumaco.core.times import format_instant, parse_timestamp
-from kumaco.core.windows import FieldError, InvalidWindow, Window, WindowState
+from kumaco.core.waiting import SHOWN, Waiter
+from kumaco.core.windows import (
+    ConfigMapErrors,
+    FieldError,
+    InvalidWindow,
+    Window,
+    WindowState,
+)
 from kumaco.views.table import Cell, aligned, paint
 from kumaco.views.timeline import format_local, local_time
-from kumaco.views.wording import next_change, next_change_text, when
+from kumaco.views.wording import next_change, next_change_text, waited, when
 
 
 @dataclass(frozen=True)
@@ -67,7 +75,7 @@ class Snapshot:
 
 
 @dataclass(frozen=True)
-class WindowStatus:
+class WindowStatus(ConfigMapErrors):
     """One window ConfigMap at ``now``."""
 
     namespace: str
@@ -77,14 +85,6 @@ class WindowStatus:
     state: WindowState | None = None
     matching_nodes: int | None = None
     since: int | None = None  # start of the open run, when known
-
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
-
-    @property
-    def reason(self) -> str:
-        return "; ".join(str(e) for e in self.errors)
 
 
 @dataclass(frozen=True)
@@ -144,6 +144,11 @@ class StatusReport:
     leader: LeaderStatus | None
     problems: tuple[str, ...] = field(default=())
     context: str | None = None
+    #: The nodes in scope whose advance notice (``MaintenancePlanned``, ``--planned-lead``)
+    #: is True, with that condition.
+    planned: tuple[tuple[str, Condition], ...] = ()
+    #: The nodes waiting for maintenance, the longest first (:mod:`kumaco.core.waiting`).
+    waiters: tuple[Waiter, ...] = ()
 
 
 def _leader(instance: Instance, lease: Mapping[str, Any] | None, now: int) -> LeaderStatus:
@@ -173,11 +178,13 @@ def report(
     answer: Plan,
     now: int,
     context: str | None = None,
+    waiting: Sequence[Waiter] = (),
 ) -> StatusReport:
     """The status at instant ``now`` (pure; see the module contract).
 
     ``entries`` are the windows of ``snapshot.configmaps``, ``answer`` the planner's
-    answer for the valid ones and the snapshot's nodes at ``now``.
+    answer for the valid ones and the snapshot's nodes at ``now``; ``waiting`` the nodes
+    waiting for maintenance by their conditions as written, the longest first.
     """
     # The snapshot holds the nodes in scope only (the server applied --node-selector).
     nodes = NodeSet(snapshot.nodes or ())
@@ -225,6 +232,12 @@ def report(
         leader=_leader(instance, snapshot.lease, now),
         problems=snapshot.problems,
         context=context,
+        planned=tuple(
+            (n.name, c)
+            for n in sorted(nodes, key=lambda n: n.name)
+            if (c := n.condition(instance.planned)) is not None and c.status == TRUE
+        ),
+        waiters=tuple(waiting),
     )
 
 
@@ -268,6 +281,7 @@ def to_json(r: StatusReport) -> dict[str, Any]:
             doc.update(
                 {
                     "startTime": w.start_time,
+                    **({"daysOfMonth": w.days_text} if w.days else {}),
                     "duration": w.duration_text,
                     "freeze": w.freeze,
                     "maxInProgress": None if w.budget is None else str(w.budget),
@@ -323,8 +337,24 @@ def to_json(r: StatusReport) -> dict[str, Any]:
         },
         "windows": windows,
         "nodes": nodes,
+        "maintenancePlanned": [
+            {"name": name, "message": c.message, "since": c.last_transition_time}
+            for name, c in r.planned
+        ],
         "leader": leader,
         "problems": list(r.problems),
+        "waiting": {
+            "count": len(r.waiters),
+            "longest": [
+                {
+                    "name": w.name,
+                    "since": format_instant(w.since),
+                    "waitingSeconds": max(0, r.at - w.since) // SECOND,
+                    "reason": w.reason,
+                }
+                for w in r.waiters[:SHOWN]
+            ],
+        },
     }
 
 
@@ -442,7 +472,25 @@ def format_report(r: StatusReport, color: bool = False) -> str:
         head = ["NODE", "WINDOWS", "UNDER MAINTENANCE SINCE", "IN PROGRESS", "SINCE", "REASON"]
         rows = [[Cell(h, "bold") for h in head]] + [_node_row(n, r.at) for n in r.nodes]
         out.append(aligned(rows, color))
+    if r.waiters:
+        out.append(
+            paint("WAITING FOR MAINTENANCE", "cyan+bold", color)
+            + f": {len(r.waiters)}; the longest: "
+            + ", ".join(waited(w.name, w.since, r.at, w.reason) for w in r.waiters[:SHOWN])
+            + "\n"
+        )
     out.append("\n")
+    if r.planned:  # only with --planned-lead: nothing is shown without it
+        out.append(
+            paint(f"MAINTENANCE PLANNED ({s.planned}=True)", "cyan+bold", color)
+            + f": {len(r.planned)}\n"
+        )
+        rows = [[Cell(h, "bold") for h in ("NODE", "SINCE", "MESSAGE")]]
+        rows += [
+            [Cell(name, "bold"), Cell(when(c.last_transition_time, r.at)), Cell(c.message)]
+            for name, c in r.planned
+        ]
+        out.append(aligned(rows, color) + "\n")
     lead = r.leader
     if lead is not None:
         out.append(paint(f"LEADER (Lease {lead.key})", "cyan+bold", color) + ": ")

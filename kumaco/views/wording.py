@@ -57,3 +57,8 @@ def next_change_text(state: WindowState, now: int) -> str:
     """``opens 2026-12-01T02:30:00Z (in 16h16m)``, as the status table shows it."""
     verb, t = next_change(state)
     return verb if t is None else f"{verb} {format_instant(t)} ({relative(t, now)})"
+
+
+def waited(name: str, since: int, now: int, why: str) -> str:
+    """``n3 (ConcurrencyCeilingReached) since 2026-11-30T10:07:49Z (2h5m ago)``: one waiter."""
+    return f"{name} ({why}) since {format_instant(since)} ({relative(since, now)})"

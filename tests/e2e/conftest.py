@@ -39,6 +39,7 @@ from kubernetes import client, config
 from tests.support.env.auditing import audit_args
 from tests.support.env.controlplane import ControlPlane, ensure_assets
 from tests.support.env.harness import Api, Kumaco, Shift
+from tests.support.env.supervisor import ReplicaFactory, Supervisor
 from tests.support.env.workers import per_worker
 from tests.support.judges.figures import Figures
 
@@ -56,8 +57,11 @@ LONGEST = {
     "test_controller": 80,
     "test_kwok": 80,
     "test_deploy": 70,
+    "test_quickstart": 60,
+    "test_chart": 30,
     "test_network": 60,
     "test_catch_up": 50,
+    "test_fleetrules": 55,
 }
 
 
@@ -74,6 +78,7 @@ CPU_LANES = {
     "test_kured_v2": "cpu-lane-b",
     "test_kured_latency_small": "cpu-lane-b",
     "test_image": "cpu-lane-b",
+    "test_quickstart": "cpu-lane-b",  # builds (or reuses) test_image's image
 }
 
 
@@ -253,6 +258,21 @@ def spawn(kubeconfig_path: Path, tmp_path: Path) -> Iterator[Callable[..., Kumac
     for k in started:
         if k.alive:
             k.stop(signal.SIGKILL)
+
+
+@pytest.fixture
+def replicas(kubeconfig_path: Path, tmp_path: Path) -> Iterator[Callable[..., Supervisor]]:
+    """``make(run, flags, n)``: ``n`` supervised ``kumaco run`` replicas, stopped after the test."""
+    sups: list[Supervisor] = []
+
+    def make(run: str, flags: list[str], n: int = 3) -> Supervisor:
+        sup = Supervisor(ReplicaFactory(kubeconfig_path, flags, tmp_path, run), n)
+        sups.append(sup)
+        return sup
+
+    yield make
+    for s in sups:
+        s.stop()
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """The ceiling judge live: the audit log of the session's API server catches a broken kumaco.
 
-A kumaco with a test-only monkeypatch (tests/support/judges/violation.py: its planner gets a
+A kumaco with a test-only planner (tests/support/judges/violation.py: its planner gets a
 ceiling one higher than configured) grants MaintenanceInProgress to two nodes under
 ``--max-in-progress 1``. Replaying the audit log in commit order
 (tests.support.judges.audit.judge_ceiling) must show exactly that, and agree with a separate

@@ -1,8 +1,9 @@
 """The demo (``hack/demo.py``) end to end: it shows the scenario and leaves nothing behind.
 
 The demo starts its own control plane (not the session fixture's) and is run
-as a subprocess with stdout a pipe, so it prints plain frames and event lines
-(see its docstring for the lines it promises). Afterwards no process whose
+as a subprocess with stdout a pipe, so it prints event lines and the snapshots of
+its live table, ``kubectl kumaco status --watch`` (see its docstring for the lines
+it promises). Afterwards no process whose
 command line names its temporary directory may be running, and every PID it
 printed must be gone.
 """
@@ -33,7 +34,12 @@ CEILING = 2
 pytestmark = pytest.mark.real_server("hack/demo.py starts its own control plane")
 
 EVENT = re.compile(r"^\[(\d\d:\d\d:\d\dZ)\] (.*)$")
-ROW = re.compile(r"^(node-\d{5}) +(\S+) +(True|False|-) +(\S*) +(True|False|-) *(\S*)")
+#: A snapshot of ``kubectl kumaco status --watch``, and a row of its node table:
+#: NODE, WINDOWS (the open windows selecting it: "-" when none), UNDER MAINTENANCE SINCE,
+#: IN PROGRESS (yes/no), SINCE, REASON, in columns two spaces apart or more.
+SNAPSHOT = "kumaco status at "
+NODE_HEADER = re.compile(r"^NODE +WINDOWS +UNDER MAINTENANCE SINCE +IN PROGRESS ")
+ROW = re.compile(r"^(node-\d{5}) {2,}(\S+) {2,}(.+?) {2,}(yes|no|not set) {2,}(.+?)(?: {2,}(.*))?$")
 
 
 def _cmdlines_naming(path: str) -> list[tuple[int, str]]:
@@ -84,13 +90,20 @@ def _kill_leftovers(proc: subprocess.Popen[str], out: str) -> None:
 
 
 def _frames(out: str) -> list[list[tuple[str, ...]]]:
+    """Each snapshot's node rows: the nodes under maintenance or in progress (maybe none)."""
     frames: list[list[tuple[str, ...]]] = []
+    in_nodes = False
     for line in out.splitlines():
-        if line.startswith("---- frame "):
+        if line.startswith(SNAPSHOT):
             frames.append([])
-        elif frames and (m := ROW.match(line)):
-            frames[-1].append(m.groups())
-    return [f for f in frames if f]
+            in_nodes = False
+        elif frames and NODE_HEADER.match(line):
+            in_nodes = True
+        elif frames and in_nodes and (m := ROW.match(line)):
+            frames[-1].append(tuple(g or "" for g in m.groups()))
+        else:
+            in_nodes = False
+    return frames
 
 
 @pytest.mark.timeout(DURATION + 80)
@@ -132,10 +145,10 @@ def test_demo_shows_the_window_and_the_takeover_and_leaves_nothing_running() -> 
 
     frames = _frames(out)
     assert frames, report
-    in_progress = [sum(1 for r in f if r[4] == "True") for f in frames]
+    in_progress = [sum(1 for r in f if r[3] == "yes") for f in frames]
     assert max(in_progress) <= CEILING, report
     assert max(in_progress) >= 1, report  # the ceiling machinery was exercised
-    um = [sum(1 for r in f if r[2] == "True") for f in frames]
+    um = [sum(1 for r in f if r[1] != "-") for f in frames]  # in an open window: UM=True
     first_open = next(i for i, n in enumerate(um) if n)
     assert any(n == 0 for n in um[first_open:]), report  # and it closed again
     assert re.search(r"^summary: ", out, re.M), report

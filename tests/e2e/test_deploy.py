@@ -541,7 +541,13 @@ def base_install(cluster: Cluster, tmp_path: Path) -> dict[str, Any]:
     )
     docs = [d for d in yaml.safe_load_all(kubectl(None, "kustomize", str(wrap)).stdout) if d]
     rbac = remap(
-        [d for d in docs if d["kind"] not in ("Deployment", "NetworkPolicy")], {}, f"-{run}"
+        [
+            d
+            for d in docs
+            if d["kind"] not in ("Deployment", "NetworkPolicy", "PodDisruptionBudget")
+        ],
+        {},
+        f"-{run}",
     )
     assert {d["kind"] for d in rbac} == {
         "ServiceAccount",
@@ -926,6 +932,14 @@ REJECTED = {  # id: (data, what the message must say)
     "junk": (spoiled(startTime="0 3 * * 6;"), "data.startTime is not a cron schedule"),
     "too-long": (spoiled(duration="1" * 5000), "data.duration is longer than 4096 characters"),
     "freeze-yes": ({**WELL_FORMED, "freeze": "yes"}, 'data.freeze must be "true" or "false"'),
+    "days-word": (
+        {**WELL_FORMED, "daysOfMonth": "first"},
+        "data.daysOfMonth is not a day-of-month field",
+    ),
+    "days-schedule": (
+        {**WELL_FORMED, "daysOfMonth": "1-7 * SAT"},
+        "data.daysOfMonth is not a day-of-month field",
+    ),
     "budget-word": ({**WELL_FORMED, "maxInProgress": "two"}, "data.maxInProgress is not a count"),
     "budget-over": ({**WELL_FORMED, "maxInProgress": "101%"}, "data.maxInProgress is not a count"),
     "freeze-budget": (
@@ -959,6 +973,10 @@ ACCEPTED = [
     {**WELL_FORMED, "maxInProgress": "100%"},
     {**WELL_FORMED, "freeze": "true"},
     {**WELL_FORMED, "freeze": "false", "maxInProgress": "3"},
+    # the first Saturday of the month (issue 29, point 2)
+    {"startTime": "0 1 * * SAT", "daysOfMonth": "1-7", "duration": "3h", "nodeSelector": ""},
+    {**WELL_FORMED, "daysOfMonth": " 1,15 "},
+    {**WELL_FORMED, "daysOfMonth": "*/2"},
     # nodeSelector as a metav1.LabelSelector (kured's scheduler's format), YAML and JSON
     {
         **WELL_FORMED,
@@ -1061,9 +1079,27 @@ def durations(draw: st.DrawFn) -> str:
     duration=durations(),
     budget=st.sampled_from(["0", "1", "12", "0%", "10%", "100%", "101%", "-1", "1.5", " 1", "x"]),
     freeze=st.sampled_from(["true", "false", "True", "", "1", "yes"]),
+    days=st.sampled_from(
+        [
+            "1-7",
+            "8-14",
+            "*/2",
+            "31",
+            " 1,15 ",
+            "?",
+            "*-x",
+            "+3",
+            "0",
+            "32",
+            "L",
+            "first",
+            "1-7 *",
+            ",",
+        ]
+    ),
 )
 def test_admission_policy_never_rejects_a_window_kumaco_accepts(
-    policy: Policy, start: str, duration: str, budget: str, freeze: str
+    policy: Policy, start: str, duration: str, budget: str, freeze: str, days: str
 ) -> None:
     # One key at a time (the other valid), so that the policy's first failing check --
     # the one it reports -- is about that key.
@@ -1072,6 +1108,7 @@ def test_admission_policy_never_rejects_a_window_kumaco_accepts(
         ("duration", {"startTime": "0 3 * * 6", "duration": duration, "nodeSelector": ""}),
         ("maxInProgress", {**WELL_FORMED, "maxInProgress": budget}),
         ("freeze", {**WELL_FORMED, "freeze": freeze}),
+        ("daysOfMonth", {**WELL_FORMED, "daysOfMonth": days}),
     ):
         accepted, reason = policy.verdict(data)
         kumaco_accepts = isinstance(parse_window(policy.ns, "w", data), Window)
@@ -1080,3 +1117,41 @@ def test_admission_policy_never_rejects_a_window_kumaco_accepts(
             f" policy {'accepts' if accepted else 'rejects'}"
         )
         assert accepted or not kumaco_accepts, f"kumaco accepts {data!r}; the policy: {reason}"
+
+
+# ============================================================================== priority
+
+
+def test_the_documented_priority_patch_passes_a_server_side_dry_run(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """docs/deploy.md's priorityClassName patch, as written, on the delegated layout."""
+    doc = (REPO / "docs" / "deploy.md").read_text()
+    m = re.search(
+        r"```yaml\n(patches:\n  - target: \{kind: Deployment, name: kumaco\}\n.*?)```", doc, re.S
+    )
+    assert m and "priorityClassName" in m.group(1), "docs/deploy.md's priority patch"
+    wrap = tmp_path / "priority"
+    wrap.mkdir()
+    patches = yaml.safe_load(m.group(1))["patches"]
+    (wrap / "kustomization.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                "kind": "Kustomization",
+                "resources": [os.path.relpath(KUSTOMIZE / "overlays" / "delegated", wrap)],
+                "patches": patches,
+            }
+        )
+    )
+    docs = [d for d in yaml.safe_load_all(kubectl(None, "kustomize", str(wrap)).stdout) if d]
+    pod = one(docs, "Deployment")["spec"]["template"]["spec"]
+    assert pod["priorityClassName"] == "system-cluster-critical"
+    run = uuid.uuid4().hex[:6]
+    docs = remap(
+        docs, {SYSTEM_NS: f"kprio-{run}-sys", MAINTENANCE_NS: f"kprio-{run}-mnt"}, f"-{run}"
+    )
+    cluster.apply_for_real(by_kind(docs, "Namespace"))
+    result = cluster.apply([d for d in docs if d["kind"] != "Namespace"], "--dry-run=server")
+    assert "deployment.apps/kumaco serverside-applied (server dry run)" in result.stdout
+    assert "Warning:" not in result.stderr.replace("WARNING: version difference", ""), result.stderr

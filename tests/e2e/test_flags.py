@@ -186,9 +186,15 @@ def test_custom_condition_names_are_written_and_read_back_and_the_defaults_never
     env = {"KUMACO_UNDER_MAINTENANCE_CONDITION": ENV_UM, "KUMACO_IN_PROGRESS_CONDITION": ENV_MIP}
     track = (CUSTOM_UM, CUSTOM_MIP, ENV_UM, ENV_MIP, UM, MIP)
     with NodeWatcher(raw, run, track=track) as watcher, NodeWatcher(raw, erun) as ewatcher:
-        spawn(*flags(run, ns, 1), *custom, name="fcond")
-        spawn(*flags(erun, ens, 1), name="fcenv", env=env)
+        by_flag = spawn(*flags(run, ns, 1), *custom, name="fcond")
+        by_env = spawn(*flags(erun, ens, 1), name="fcenv", env=env)
         wait_cond(raw, n["a"], CUSTOM_MIP, ("True", "MaintenanceAllowed"))
+        # The effective names, from flags and from KUMACO_<FLAG>, in kumaco_policy_info.
+        for k, (um, mip) in ((by_flag, (CUSTOM_UM, CUSTOM_MIP)), (by_env, (ENV_UM, ENV_MIP))):
+            (labels,) = samples(k, "kumaco_policy_info")
+            assert f'under_maintenance_condition="{um}"' in labels, labels
+            assert f'in_progress_condition="{mip}"' in labels, labels
+            assert 'max_in_progress="1"' in labels and f'require_condition="{REQUIRED}"' in labels
         wait_cond(raw, n["b"], CUSTOM_MIP, ("False", "ConcurrencyCeilingReached"))
         for node in n.values():
             assert cond(raw, node, CUSTOM_UM) == ("True", "MaintenanceWindowOpen")

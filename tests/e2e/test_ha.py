@@ -13,32 +13,16 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 from tests.support.env.controlplane import ControlPlane
 from tests.support.env.harness import RUN_LABEL, UM, Api, Kumaco, condition_status, unique, wait_for
-from tests.support.env.supervisor import ReplicaFactory, Supervisor, Timings, leader_of, scope_flags
+from tests.support.env.supervisor import Supervisor, Timings, leader_of, scope_flags
 from tests.support.judges.figures import Figures
 from tools.chaos import Settings, run_chaos
 
 ALWAYS = {"startTime": "* * * * *", "duration": "2m"}
-
-
-@pytest.fixture
-def replicas(kubeconfig_path: Path, tmp_path: Path) -> Iterator[Callable[..., Supervisor]]:
-    sups: list[Supervisor] = []
-
-    def make(run: str, flags: list[str], n: int = 3) -> Supervisor:
-        sup = Supervisor(ReplicaFactory(kubeconfig_path, flags, tmp_path, run), n)
-        sups.append(sup)
-        return sup
-
-    yield make
-    for s in sups:
-        s.stop()
 
 
 def _setup(raw: Api, nodes: int = 3, selector: str = "") -> tuple[str, str, list[str]]:

@@ -46,9 +46,10 @@ from kubernetes import client
 
 import kumaco
 from tests.e2e import test_deploy as deploy
-from tests.support.env.controlplane import ControlPlane, free_port
+from tests.support.env.controlplane import ControlPlane
 from tests.support.env.harness import wait_for
 from tests.support.env.image import build_image, run_hack
+from tests.support.env.ports import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 SA_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"

@@ -769,7 +769,8 @@ def test_windows_and_plan_from_the_cluster_equal_the_offline_commands(
 ) -> None:
     windows_file, nodes_file = _dump(scene, Api(control_plane))
     span = ["--from", "2026-03-01T00:00:00Z", "--until", "2026-04-15T00:00:00Z"]
-    for output in ("text", "json"):
+    span += ["--at", "2026-02-20T08:00:00Z"]  # the calendar's DTSTAMP: the same bytes
+    for output in ("text", "json", "ics"):
         online = kubectl("windows", "--kubeconfig", str(scene.viewer), *span, "-o", output)
         offline = kumaco_cli("windows", str(windows_file), *span, "-o", output)
         assert offline.returncode == 0, offline.stderr

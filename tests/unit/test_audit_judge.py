@@ -3,7 +3,7 @@
 ``tests/data/audit/honest.log`` and ``broken.log`` are the audit-log lines about one run's
 nodes, recorded by ``python hack/record_audit.py`` (tests/support/judges/violation.py): three nodes
 needing a reboot, ceiling 1, once with kumaco as built and once with a test-only
-monkeypatch that grants one node more than the ceiling. The judge must pass the first and
+planner (a seam of ``kumaco run``) that grants one node more than the ceiling. The judge must pass the first and
 catch the second, whatever the order of the lines, and refuse a log it cannot judge
 exactly. The watcher, its second opinion, must refuse to count over a gap.
 Writes of unknown outcome (answered 504) are resolved from what the server stored next;

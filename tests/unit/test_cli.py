@@ -95,8 +95,11 @@ def test_an_invalid_selected_window_still_fails_and_a_selector_can_select_others
     picked = kumaco("validate", "-", "--configmap-selector", "pool=x", stdin=text)
     assert (picked.returncode, picked.stdout) == (0, "valid maintenance/other\n")
     nothing = kumaco("validate", "-", "--configmap-selector", "pool=none", stdin=text)
-    assert nothing.returncode == 0 and nothing.stdout == ""
-    assert "no window ConfigMap selected by 'pool=none' in the input" in nothing.stderr
+    assert nothing.returncode == 2 and nothing.stdout == ""  # a check of nothing fails
+    assert (
+        "kumaco validate: no window ConfigMap selected by --configmap-selector 'pool=none' "
+        "in the input: 2 ConfigMaps skipped (see above)\n"
+    ) in nothing.stderr
 
 
 @pytest.mark.parametrize(("start", "duration"), [("*/5 * * * *", "10m"), ("0 0 1 1 *", "9000h")])
@@ -426,7 +429,7 @@ def test_every_command_writes_its_output_file_through_the_one_writer(
         "windows": ["windows", str(w), *span],
         "forecast": [
             *("forecast", "--windows", str(w), "--nodes", str(nodes_file(tmp_path))),
-            *("--maintenance-duration", "30m", "--require-condition", "Ready"),
+            *("--maintenance-duration", "30m", "--require-condition", REQ),
             *("--max-in-progress", "1", *span),
         ],
         "plan": [

@@ -22,12 +22,12 @@ from unittest.mock import create_autospec
 
 import pytest
 
-from kumaco.controller.loop import EXIT_CONFIG_CHANGED, Controller
+from kumaco.controller.loop import EXIT_CONFIG_CHANGED, Controller, Planner
 from kumaco.controller.metrics import Metrics
 from kumaco.controller.options import ControllerOptions
 from kumaco.controller.writer import Fenced
 from kumaco.core.durations import SECOND
-from kumaco.core.planner import Policy, parse_ceiling
+from kumaco.core.planner import Policy, parse_ceiling, plan
 from kumaco.core.selectors import parse_selector
 from kumaco.kube.client import Kube
 from kumaco.kube.errors import ApiError, TransportError
@@ -298,6 +298,7 @@ def make() -> Any:
         *,
         now: int = OPEN,
         policy: Policy | None = None,
+        planner: Planner = plan,
     ) -> tuple[Controller, World, FakeElection, list[int]]:
         world = World(nodes, cms)
         election = FakeElection()
@@ -323,6 +324,7 @@ def make() -> Any:
             Metrics(),
             now_ns=lambda: clock[0],
             monotonic=lambda: world.monotonic[0],
+            planner=planner,
         )
         # What the reflectors would have delivered before the first pass.
         c.configmaps.sink(NS).replace([c.configmaps.trim(o) for o in cms])
@@ -361,6 +363,25 @@ def test_a_new_leader_rebuilds_then_writes_conditions_then_announces(make: Any) 
         ),
         (CreateEvent, "WindowLoaded", "window loaded: '0 2 * * *' (UTC) for 3h0m0s, nodes: pool=x"),
     ]
+
+
+@pytest.mark.parametrize("overreach", [False, True], ids=["plan", "injected"])
+def test_the_controller_writes_what_its_injected_planner_decides(
+    make: Any, overreach: bool
+) -> None:
+    """The planner is a seam of the Controller (and of ``kumaco run``): the broken kumaco
+    of tests/support/judges/violation.py grants one node more than the ceiling through it,
+    with nothing patched; the default is the core's :func:`plan`."""
+    from tests.support.judges.violation import overreaching_plan
+
+    policy = Policy(ceiling=parse_ceiling("1"), require=(REQ,), manager=MANAGER)
+    nodes = [node(n, str(10 + i), kured_dev__RebootRequired="True") for i, n in enumerate("abc")]
+    c, world, _e, _clock = make(
+        nodes, [cm("w")], policy=policy, planner=overreaching_plan if overreach else plan
+    )
+    c.step()
+    granted = [name for name, conds in world.writes() if conds.get(MIP, ("",))[0] == "True"]
+    assert granted == (["a", "b"] if overreach else ["a"])
 
 
 def test_each_write_is_a_precondition_patch_of_the_changed_conditions_only(make: Any) -> None:
@@ -856,3 +877,75 @@ def test_a_reboot_releases_the_holder_before_its_report_and_the_place_goes_on(ma
     world.reset()
     c.step()
     assert world.calls() == []
+
+
+def test_maintenance_planned_within_the_lead_then_false_when_the_window_opens(make: Any) -> None:
+    """Issue 28 rule 1 on the seam: the third condition, its wake-ups and WindowPlanned once."""
+    mp = "MaintenancePlanned"
+
+    def at(text: str) -> int:
+        return int(dt.datetime.fromisoformat(text).timestamp()) * SECOND
+
+    policy = Policy(manager=MANAGER, planned_lead=3600 * SECOND)
+    c, world, election, clock = make(
+        [node("a", "10", {"pool": "x"}), node("b", "11")],
+        [cm("w", "pool=x")],  # opens at 02:00
+        now=at("2026-12-01T00:30:00+00:00"),
+        policy=policy,
+    )
+    # Before the lead: False everywhere; the loop looks again when the lead begins.
+    assert c.step() == at("2026-12-01T01:00:00+00:00")
+    assert world.writes() == [
+        ("a", {UM: ("False", "NoMaintenanceWindowOpen"), mp: ("False", "NoMaintenancePlanned")}),
+        ("b", {UM: ("False", "NoMaintenanceWindowOpen"), mp: ("False", "NoMaintenancePlanned")}),
+    ]
+    world.reset()
+    # The lead begins: a only, and WindowPlanned once; then the window's opening.
+    clock[0] = at("2026-12-01T01:00:00+00:00")
+    assert c.step() == at("2026-12-01T02:00:00+00:00")
+    ((_name, conds),) = [(a.name, a.body["status"]["conditions"]) for a in world.patches()]
+    assert [(x["type"], x["status"], x["reason"], x["message"]) for x in conds] == [
+        (
+            mp,
+            "True",
+            "MaintenanceWindow",
+            "maintenance window maintenance/w starts at 2026-12-01T02:00:00Z",
+        )
+    ]
+    assert [e[1:] for e in world.events() if e[1] == "WindowPlanned"] == [
+        (
+            "WindowPlanned",
+            "window maintenance/w opens at 2026-12-01T02:00:00Z, within the 1h0m0s lead: "
+            "maintenance planned for 1 node(s)",
+        )
+    ]
+    (planned_event,) = [
+        a
+        for a in world.actions
+        if isinstance(a, CreateEvent) and a.body["reason"] == "WindowPlanned"
+    ]
+    assert planned_event.body["action"] == "Plan"
+    world.reset()
+    clock[0] = at("2026-12-01T01:30:00+00:00")
+    c.step()
+    assert world.calls() == []  # nothing changed, nothing announced again
+    # A new leadership term (a leader change) announces the same occurrence under the
+    # same Event name: the API server answers 409, and it stays one Event.
+    election.is_leader = False
+    c.step()
+    election.is_leader = True
+    world.reset()
+    c.step()
+    (again,) = [
+        a
+        for a in world.actions
+        if isinstance(a, CreateEvent) and a.body["reason"] == "WindowPlanned"
+    ]
+    assert again.body["metadata"]["name"] == planned_event.body["metadata"]["name"]
+    world.reset()
+    # The window opens: UnderMaintenance True and MaintenancePlanned False in one write.
+    clock[0] = at("2026-12-01T02:00:00+00:00")
+    c.step()
+    assert world.writes() == [
+        ("a", {UM: ("True", "MaintenanceWindowOpen"), mp: ("False", "NoMaintenancePlanned")})
+    ]

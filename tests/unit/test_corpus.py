@@ -18,7 +18,8 @@ once: tests/support/env/forkrun.py) and in-process (``kumaco.cmd.cli.main``), in
 text and JSON output: exit status 1, no traceback, nothing on stderr, exactly
 the expected keys named, each message one printable line under 1000
 characters, and the text line ``invalid <ns>/<name>: <key>: <reason>`` made of
-the same errors as the JSON. The files of ``tests/data/valid`` stay valid,
+the same errors as the JSON. The files of ``tests/data/valid`` stay valid, with
+only the warnings they deserve in the year after ``validate --at`` (:data:`WARNINGS`),
 alone and mixed with the whole corpus in one call (that call is a plain
 subprocess: the interpreter's start-up too).
 """
@@ -189,12 +190,31 @@ def corpus_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return files
 
 
+#: The instant the runs check as of (``validate --at``): its warnings cover the year after.
+AT = ("--at", "2026-01-01")
+#: The warnings a valid window gets in that year (what daylight-saving time does to it).
+WARNINGS = {
+    "new-york-prefix": [
+        "01:30 happens twice on 2026-11-01 in America/New_York: the window opens at "
+        "2026-11-01T05:30:00Z and again at 2026-11-01T06:30:00Z, and is open 2h30m in one "
+        "piece (until 2026-11-01T08:00:00Z)"
+    ]
+}
+
+
+def _warned(cases: list[Case]) -> str:
+    """What ``validate`` prints on standard error for these valid cases, in their order."""
+    return "".join(
+        f"warning: {c.namespace}/{c.name}: {w}\n" for c in cases for w in WARNINGS.get(c.id, ())
+    )
+
+
 # ----------------------------------------------------------------------------- checks
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "kumaco", "validate", *args],
+        [sys.executable, "-m", "kumaco", "validate", *AT, *args],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -214,21 +234,21 @@ def runner() -> Iterator[ForkRunner]:
 def _run_both(runner: ForkRunner, path: Path) -> tuple[subprocess.CompletedProcess[str], ...]:
     """Text and JSON runs of one file, each in its own process."""
     return tuple(
-        runner.run(["validate", *extra, str(path)], timeout=120)
+        runner.run(["validate", *AT, *extra, str(path)], timeout=120)
         for extra in ((), ("--output", "json"))
     )
 
 
 def _in_process(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     capsys.readouterr()
-    rc = cli.main(["validate", *args])
+    rc = cli.main(["validate", *AT, *args])
     captured = capsys.readouterr()
     return rc, captured.out, captured.err
 
 
-def _check_clean_streams(case_id: str, stdout: str, stderr: str) -> None:
+def _check_clean_streams(case_id: str, stdout: str, stderr: str, warned: str = "") -> None:
     assert "Traceback" not in stdout + stderr, f"{case_id}: traceback\n{stderr[-2000:]}"
-    assert stderr == "", f"{case_id}: unexpected stderr {stderr[:500]!r}"
+    assert stderr == warned, f"{case_id}: unexpected stderr {stderr[:500]!r}"
 
 
 def _check_json_entry(case: Case, entry: dict[str, Any]) -> None:
@@ -383,8 +403,9 @@ def test_invalid_file_in_process(
 @pytest.mark.parametrize("case", VALID_CASES, ids=lambda c: c.id)
 def test_valid_file(case: Case, capsys: pytest.CaptureFixture[str], runner: ForkRunner) -> None:
     text, as_json = _run_both(runner, case.source)
+    _check_clean_streams(case.id, text.stdout, text.stderr, _warned([case]))
+    _check_clean_streams(case.id, as_json.stdout, as_json.stderr)
     for proc in (text, as_json):
-        _check_clean_streams(case.id, proc.stdout, proc.stderr)
         assert proc.returncode == 0, f"{case.id}: {proc.stdout[:500]}"
     assert text.stdout == f"valid {case.namespace}/{case.name}\n"
     assert json.loads(as_json.stdout) == [
@@ -393,11 +414,11 @@ def test_valid_file(case: Case, capsys: pytest.CaptureFixture[str], runner: Fork
             "name": case.name,
             "valid": True,
             "errors": [],
-            "warnings": [],
+            "warnings": WARNINGS.get(case.id, []),
         }
     ]
     rc, out, err = _in_process(capsys, str(case.source))
-    assert (rc, out, err) == (0, text.stdout, "")
+    assert (rc, out, err) == (0, text.stdout, _warned([case]))
 
 
 # ----------------------------------------------------------------------------- everything at once
@@ -430,11 +451,15 @@ def _all_paths(corpus_files: dict[str, Path]) -> list[str]:
     return valid[:2] + paths[:middle] + valid[2:4] + paths[middle:] + valid[4:]
 
 
+#: The warnings of the whole corpus in one call: the valid cases' in the order of the paths.
+ALL_WARNED = _warned(VALID_CASES)
+
+
 def test_everything_in_one_call_subprocess(corpus_files: dict[str, Path]) -> None:
     paths = _all_paths(corpus_files)
     text = _run(*paths)
     as_json = _run("--output", "json", *paths)
-    _check_clean_streams("all", text.stdout, text.stderr)
+    _check_clean_streams("all", text.stdout, text.stderr, ALL_WARNED)
     _check_clean_streams("all", as_json.stdout, as_json.stderr)
     assert text.returncode == as_json.returncode
     _check_all_at_once(text.returncode, text.stdout, as_json.stdout)
@@ -446,7 +471,7 @@ def test_everything_in_one_call_in_process(
     paths = _all_paths(corpus_files)
     rc, text_out, text_err = _in_process(capsys, *paths)
     rc_json, json_out, json_err = _in_process(capsys, "--output", "json", *paths)
-    _check_clean_streams("all", text_out, text_err)
+    _check_clean_streams("all", text_out, text_err, ALL_WARNED)
     _check_clean_streams("all", json_out, json_err)
     assert rc == rc_json
     _check_all_at_once(rc, text_out, json_out)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 
@@ -11,9 +12,9 @@ from hypothesis import strategies as st
 
 from kumaco.core.ceilings import Ceiling
 from kumaco.core.errors import InvalidInput
-from kumaco.core.forecast import DurationRule, forecast, parse_duration_rule
-from kumaco.core.nodes import NodeSet, node_view
-from kumaco.core.planner import Policy
+from kumaco.core.forecast import DurationRule, apply_changes, forecast, parse_duration_rule
+from kumaco.core.nodes import NodeSet, NodeView, node_view
+from kumaco.core.planner import Plan, Policy, changes, plan
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import Window
 
@@ -85,12 +86,47 @@ def test_ten_nodes_eight_fit_two_do_not() -> None:
 def test_a_release_delay_fits_fewer() -> None:
     delayed = Policy(ceiling=Ceiling(2), require=(REQ,), release_delay=10 * MINUTE)
     f = forecast([window()], nodes(10), FROM, UNTIL, delayed, 30 * MINUTE)
-    # The delay counts from the end of the (truncated) second of the release: +1 s each time.
+    # A node released exactly 10 minutes ago no longer counts: the simulated releases are
+    # stamped exactly, so no wave starts a second late (issue 29, point 4).
     assert [t.admitted for t in f.turns if t.admitted is not None] == [
         at(f"2027-01-13T0{h}+00:00")
-        for h in ("2:00:00", "2:00:00", "2:40:01", "2:40:01", "3:20:02", "3:20:02")
+        for h in ("2:00:00", "2:00:00", "2:40:00", "2:40:00", "3:20:00", "3:20:00")
     ]
     assert len(f.unfinished) == 4
+
+
+def test_run_counts_a_release_delay_from_the_end_of_the_second_the_forecast_exactly() -> None:
+    """The same planner, two stampings: ``run``'s writes to the second (Kubernetes keeps no
+    more, so a release at 02:30:00.4 reads 02:30:00 and the delay must end at 02:40:01 to be
+    never shorter), the forecast's exact (its release happened at 02:30:00)."""
+    delayed = Policy(ceiling=Ceiling(1), require=(REQ,), release_delay=10 * MINUTE)
+    opened, done = at("2027-01-13T02:00:00+00:00"), at("2027-01-13T02:30:00+00:00")
+    for exact, settles_until in ((False, "02:40:01"), (True, "02:40:00")):
+        state = {n.name: n for n in nodes(2)}
+
+        def step(t: int, exact: bool = exact, state: dict[str, NodeView] = state) -> Plan:
+            result = plan([window()], NodeSet(state.values()), t, delayed)
+            apply_changes(
+                changes(result, NodeSet(state.values()), {}, t, delayed, exact=exact), state
+            )
+            return result
+
+        held = [n.name for n in step(opened).nodes if n.is_in_progress]
+        assert held == ["n00"]
+        cleared = {"type": REQ, "status": "False", "lastTransitionTime": "2027-01-13T02:30:00Z"}
+        view = node_view({"metadata": {"name": "n00"}, "status": {"conditions": [cleared]}})
+        assert view is not None
+        state["n00"] = dataclasses.replace(
+            view, conditions={**state["n00"].conditions, **view.conditions}
+        )
+        step(done)  # the release, written
+        stamp = state["n00"].conditions[delayed.in_progress].last_transition_time
+        assert stamp == ("2027-01-13T02:30:00.000000Z" if exact else "2027-01-13T02:30:00Z")
+        until = at(f"2027-01-13T{settles_until}+00:00")
+        assert step(done).next_change == until  # planned again on the write's echo
+        settling = plan([window()], NodeSet(state.values()), until - SECOND // 2, delayed)
+        assert not any(n.is_in_progress for n in settling.nodes)
+        assert [n.name for n in step(until).nodes if n.is_in_progress] == ["n01"]
 
 
 def test_a_zone_ceiling_orders_the_turns_by_zone() -> None:
@@ -223,5 +259,40 @@ def test_a_holder_without_a_transition_time_times_out_as_the_controller_would_ti
         [window(duration="5h")], NodeSet([holder, waiting]), start, UNTIL, timed, 3 * 60 * MINUTE
     )
     turns = {t.name: t for t in f.turns}
-    # Rewritten at 02:00:00 (the second it reads), timed out one hour after that second.
-    assert turns["w"].admitted == at("2027-01-13T03:00:01+00:00")
+    # Rewritten at 02:00:00, stamped exactly (a simulated write), timed out one hour later;
+    # kumaco run, whose write is stamped to the second, times it out at 03:00:01.
+    assert turns["w"].admitted == at("2027-01-13T03:00:00+00:00")
+
+
+def test_the_next_chance_is_when_the_planner_would_admit_the_node_not_a_window_opening() -> None:
+    """Issue 29, point 4: a next chance inside a freeze is none; a cutoff moves it too."""
+    nightly = window("0 2 * * *", "4h")
+    xmas = parse_window(
+        "maint",
+        "xmas",
+        {"startTime": "0 23 19 12 *", "duration": "336h", "nodeSelector": "", "freeze": "true"},
+    )
+    assert isinstance(xmas, Window)
+    start, until = at("2026-12-19T02:00:00+00:00"), at("2026-12-19T23:30:00+00:00")
+    f = forecast(
+        [nightly, xmas],
+        nodes(3),
+        start,
+        until,
+        Policy(ceiling=Ceiling(1), require=(REQ,)),
+        3 * 60 * MINUTE,
+    )
+    assert f.unfinished == ("n02",)
+    assert f.next_chance == {"n02": (at("2027-01-03T02:00:00+00:00"), "maint/night")}
+    # A 5 h cutoff in a 4 h window: the planner never admits it, so there is no next chance.
+    cut = Policy(ceiling=Ceiling(1), require=(REQ,), admission_cutoff=5 * 60 * MINUTE)
+    g = forecast([nightly], nodes(1), start, start + MINUTE, cut, 30 * MINUTE)
+    assert g.next_chance == {}
+    assert g.no_chance["n00"].startswith(
+        "not admitted within five years or 500 planner steps: too late to start: the window "
+        "closes at "
+    )
+    # A paused ceiling stays paused: said at once.
+    paused = Policy(ceiling=Ceiling(0), require=(REQ,))
+    h = forecast([nightly], nodes(1), start, start + MINUTE, paused, 30 * MINUTE)
+    assert h.no_chance["n00"].endswith("; a forecast keeps conditions and ceilings as they are")

@@ -202,6 +202,10 @@ def window_data(draw: st.DrawFn) -> object:
         "duration": duration_like,
         "nodeSelector": st.one_of(selector_texts(), st.text()),
         "timeZone": st.one_of(st.sampled_from((*ZONES, "Local", "")), st.text(max_size=30)),
+        "daysOfMonth": st.one_of(
+            st.sampled_from(("1-7", "8-14", "31", "1,15", "*/2", "0", "32", "L", "", ",")),
+            st.text(max_size=8),
+        ),
         "maxInProgress": st.one_of(st.sampled_from(CEILINGS), st.text(max_size=6)),
         "freeze": st.one_of(st.sampled_from(("true", "false", "True", "")), st.text(max_size=6)),
     }

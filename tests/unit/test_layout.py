@@ -1,5 +1,8 @@
 """The package's layout holds: layers, no import cycles, every module importable on its own.
 
+The same two checks of each module hold for the test library (tests/support) and the
+programs (tools/): each imports alone in a fresh interpreter and states its contract.
+
 import-linter (``.importlinter``, run by ``hack/test.sh``) enforces which layer may
 import which; this checks what it does not: that no two modules import each other
 (directly or through others), that each module imports cleanly in a fresh
@@ -21,11 +24,20 @@ import pytest
 import kumaco
 
 ROOT = Path(__file__).resolve().parents[2]
-MODULES = sorted(
-    ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
-    for p in (ROOT / "kumaco").rglob("*.py")
-    if p.name != "__main__.py"
-)
+
+
+def _modules(*folders: str) -> list[str]:
+    return sorted(
+        ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        for folder in folders
+        for p in (ROOT / folder).rglob("*.py")
+        if p.name != "__main__.py"
+    )
+
+
+MODULES = _modules("kumaco")
+#: The test library and the programs: the tests' layers (.importlinter) stand on these.
+SUPPORT_MODULES = _modules("tests/support", "tools")
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -77,7 +89,7 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
-@pytest.mark.parametrize("module", MODULES)
+@pytest.mark.parametrize("module", MODULES + SUPPORT_MODULES)
 def test_every_module_imports_alone_in_a_fresh_interpreter(module: str) -> None:
     done = subprocess.run(
         [sys.executable, "-c", f"import {module}"],
@@ -90,7 +102,7 @@ def test_every_module_imports_alone_in_a_fresh_interpreter(module: str) -> None:
     assert done.returncode == 0, done.stderr
 
 
-@pytest.mark.parametrize("module", MODULES)
+@pytest.mark.parametrize("module", MODULES + SUPPORT_MODULES)
 def test_every_module_states_its_contract(module: str) -> None:
     path = ROOT / Path(*module.split("."))
     source = (path / "__init__.py" if path.is_dir() else path.with_suffix(".py")).read_text()

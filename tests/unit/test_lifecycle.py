@@ -303,6 +303,26 @@ events = st.one_of(
 )
 
 
+def happen(
+    views: dict[str, NodeView], kind: str, arg: Any, now: int, policy: Policy
+) -> tuple[int, Policy]:
+    """One of :data:`events` applied to ``views`` (in place): the instant and policy after it."""
+    if kind == "wait":
+        return now + arg * MINUTE, policy
+    if kind == "ceiling":
+        return now, dataclasses.replace(policy, ceiling=parse_ceiling(arg))
+    names = sorted(views)
+    name = names[arg % len(names)]
+    ctype, status = {
+        "finish": (REQ, "False"),
+        "need": (REQ, "True"),
+        "block": (BLOCK, "True"),
+        "unblock": (BLOCK, "False"),
+    }[kind]
+    views[name] = with_condition(views[name], ctype, status, now)
+    return now, policy
+
+
 @settings(max_examples=250, deadline=None, suppress_health_check=SUPPRESS)
 @given(windows(), policies(), st.lists(events, min_size=1, max_size=25), st.data())
 def test_sequences_of_events_never_break_the_lifecycle(
@@ -310,21 +330,8 @@ def test_sequences_of_events_never_break_the_lifecycle(
 ) -> None:
     now = T0
     views = {v.name: v for v in data.draw(clusters(now), label="nodes")}
-    names = sorted(views)
     for kind, arg in steps:
-        if kind == "wait":
-            now += arg * MINUTE
-        elif kind == "ceiling":
-            policy = dataclasses.replace(policy, ceiling=parse_ceiling(arg))
-        else:
-            name = names[arg % len(names)]
-            ctype, status = {
-                "finish": (REQ, "False"),
-                "need": (REQ, "True"),
-                "block": (BLOCK, "True"),
-                "unblock": (BLOCK, "False"),
-            }[kind]
-            views[name] = with_condition(views[name], ctype, status, now)
+        now, policy = happen(views, kind, arg, now, policy)
         current = list(views.values())
         result = plan(windows_, NodeSet(current), now, policy)
         check(windows_, current, now, policy, result)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from tests.support.env.manifests import (
     CLUSTER_SCOPED,
@@ -23,6 +24,9 @@ from tests.support.env.manifests import (
     OVERLAYS,
     PDB_RULES,
     SYSTEM_NS,
+    VIEWER_NODE_RULES,
+    VIEWER_RULES,
+    VIEWER_WINDOW_RULES,
     WINDOW_RULES,
     by_kind,
     container_env,
@@ -34,23 +38,37 @@ from tests.support.env.manifests import (
 
 def test_the_overlays_and_components_of_the_issue_exist() -> None:
     assert set(OVERLAYS) >= {"single-namespace", "delegated", "kured"}
-    assert set(COMPONENTS) >= {"ha", "admission-policy", "monitoring", "kured-v2", "respect-pdbs"}
+    assert set(COMPONENTS) >= {
+        "ha",
+        "single-replica",
+        "admission-policy",
+        "monitoring",
+        "kured-v2",
+        "respect-pdbs",
+    }
 
 
 def test_rendered_manifests_keep_the_deployment_contract(tmp_path: Path) -> None:
     base = render("base", tmp_path)
     assert all("namespace" not in d["metadata"] for d in base), "the base bakes in no namespace"
-    assert sorted(d["kind"] for d in base) == sorted(
+    assert sorted((d["kind"], d["metadata"]["name"]) for d in base) == sorted(
         [
-            "ServiceAccount",
-            "ClusterRole",
-            "ClusterRoleBinding",
-            "Role",
-            "RoleBinding",
-            "Role",
-            "RoleBinding",
-            "Deployment",
-            "NetworkPolicy",
+            ("ServiceAccount", "kumaco"),
+            ("ClusterRole", "kumaco"),
+            ("ClusterRoleBinding", "kumaco"),
+            ("Role", "kumaco-leader-election"),
+            ("RoleBinding", "kumaco-leader-election"),
+            ("Role", "kumaco-windows"),
+            ("RoleBinding", "kumaco-windows"),
+            ("ClusterRole", "kumaco-viewer"),
+            ("ClusterRoleBinding", "kumaco-viewer"),
+            ("Role", "kumaco-viewer"),
+            ("RoleBinding", "kumaco-viewer"),
+            ("Role", "kumaco-viewer-windows"),
+            ("RoleBinding", "kumaco-viewer-windows"),
+            ("Deployment", "kumaco"),
+            ("PodDisruptionBudget", "kumaco"),
+            ("NetworkPolicy", "kumaco"),
         ]
     )
     assert one(base, "ServiceAccount")["automountServiceAccountToken"] is False
@@ -84,9 +102,18 @@ def test_rendered_manifests_keep_the_deployment_contract(tmp_path: Path) -> None
     assert re.fullmatch(r"[\w./-]+:\d+\.\d+\.\d+", container["image"]), container["image"]
 
     # RBAC: exactly the documented rules, nothing else anywhere.
-    assert rules_of(one(base, "ClusterRole")) == NODE_RULES
+    assert rules_of(one(base, "ClusterRole", "kumaco")) == NODE_RULES
     assert rules_of(one(base, "Role", "kumaco-leader-election")) == LEASE_RULES
     assert rules_of(one(base, "Role", "kumaco-windows")) == WINDOW_RULES
+    # The viewers of kubectl kumaco: read-only, bound to a placeholder Group.
+    assert rules_of(one(base, "ClusterRole", "kumaco-viewer")) == VIEWER_NODE_RULES
+    assert rules_of(one(base, "Role", "kumaco-viewer")) == VIEWER_RULES
+    assert rules_of(one(base, "Role", "kumaco-viewer-windows")) == VIEWER_WINDOW_RULES
+    for kind in ("ClusterRoleBinding", "RoleBinding"):
+        for name in ("kumaco-viewer", "kumaco-viewer-windows")[: 1 if kind[0] == "C" else 2]:
+            assert one(base, kind, name)["subjects"] == [
+                {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "kumaco-viewers"}
+            ]
     for overlay in OVERLAYS:
         docs = render(f"overlays/{overlay}", tmp_path, COMPONENTS)
         for role in by_kind(docs, "Role") + by_kind(docs, "ClusterRole"):
@@ -96,6 +123,7 @@ def test_rendered_manifests_keep_the_deployment_contract(tmp_path: Path) -> None
         assert sorted(r["metadata"]["name"] for r in by_kind(docs, "ClusterRole")) == [
             "kumaco",
             "kumaco-respect-pdbs",  # components/respect-pdbs, checked below
+            "kumaco-viewer",
         ]
 
     # single-namespace: everything in kumaco-system; kumaco watches its own namespace.
@@ -103,7 +131,7 @@ def test_rendered_manifests_keep_the_deployment_contract(tmp_path: Path) -> None
     assert {d["metadata"].get("namespace") for d in single if d["kind"] not in CLUSTER_SCOPED} == {
         SYSTEM_NS
     }
-    assert one(single, "ClusterRoleBinding")["subjects"] == [
+    assert one(single, "ClusterRoleBinding", "kumaco")["subjects"] == [
         {"kind": "ServiceAccount", "name": "kumaco", "namespace": SYSTEM_NS}
     ]
     assert "KUMACO_NAMESPACES" not in container_env(single)
@@ -117,6 +145,11 @@ def test_rendered_manifests_keep_the_deployment_contract(tmp_path: Path) -> None
     assert one(delegated, "RoleBinding", "kumaco-windows")["subjects"] == [
         {"kind": "ServiceAccount", "name": "kumaco", "namespace": SYSTEM_NS}
     ]
+    # The viewers read windows where they are, and nothing of kumaco-system's ConfigMaps.
+    assert one(delegated, "Role", "kumaco-viewer-windows")["metadata"]["namespace"] == (
+        MAINTENANCE_NS
+    )
+    assert one(delegated, "Role", "kumaco-viewer")["metadata"]["namespace"] == SYSTEM_NS
     manager = one(delegated, "Role", "maintenance-manager")
     assert manager["metadata"]["namespace"] == MAINTENANCE_NS
     assert rules_of(manager) == MANAGER_RULES
@@ -127,23 +160,20 @@ def test_rendered_manifests_keep_the_deployment_contract(tmp_path: Path) -> None
     # environment variables, with every other overlay too.
     kured_env = container_env(render("overlays/kured", tmp_path))
     assert {k: kured_env.get(k) for k in KURED_V2_ENV} == KURED_V2_ENV
-    for overlay in ("single-namespace", "delegated/controller"):
+    for overlay in ("single-namespace", "delegated", "delegated/controller"):
         env = container_env(render(f"overlays/{overlay}", tmp_path, ["kured-v2"]))
         assert {k: env[k] for k in KURED_V2_ENV} == KURED_V2_ENV, overlay
 
-    # components
-    ha = render("overlays/single-namespace", tmp_path, ["ha"])
-    ha_pod = one(ha, "Deployment")["spec"]["template"]["spec"]
-    assert one(ha, "Deployment")["spec"]["replicas"] == 3
-    assert (
-        one(ha, "PodDisruptionBudget")["spec"]["selector"]
-        == one(ha, "Deployment")["spec"]["selector"]
-    )
-    assert ha_pod["affinity"]["podAntiAffinity"]
-    assert {c["topologyKey"] for c in ha_pod["topologySpreadConstraints"]} == {
-        "kubernetes.io/hostname",
-        "topology.kubernetes.io/zone",
-    }
+    # Safe by default (issue 29, point 10): every overlay spreads its two replicas over
+    # nodes and has a PodDisruptionBudget, so that a drain (kured's) never evicts both.
+    for overlay in OVERLAYS:
+        docs = render(f"overlays/{overlay}", tmp_path)
+        assert_highly_available(docs, 2)
+    # components: ha raises the replicas, single-replica lowers them for one-node clusters.
+    assert_highly_available(render("overlays/single-namespace", tmp_path, ["ha"]), 3)
+    lone = render("overlays/delegated", tmp_path, ["single-replica"])
+    assert one(lone, "Deployment")["spec"]["replicas"] == 1
+    assert one(lone, "PodDisruptionBudget")["spec"]["maxUnavailable"] == 1  # never blocks
     monitoring = render("overlays/single-namespace", tmp_path, ["monitoring"])
     deployment = one(monitoring, "Deployment")
     pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
@@ -165,6 +195,9 @@ def test_rendered_manifests_keep_the_deployment_contract(tmp_path: Path) -> None
         "KumacoConditionWritesFailing",
         "KumacoHolderInProgressTooLong",
         "KumacoControllerStalled",
+        "KumacoNodeWaitingTooLong",
+        "KumacoCrashLooping",
+        "KumacoRestartingOnWindowChanges",
     }
     policy = render("overlays/single-namespace", tmp_path, ["admission-policy"])
     binding = one(policy, "ValidatingAdmissionPolicyBinding")
@@ -187,3 +220,28 @@ def test_the_respect_pdbs_component_turns_it_on_with_read_only_rights(tmp_path: 
             {"kind": "ServiceAccount", "name": "kumaco", "namespace": ns}
         ]
     assert "KUMACO_RESPECT_PDBS" not in container_env(render("overlays/kured", tmp_path))
+
+
+def assert_highly_available(docs: list[dict[str, Any]], replicas: int) -> None:
+    """``replicas`` replicas, spread over nodes, and a PDB that lets a drain evict one at a time."""
+    deployment = one(docs, "Deployment")
+    assert deployment["spec"]["replicas"] == replicas
+    pod = deployment["spec"]["template"]["spec"]
+    pdb = one(docs, "PodDisruptionBudget")
+    assert pdb["metadata"].get("namespace") == deployment["metadata"].get("namespace")
+    assert pdb["spec"]["selector"] == deployment["spec"]["selector"]
+    assert pdb["spec"]["maxUnavailable"] == 1
+    assert pdb["spec"]["unhealthyPodEvictionPolicy"] == "AlwaysAllow"
+    (term,) = pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert term["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
+    spread = {c["topologyKey"]: c for c in pod["topologySpreadConstraints"]}
+    assert set(spread) == {"kubernetes.io/hostname", "topology.kubernetes.io/zone"}
+    hostname = spread["kubernetes.io/hostname"]
+    assert hostname["whenUnsatisfiable"] == "DoNotSchedule"
+    # A tainted control plane or a cordoned node never counts as an empty domain.
+    assert hostname["nodeTaintsPolicy"] == "Honor"
+    assert spread["topology.kubernetes.io/zone"]["whenUnsatisfiable"] == "ScheduleAnyway"
+    for c in spread.values():
+        assert c["labelSelector"]["matchLabels"].items() <= (
+            deployment["spec"]["template"]["metadata"]["labels"].items()
+        )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import random
 
-from kumaco.core.nodes import node_view
+from kumaco.core.nodes import Sharing, node_view
 from tests.support.env.controlplane import node_object
 
 OWNED = ("kured.dev/UnderMaintenance",)
@@ -30,7 +30,11 @@ def _decoded(i: int) -> dict:  # type: ignore[type-arg]
 
 
 def test_views_of_separately_decoded_nodes_share_their_strings_and_owner_maps() -> None:
-    a, b = node_view(_decoded(3), OWNED), node_view(_decoded(6), OWNED)
+    sharing = Sharing()
+    a, b = (
+        node_view(_decoded(3), OWNED, sharing=sharing),
+        node_view(_decoded(6), OWNED, sharing=sharing),
+    )
     assert a is not None and b is not None
     zone = "topology.kubernetes.io/zone"
     assert a.labels[zone] == b.labels[zone] == "zone-a"
@@ -43,6 +47,42 @@ def test_views_of_separately_decoded_nodes_share_their_strings_and_owner_maps() 
     assert ca.last_transition_time is cb.last_transition_time
     assert a.owners == {"kured.dev/UnderMaintenance": "kumaco/kumaco"}
     assert a.owners is b.owners
+
+
+def test_sharing_is_owned_by_its_caller_and_off_shares_nothing_but_changes_no_value() -> None:
+    """No module-level table: views made with different Sharings share no owner map, and
+    ``Sharing(interning=False)`` (the levers' "off") keeps what was decoded, equal views."""
+    on_a, on_b = Sharing(), Sharing()
+    a = node_view(_decoded(3), OWNED, sharing=on_a)
+    b = node_view(_decoded(6), OWNED, sharing=on_b)
+    assert a is not None and b is not None and a.owners == b.owners and a.owners is not b.owners
+    off = Sharing(interning=False)
+    decoded = [_decoded(3), _decoded(6)]
+    plain = [node_view(d, OWNED, sharing=off) for d in decoded]
+    assert plain[0] is not None and plain[1] is not None
+    assert plain[0] == a and plain[1] == b
+    assert plain[0].owners is not plain[1].owners
+    zone = "topology.kubernetes.io/zone"
+    assert plain[0].labels[zone] is decoded[0]["metadata"]["labels"][zone]  # not interned
+    assert a.labels[zone] is b.labels[zone]
+
+
+def test_a_node_store_shares_owner_maps_across_its_views_and_through_its_writes() -> None:
+    from kumaco.controller.stores import NodeStore
+    from kumaco.core.nodes import Condition
+
+    store = NodeStore(owned=OWNED, manager="kumaco/kumaco")
+    objs = [_decoded(i) for i in (3, 6)]
+    for i, obj in enumerate(objs):
+        obj["metadata"]["resourceVersion"] = str(10 + i)
+    store.replace([store.trim(o) for o in objs])
+    names = [o["metadata"]["name"] for o in objs]
+    written = Condition("kured.dev/UnderMaintenance", "True", "InsideWindow")
+    assert store.put_written(names[0], "20", [written])
+    with store.read() as (nodes, _rv):
+        views = [nodes.get(n) for n in names]
+        assert views[0] is not None and views[1] is not None
+        assert views[0].owners is views[1].owners  # the write-through shares the same map
 
 
 def test_a_compact_view_equals_the_node() -> None:

@@ -100,3 +100,17 @@ def test_collections_list_and_watch_their_path_with_their_selector(kube: Any) ->
         ),
         call.watch("/api/v1/nodes", "42", "", 600, known=None, shrink=None, silence=130.0),
     ]
+
+
+def test_a_lease_is_a_collection_of_one_named_by_a_field_selector(kube: Any) -> None:
+    lease = KubeResources(kube).lease("maintenance", "kumaco")
+    lease.list_pages()
+    lease.list_all()
+    lease.watch("7", 300, silence=5.0)
+    path = "/apis/coordination.k8s.io/v1/namespaces/maintenance/leases"
+    named = "metadata.name=kumaco"
+    assert kube.mock_calls == [
+        call.list_pages(path, "", 250, None, field_selector=named),
+        call.list_all(path, "", field_selector=named),
+        call.watch(path, "7", "", 300, known=None, shrink=None, silence=5.0, field_selector=named),
+    ]

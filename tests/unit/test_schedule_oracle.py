@@ -18,11 +18,12 @@ import functools
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from kumaco.core.cronfields import GO_SPACE
+from kumaco.core.cronfields import GO_SPACE, parse_day_of_month
 from kumaco.core.errors import InvalidInput
+from kumaco.core.monthdays import never_on_days, next_on_days
 from kumaco.core.schedule import Schedule, parse_schedule
 from kumaco.core.zones import zone_location
 from tests.support.judges.oracle import Oracle
@@ -33,6 +34,7 @@ from tests.unit.test_schedule import (
     INVALID,
     NEVER_FIRES,
     VALID,
+    VALID_ZONES,
     instants,
     specs,
     unix,
@@ -241,3 +243,36 @@ def test_a_search_that_does_not_cross_a_skipped_day_is_answered(robfig_oracle: O
     assert not may_hang(parse_schedule(spec), after)
     assert not robfig_oracle.hangs(spec, after)
     assert robfig_oracle.cron(spec, [after]) == {"next": [unix("2012-02-01T03:00:00+14:00")]}
+
+
+@settings(
+    max_examples=400,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+@given(st.data())
+def test_days_of_month_keep_robfigs_firings_on_those_days(
+    robfig_oracle: Oracle, data: st.DataObject
+) -> None:
+    """A window's ``daysOfMonth`` (kumaco.core.monthdays): the next firing on a listed day is
+    the first firing on such a day along robfig's own chain (its calendar day as Go says)."""
+    spec, zone = data.draw(specs(VALID_ZONES))
+    try:
+        schedule = parse_schedule(spec)
+    except InvalidInput:
+        return
+    days = parse_day_of_month(
+        data.draw(st.sampled_from(["1-7", "8-14", "29-31", "1,15", "*/2", "31", "13"]))
+    )
+    if never_on_days(schedule, days):
+        return
+    for after in data.draw(instants(zone)):
+        mine = next_on_days(schedule, days, after)
+        if mine is None or may_hang(schedule, after) or mine - after > 80 * 86400:
+            event("daysOfMonth: not compared (no firing, a skipped day, a long chain)")
+            continue  # robfig's horizon, its endless loops, or a chain too long to ask for
+        event("daysOfMonth: compared with robfig's chain")
+        chain = robfig_oracle.chain(spec, after, mine)
+        walls = robfig_oracle.walls(schedule.zone_name, chain)
+        on_days = [f for f, wall in zip(chain, walls, strict=True) if days >> wall[2] & 1]
+        assert on_days[:1] == [mine], (spec, after)

@@ -488,7 +488,10 @@ def test_no_valid_window_and_truncation(
     tmp_path: Path, files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     f = tmp_path / "bad.yaml"
-    f.write_text("kind: ConfigMap\nmetadata: {name: only}\ndata: {startTime: nope}\n")
+    f.write_text(
+        "kind: ConfigMap\nmetadata: {name: only, labels: {kured.dev/maintenance-window: ''}}\n"
+        "data: {startTime: nope}\n"
+    )
     svg = ET.fromstring(
         draw([str(f), "--from", "2026-01-01T00:00:00Z", "--until", "2026-01-02T00:00:00Z"], capsys)
     )

@@ -60,6 +60,20 @@ def test_a_case_variant_of_a_key_is_pointed_out() -> None:
     }
 
 
+def test_every_case_variant_of_a_missing_key_is_named_once() -> None:
+    """The missing key's hint names the first variant; any other variant is an unknown key."""
+    w = parse_window(
+        "ns",
+        "w",
+        {"starttime": "0 3 * * *", "STARTTIME": "0 4 * * *", "duration": "1h", "nodeSelector": ""},
+    )
+    assert isinstance(w, InvalidWindow)
+    assert [(e.key, e.message) for e in w.errors] == [
+        ("startTime", "is missing (found 'starttime': keys are case-sensitive)"),
+        ("STARTTIME", "is not a window key: did you mean startTime? (keys are case-sensitive)"),
+    ]
+
+
 @pytest.mark.parametrize(
     ("value", "kind"),
     [
@@ -289,8 +303,17 @@ def brute_open(oracle: Oracle, w: Window, t: int) -> bool:
     only means something along the chain.
     """
     lo = (t - w.duration) // SECOND
-    fires = oracle.chain(w.start_time, lo - 86400, t // SECOND)
+    fires = on_days(oracle, w, oracle.chain(w.start_time, lo - 86400, t // SECOND))
     return any(f * SECOND > t - w.duration for f in fires)
+
+
+def on_days(oracle: Oracle, w: Window, fires: list[int]) -> list[int]:
+    """The firings on the window's ``daysOfMonth`` (all without one), by Go's calendar day of
+    each firing in the window's zone: what ``daysOfMonth`` means, asked of Go itself."""
+    if not w.days or not fires:
+        return fires
+    walls = oracle.walls(w.zone_name, fires)
+    return [f for f, wall in zip(fires, walls, strict=True) if w.days >> wall[2] & 1]
 
 
 _FIELD = st.one_of(
@@ -301,6 +324,8 @@ _HOUR = st.one_of(
 )
 _DOM = st.sampled_from(["*", "?", "1", "15", "1-7", "*/2", "29,30,31"])
 _DOW = st.sampled_from(["*", "?", "0", "1-5", "SUN", "sat", "*/3"])
+#: ``daysOfMonth`` ("": no such key): the nth weekday's weeks, month ends, single days.
+_DAYS = st.sampled_from(["", "", "", "1-7", "8-14", "29-31", "1,15", "*/2", "31", "13"])
 
 
 @pytest.mark.oracle
@@ -315,6 +340,7 @@ _DOW = st.sampled_from(["*", "?", "0", "1-5", "SUN", "sat", "*/3"])
     extra_s=st.integers(0, 59),
     anchor=st.sampled_from(AROUND),
     offset=st.integers(-3 * 86400, 3 * 86400),
+    days=_DAYS,
 )
 def test_open_closed_agrees_with_robfigs_firings_across_dst(
     robfig_oracle: Oracle,
@@ -327,13 +353,14 @@ def test_open_closed_agrees_with_robfigs_firings_across_dst(
     extra_s: int,
     anchor: int,
     offset: int,
+    days: str,
 ) -> None:
+    """Also with ``daysOfMonth``: robfig's firings on those days (Go's calendar) only."""
     spec = f"CRON_TZ={zone} {minute} {hour} {dom} * {dow}"
-    w = parse_window(
-        "ns", "w", {"startTime": spec, "duration": f"{minutes}m{extra_s}s", "nodeSelector": ""}
-    )
+    data = {"startTime": spec, "duration": f"{minutes}m{extra_s}s", "nodeSelector": ""}
+    w = parse_window("ns", "w", {**data, **({"daysOfMonth": days} if days else {})})
     if isinstance(w, InvalidWindow):
-        assert "never fires" in w.reason
+        assert "never fires" in w.reason or "never meet" in w.reason, w.reason
         return
     t = anchor + offset * SECOND
     state = w.state_at(t)
@@ -382,3 +409,32 @@ def test_the_state_of_a_run_does_not_depend_on_the_instant_asked_before() -> Non
     before = w.state_at(at_0310 - 1)
     assert w.state_at(at_0310) == fresh().state_at(at_0310) == before
     assert before.closes == at_0310 + 2 * 3600 * SECOND
+
+
+# ----------------------------------------------------------------------------- daysOfMonth
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize(
+    ("zone", "spec", "days", "after"),
+    [
+        ("UTC", "0 1 * * SAT", "1-7", "2026-11-08T00:00:00Z"),
+        ("Europe/Berlin", "0 2 * * SUN", "22-28", "2026-03-01T00:00:00Z"),  # the DST night
+        ("Europe/Berlin", "30 2 * * *", "29,30", "2026-03-28T00:00:00Z"),  # 29th: in the gap
+        ("America/New_York", "30 1 * * *", "1-3", "2024-10-31T00:00:00Z"),  # fall back twice
+        ("America/Sao_Paulo", "0 0 * * *", "4", "2018-11-01T00:00:00Z"),  # midnight skipped
+        ("Pacific/Apia", "0 3 * * *", "29-31", "2011-12-25T00:00:00Z"),  # the 30th skipped
+        ("UTC", "0 0 * 2 *", "29", "2025-01-01T00:00:00Z"),  # next: 2028-02-29
+        ("UTC", "*/10 * * * *", "31", "2026-04-01T00:00:00Z"),
+    ],
+)
+def test_a_firing_on_days_is_robfigs_next_firing_on_those_days(
+    robfig_oracle: Oracle, zone: str, spec: str, days: str, after: str
+) -> None:
+    """``daysOfMonth``'s firings, from ``after`` on: robfig's chain, kept on those days."""
+    w = window(f"CRON_TZ={zone} {spec}", daysOfMonth=days)
+    t = at(after) // SECOND
+    chain = robfig_oracle.chain(w.start_time, t, t + 4 * 366 * 86400)
+    expected = on_days(robfig_oracle, w, chain)[:6]
+    got = w.firings(at(after) + SECOND, at(after) + 4 * 366 * 86400 * SECOND, len(expected))
+    assert [f // SECOND for f in got] == expected

@@ -170,12 +170,16 @@ def _lane(s: Svg, lay: Layout, lane: Lane, top: float) -> None:
     t, w = lay.t, lane.window
     zone = w.zone_name
     meta = [zone, w.duration_text]
+    if w.days:
+        meta.insert(1, f"days {w.days_text}")
     if w.freeze:
         meta.insert(0, "freeze")
     if lane.nodes is not None:
         meta.append(f"{lane.nodes} node{'s' if lane.nodes != 1 else ''}")
     details = (
-        f"{w.key}\nstartTime: {w.start_time}\ntime zone: {zone}\nduration: {w.duration_text}\n"
+        f"{w.key}\nstartTime: {w.start_time}\n"
+        + (f"daysOfMonth: {w.days_text}\n" if w.days else "")
+        + f"time zone: {zone}\nduration: {w.duration_text}\n"
         f"nodeSelector: {w.selector_text or '(every node in scope)'}"
         + ("\nfreeze: true" if w.freeze else "")
         + (f"\nmaxInProgress: {w.budget}" if w.budget is not None else "")

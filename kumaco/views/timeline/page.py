@@ -117,7 +117,9 @@ def render_html(t: Timeline) -> str:
                 f'<tr><td class="nw"><strong>{esc(w.key)}</strong>'
                 + (' <span class="muted">(freeze)</span>' if w.freeze else "")
                 + "</td>"
-                f"<td><code>{esc(w.start_time)}</code></td><td>{esc(w.zone_name)}</td>"
+                f"<td><code>{esc(w.start_time)}</code>"
+                + (f"<br>on days <code>{esc(w.days_text)}</code>" if w.days else "")
+                + f"</td><td>{esc(w.zone_name)}</td>"
                 f"<td><code>{esc(w.duration_text)}</code></td>"
                 f"<td>{selector}</td>"
                 f'{nodes}<td class="num">{len(lane.bars)}</td><td>{_state_html(w, t.now)}</td></tr>'

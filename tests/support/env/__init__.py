@@ -4,7 +4,7 @@ The real kube-apiserver and etcd (``controlplane``), kwok's simulated kubelets (
 the fault proxy (``faultproxy``), kumaco's replicas (``harness``, ``supervisor``, on a
 shifted clock: ``shifted``, a fake one: ``clocks``), kured v2's real agents on simulated
 machines (``kured``, ``kured_machine``), the real neighbours on loopback (``prometheus``,
-``tinyproxy``, ``krew``), the container image (``image``), the rendered manifests
+``tinyproxy``, ``krew``) and their ports (``ports``), the container image (``image``), the rendered manifests
 (``manifests``), forked runs of a command (``forkrun``) and the xdist workers' result
 files (``workers``). It imports ``kumaco`` and nothing else of the test library: the
 judges (``tests.support.judges``) and the programs (``tools``) stand on it.

@@ -44,7 +44,6 @@ import random
 import re
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -55,6 +54,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tests.support.env.ports import free_port
+from tests.support.env.process import exchange, log_tail, spawn, stop_process, wait_ready
 
 # Newest first: the first that builds is kept, so the newest that builds wins
 # with a single build. Measured here: v1.36.3 and v1.37.2 both build with Go 1.26.
@@ -308,63 +310,76 @@ def _kwok_cache() -> Path:
     return cache_dir() / "assets" / f"kwok-{KWOK_VERSION}" / "kwok"
 
 
-def find_kwok() -> Path | None:
-    """The kwok binary: ``TEST_ASSET_KWOK``, then ``$KUBEBUILDER_ASSETS/kwok``, then the cache."""
-    env = os.environ.get("TEST_ASSET_KWOK")
+def find_tool(name: str, cached: Path) -> Path | None:
+    """A Go tool's binary, as envtest looks up its assets.
+
+    ``TEST_ASSET_<NAME>``, then ``$KUBEBUILDER_ASSETS/<name>``, then ``cached``.
+    """
+    env = os.environ.get(f"TEST_ASSET_{name.upper()}")
     if env:
         return Path(env) if os.access(env, os.X_OK) else None
     kb = os.environ.get("KUBEBUILDER_ASSETS")
-    if kb and os.access(Path(kb) / "kwok", os.X_OK):
-        return Path(kb) / "kwok"
-    cached = _kwok_cache()
+    if kb and os.access(Path(kb) / name, os.X_OK):
+        return Path(kb) / name
     return cached if os.access(cached, os.X_OK) else None
 
 
-def build_kwok() -> Path:
-    """``go install sigs.k8s.io/kwok/cmd/kwok@KWOK_VERSION`` into the cache; return the binary."""
+def find_kwok() -> Path | None:
+    """The kwok binary: ``TEST_ASSET_KWOK``, then ``$KUBEBUILDER_ASSETS/kwok``, then the cache."""
+    return find_tool("kwok", _kwok_cache())
+
+
+def go_install_tool(
+    name: str, package: str, version: str, out: Path, ldflags: Sequence[str] = ()
+) -> Path:
+    """``go install PACKAGE@VERSION`` (from the Go module proxy) to ``out``, with its build-info.json.
+
+    One recipe for the Go tools the tests use beside the control plane (kwok, helm):
+    ``-trimpath``, stripped (plus ``ldflags``, e.g. the ``-X`` a release build sets),
+    this machine's toolchain (``GOTOOLCHAIN=local``); the build's time and toolchain go
+    to ``build-info.json`` next to the binary.
+    """
     if shutil.which("go") is None:
-        raise RuntimeError("the Go toolchain (go) is not on PATH; it is needed to build kwok")
-    out = _kwok_cache()
-    work = cache_dir() / "build" / f"kwok-{KWOK_VERSION}"
+        raise RuntimeError(f"the Go toolchain (go) is not on PATH; it is needed to build {name}")
+    work = cache_dir() / "build" / f"{name}-{version}"
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     # go install pkg@version builds outside any module (GOFLAGS=-mod=mod is not allowed there).
     env = {**_go_env(), "GOBIN": str(work), "GOFLAGS": "-buildvcs=false"}
-    args = [
-        "install",
-        "-v",
-        "-trimpath",
-        "-ldflags=-s -w",
-        f"sigs.k8s.io/kwok/cmd/kwok@{KWOK_VERSION}",
-    ]
-    _run_go(args, work, f"build kwok {KWOK_VERSION}", env)
+    flags = " ".join(["-s", "-w", *ldflags])
+    args = ["install", "-v", "-trimpath", f"-ldflags={flags}", f"{package}@{version}"]
+    _run_go(args, work, f"build {name} {version}", env)
     out.parent.mkdir(parents=True, exist_ok=True)
-    (work / "kwok").replace(out)
-    info = {
-        "kwok": KWOK_VERSION,
-        "build_seconds": round(time.monotonic() - t0, 1),
-        "go": subprocess.run(
-            ["go", "version"], capture_output=True, text=True, check=False
-        ).stdout.strip(),
-        "built_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-    }
+    (work / Path(package).name).replace(out)
+    info = {name: version, "build_seconds": round(time.monotonic() - t0, 1), **build_stamp()}
     (out.parent / "build-info.json").write_text(json.dumps(info, indent=2) + "\n")
-    log(f"built kwok {KWOK_VERSION} in {info['build_seconds']}s")
+    log(f"built {name} {version} in {info['build_seconds']}s")
     return out
+
+
+def build_kwok() -> Path:
+    """``go install sigs.k8s.io/kwok/cmd/kwok@KWOK_VERSION`` into the cache; return the binary."""
+    return go_install_tool("kwok", "sigs.k8s.io/kwok/cmd/kwok", KWOK_VERSION, _kwok_cache())
+
+
+def ensure_tool(name: str, cached: Path, build: Callable[[], Path]) -> Path:
+    """A Go tool found by :func:`find_tool`, else built (``build``) from the Go module proxy."""
+    found = find_tool(name, cached)
+    if found is not None:
+        return found
+    variable = f"TEST_ASSET_{name.upper()}"
+    if os.environ.get(variable):
+        raise RuntimeError(
+            f"{variable}={os.environ[variable]} is not an executable file; "
+            f"point it at a {name} binary or unset it to use the cache"
+        )
+    log(f"no {name} found; building it from the Go module proxy (takes minutes)")
+    return build()
 
 
 def ensure_kwok() -> Path:
     """The kwok binary, built from the Go module proxy if it is nowhere to be found."""
-    found = find_kwok()
-    if found is not None:
-        return found
-    if os.environ.get("TEST_ASSET_KWOK"):
-        raise RuntimeError(
-            f"TEST_ASSET_KWOK={os.environ['TEST_ASSET_KWOK']} is not an executable file; "
-            "point it at a kwok binary or unset it to use the cache"
-        )
-    log(f"no kwok found; building {KWOK_VERSION} from the Go module proxy (takes minutes)")
-    return build_kwok()
+    return ensure_tool("kwok", _kwok_cache(), build_kwok)
 
 
 # --------------------------------------------------------------------------- PKI
@@ -497,63 +512,6 @@ class PKI:
 # --------------------------------------------------------------------------- processes
 
 
-#: Where :func:`free_port` picks: below the kernel's ephemeral range, in a slice per
-#: pytest-xdist worker. A port found free by binding port 0 comes from the ephemeral
-#: range (``ip_local_port_range``), from which every outgoing connection takes its local
-#: port too: between the pick and the listener's own bind, a connection of any process can
-#: take it (a CI run with four workers lost kumaco's metrics port that way: EADDRINUSE).
-#: Below the range only listeners bind, and a slice per worker keeps two workers' picks
-#: apart; within a process the picks go round their slice.
-PORT_FLOOR = 10_000
-PORT_SLICE = 2_000
-EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
-_next_pick: list[int] = []  # this process's place in its slice
-
-
-def _port_slice() -> range:
-    ephemeral_low = (
-        int(EPHEMERAL_RANGE.read_text().split()[0]) if EPHEMERAL_RANGE.exists() else 32_768
-    )
-    slices = max(1, (ephemeral_low - PORT_FLOOR) // PORT_SLICE)
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
-    first = PORT_FLOOR + (int(worker) if worker.isdigit() else 0) % slices * PORT_SLICE
-    return range(first, first + PORT_SLICE)
-
-
-def free_port() -> int:
-    """A loopback TCP port nothing listens on, for a process the test starts to listen on."""
-    ports = _port_slice()
-    if not _next_pick:  # processes of one worker (e.g. hack/demo.py's) start apart
-        _next_pick.append(os.getpid() * 7919 % len(ports))
-    for _ in range(len(ports)):
-        port = ports[_next_pick[0] % len(ports)]
-        _next_pick[0] += 1
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError(f"no free loopback port in {ports.start}-{ports.stop - 1}")
-
-
-def stop_process(
-    proc: subprocess.Popen[Any] | None, sig: int = signal.SIGTERM, timeout: float = 15
-) -> None:
-    """Stop a helper process: ``sig`` (after a SIGCONT, should it be paused), then SIGKILL
-    if it has not exited within ``timeout`` seconds. Nothing when it is not running."""
-    if proc is None or proc.poll() is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        proc.send_signal(signal.SIGCONT)
-        proc.send_signal(sig)
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 @dataclass
 class ControlPlane:
     """etcd + kube-apiserver on loopback. ``start()``/``stop()``; fault hooks for tests.
@@ -628,8 +586,8 @@ class ControlPlane:
             "--quota-backend-bytes=8589934592",
             "--log-level=warn",
         ]
-        self.etcd = self._spawn(cmd, "etcd")
-        self._wait(self._etcd_healthy, 30, "etcd /health", self.etcd, "etcd")
+        self.etcd = spawn(cmd, self.log_path("etcd"))
+        wait_ready(self._etcd_healthy, 30, "etcd /health", self.etcd, self.log_path("etcd"))
 
     def apiserver_command(self) -> list[str]:
         p = self.pki.path
@@ -658,23 +616,19 @@ class ControlPlane:
         return [str(self.assets / "kube-apiserver")] + [f"--{k}={v}" for k, v in flags.items()]
 
     def start_apiserver(self, timeout: float = 120.0) -> None:
-        self.apiserver = self._spawn(self.apiserver_command(), "kube-apiserver")
-        self._wait(
-            lambda: self.get("/readyz")[0] == 200,
-            timeout,
-            "kube-apiserver /readyz",
-            self.apiserver,
-            "kube-apiserver",
-        )
+        log = self.log_path("kube-apiserver")
+        self.apiserver = spawn(self.apiserver_command(), log)
+        ready, what = self.get, "kube-apiserver /readyz"
+        wait_ready(lambda: ready("/readyz")[0] == 200, timeout, what, self.apiserver, log)
         # The bootstrap controller creates these just after /readyz.
-        self._wait(
+        wait_ready(
             lambda: all(
-                self.get(f"/api/v1/namespaces/{ns}")[0] == 200 for ns in ("default", "kube-system")
+                ready(f"/api/v1/namespaces/{ns}")[0] == 200 for ns in ("default", "kube-system")
             ),
             30,
             "namespaces default, kube-system",
             self.apiserver,
-            "kube-apiserver",
+            log,
         )
 
     def stop_apiserver(self, sig: int = signal.SIGTERM) -> None:
@@ -732,43 +686,12 @@ class ControlPlane:
 
     # -- helpers
 
-    def _spawn(self, cmd: list[str], name: str) -> subprocess.Popen[bytes]:
-        out = (self.logs / f"{name}.log").open("ab")
-        return subprocess.Popen(
-            cmd,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-
-    def _wait(
-        self,
-        ok: Callable[[], bool],
-        timeout: float,
-        what: str,
-        proc: subprocess.Popen[bytes] | None,
-        name: str,
-    ) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if proc is not None and proc.poll() is not None:
-                raise RuntimeError(
-                    f"{name} exited with {proc.returncode} before {what}:\n{self.log_tail(name)}"
-                )
-            with contextlib.suppress(OSError, http.client.HTTPException):
-                if ok():
-                    return
-            time.sleep(0.1)
-        raise RuntimeError(f"timed out after {timeout}s waiting for {what}:\n{self.log_tail(name)}")
+    def log_path(self, name: str) -> Path:
+        """The log of the process ``name`` (``etcd``, ``kube-apiserver``)."""
+        return self.logs / f"{name}.log"
 
     def log_tail(self, name: str, lines: int = 40) -> str:
-        path = self.logs / f"{name}.log"
-        return (
-            "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-            if path.exists()
-            else ""
-        )
+        return log_tail(self.log_path(name), lines)
 
     @staticmethod
     def _stop(proc: subprocess.Popen[bytes] | None, sig: int) -> None:
@@ -776,11 +699,7 @@ class ControlPlane:
 
     def _etcd_healthy(self) -> bool:
         conn = http.client.HTTPConnection("127.0.0.1", self.etcd_port, timeout=2)
-        try:
-            conn.request("GET", "/health")
-            return conn.getresponse().status == 200
-        finally:
-            conn.close()
+        return exchange(conn, "GET", "/health")[0] == 200
 
     def ssl_context(self) -> ssl.SSLContext:
         ctx = ssl.create_default_context(cafile=self.pki.path("ca.crt"))
@@ -793,13 +712,7 @@ class ControlPlane:
         )
 
     def get(self, path: str) -> tuple[int, bytes]:
-        conn = self.connection()
-        try:
-            conn.request("GET", path)
-            resp = conn.getresponse()
-            return resp.status, resp.read()
-        finally:
-            conn.close()
+        return exchange(self.connection(), "GET", path)
 
     def kubeconfig(
         self, user: str = "kumaco-admin", *, namespace: str | None = None, server: str | None = None

@@ -35,6 +35,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from tests.support.env.process import end_server
+
 #: How often the server looks whether a child has ended (it runs one child at a time).
 _POLL_S = 0.002
 
@@ -145,15 +147,7 @@ class ForkRunner:
 
     def close(self) -> None:
         """Ends the server (its stdin closes, its loop ends) and removes the scratch files."""
-        if self._server.stdin is not None:
-            self._server.stdin.close()
-        try:
-            self._server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self._server.kill()
-            self._server.wait()
-        if self._server.stdout is not None:
-            self._server.stdout.close()
+        end_server(self._server, timeout=30)
         for path in self._dir.iterdir():
             path.unlink()
         self._dir.rmdir()

@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tests.support.env.controlplane import ControlPlane, free_port, ready_condition
+from tests.support.env.controlplane import ControlPlane, ready_condition
+from tests.support.env.ports import free_port
+from tests.support.env.process import exchange, spawn
 
 T = TypeVar("T")
 RUN_LABEL = "kumaco.test/run"
@@ -72,18 +74,11 @@ class Api:
     def request(
         self, method: str, path: str, body: Any = None, content_type: str = "application/json"
     ) -> Any:
-        conn = self.cp.connection()
-        try:
-            headers = {"Content-Type": content_type} if body is not None else {}
-            conn.request(
-                method, path, body=None if body is None else json.dumps(body), headers=headers
-            )
-            resp = conn.getresponse()
-            data = resp.read()
-        finally:
-            conn.close()
-        if resp.status >= 300:
-            raise ApiError(method, path, resp.status, data)
+        headers = {"Content-Type": content_type} if body is not None else {}
+        sent = None if body is None else json.dumps(body)
+        status, data = exchange(self.cp.connection(), method, path, sent, headers)
+        if status >= 300:
+            raise ApiError(method, path, status, data)
         return json.loads(data) if data else None
 
     def try_request(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
@@ -672,15 +667,7 @@ class Kumaco:
             launcher=self.launcher,
         )
         env = {**os.environ, "POD_NAME": self.name, "PYTHONUNBUFFERED": "1", **self.env}
-        out = self.log_path.open("ab")
-        self.proc = subprocess.Popen(
-            cmd,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-            start_new_session=True,
-            cwd=self.cwd,
-        )
+        self.proc = spawn(cmd, self.log_path, env, self.cwd)
         return self
 
     def send(self, sig: int) -> None:
@@ -727,22 +714,16 @@ class Kumaco:
     def ready(self) -> bool:
         conn = http.client.HTTPConnection("127.0.0.1", self.health_port, timeout=1)
         try:
-            conn.request("GET", "/readyz")
-            return conn.getresponse().status == 200
+            return exchange(conn, "GET", "/readyz")[0] == 200
         except OSError:
             return False
-        finally:
-            conn.close()
 
     def metric(self, name: str) -> float | None:
         conn = http.client.HTTPConnection("127.0.0.1", self.metrics_port, timeout=2)
         try:
-            conn.request("GET", "/metrics")
-            text = conn.getresponse().read().decode()
+            text = exchange(conn, "GET", "/metrics")[1].decode()
         except OSError:
             return None
-        finally:
-            conn.close()
         total = None
         for line in text.splitlines():
             if line.startswith(name) and (line[len(name)] in " {"):

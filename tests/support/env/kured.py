@@ -77,9 +77,9 @@ from tests.support.env.controlplane import (
     cache_dir,
     log,
     ready_condition,
-    stop_process,
 )
 from tests.support.env.harness import RUN_LABEL, Api, ApiError, wait_for
+from tests.support.env.process import stop_process
 from tests.support.env.supervisor import scope_flags
 
 REPO = Path(__file__).resolve().parents[3]

@@ -59,14 +59,14 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from tests.support.env.controlplane import ControlPlane, ensure_kwok, stop_process
+from tests.support.env.controlplane import ControlPlane, ensure_kwok
+from tests.support.env.process import exchange, log_tail, spawn, stop_process, wait_ready
 
 PREFIX = "kumaco.test"
 STOPPED = f"{PREFIX}/kubelet-stopped"
@@ -75,6 +75,7 @@ REBOOT_UNTIL = f"{PREFIX}/reboot-until"
 REBOOT_READY = f"{PREFIX}/reboot-ready-status"
 LAST_REBOOT = f"{PREFIX}/last-reboot"
 POD_READY = f"{PREFIX}/pod-ready"
+NODE_LEASES = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
 
 #: The conditions a kubelet owns: (type, healthy status, reason, message).
 KUBELET_CONDITIONS = (
@@ -440,15 +441,9 @@ class Kwok:
         return self.proc.pid
 
     def delete_node_leases(self) -> None:
-        conn = self.cp.connection()
-        try:
-            conn.request("DELETE", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases")
-            resp = conn.getresponse()
-            body = resp.read()
-            if resp.status not in (200, 404):
-                raise RuntimeError(f"deleting node Leases: {resp.status} {body[:300]!r}")
-        finally:
-            conn.close()
+        status, body = exchange(self.cp.connection(), "DELETE", NODE_LEASES)
+        if status not in (200, 404):
+            raise RuntimeError(f"deleting node Leases: {status} {body[:300]!r}")
 
     def start(self) -> Kwok:
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -469,37 +464,19 @@ class Kwok:
             "--v",
             "WARN",
         ]
-        out = self.log_path.open("ab")
-        self.proc = subprocess.Popen(
-            cmd,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            start_new_session=True,
-        )
+        self.proc = spawn(cmd, self.log_path, env)
         return self
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
     def log_tail(self, lines: int = 30) -> str:
-        if not self.log_path.exists():
-            return ""
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        return log_tail(self.log_path, lines)
 
     def node_leases(self) -> int:
         """How many node Leases exist (kwok creates one per managed Node when Leases are on)."""
-        conn = self.cp.connection()
-        try:
-            conn.request(
-                "GET", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases?limit=1"
-            )
-            resp = conn.getresponse()
-            body = resp.read()
-        finally:
-            conn.close()
-        if resp.status != 200:
+        status, body = exchange(self.cp.connection(), "GET", f"{NODE_LEASES}?limit=1")
+        if status != 200:
             return 0
         doc = yaml.safe_load(body)
         meta = doc.get("metadata") or {}
@@ -507,16 +484,9 @@ class Kwok:
 
     def wait_leases(self, count: int, timeout: float) -> float:
         """Wait until ``count`` node Leases exist (kwok took every Node over); seconds waited."""
-        t0 = time.monotonic()
-        while time.monotonic() - t0 < timeout:
-            if not self.alive():
-                raise RuntimeError(f"kwok exited:\n{self.log_tail()}")
-            if self.node_leases() >= count:
-                return time.monotonic() - t0
-            time.sleep(0.5)
-        raise RuntimeError(
-            f"kwok did not take {count} Nodes over in {timeout}s:\n{self.log_tail()}"
-        )
+        what = f"kwok to take {count} Nodes over"
+        ready = self.node_leases
+        return wait_ready(lambda: ready() >= count, timeout, what, self.proc, self.log_path, 0.5)
 
     def stop(self) -> None:
         stop_process(self.proc, timeout=15)

@@ -128,6 +128,13 @@ LEASE_RULES = {
 WINDOW_RULES = {("", "configmaps", v, "*") for v in ("get", "list", "watch")} | {
     ("events.k8s.io", "events", v, "*") for v in ("create", "patch")
 }
+#: What ``kubectl kumaco`` needs (base/viewer-rbac and the viewer half of base/windows-rbac).
+VIEWER_NODE_RULES = {("", "nodes", v, "*") for v in ("get", "list", "watch")}
+VIEWER_RULES = {
+    *(("coordination.k8s.io", "leases", v, "kumaco") for v in ("get", "list", "watch")),
+    ("apps", "deployments", "get", "kumaco"),
+}
+VIEWER_WINDOW_RULES = {("", "configmaps", v, "*") for v in ("get", "list", "watch")}
 MANAGER_RULES = {
     ("", "configmaps", v, "*")
     for v in ("get", "list", "watch", "create", "update", "patch", "delete")

@@ -18,7 +18,6 @@ import http.client
 import json
 import shutil
 import subprocess
-import time
 import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,7 +25,8 @@ from typing import Any
 
 import yaml
 
-from tests.support.env.controlplane import free_port, stop_process
+from tests.support.env.ports import free_port
+from tests.support.env.process import exchange, spawn, stop_process, wait_ready
 
 LOOPBACK = "127.0.0.1"
 
@@ -80,34 +80,22 @@ class Prometheus:
             f"--web.listen-address={LOOPBACK}:{self.port}",
             "--log.level=warn",
         ]
-        with self.log.open("ab") as out:
-            self.proc = subprocess.Popen(
-                cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        self.proc = spawn(cmd, self.log)
+        try:
+            wait_ready(
+                lambda: self._get("/-/ready")[0] == 200,
+                timeout,
+                "prometheus /-/ready",
+                self.proc,
+                self.log,
             )
-        deadline = time.monotonic() + timeout
-        while not self._ready():
-            if self.proc.poll() is not None:
-                raise AssertionError(f"prometheus exited: {self.log.read_text()[-2000:]}")
-            if time.monotonic() > deadline:
-                self.stop()
-                raise AssertionError("prometheus did not become ready")
-            time.sleep(0.1)
+        except RuntimeError:
+            self.stop()
+            raise
         return self
 
     def _get(self, path: str) -> tuple[int, bytes]:
-        conn = http.client.HTTPConnection(LOOPBACK, self.port, timeout=10)
-        try:
-            conn.request("GET", path)
-            resp = conn.getresponse()
-            return resp.status, resp.read()
-        finally:
-            conn.close()
-
-    def _ready(self) -> bool:
-        try:
-            return self._get("/-/ready")[0] == 200
-        except OSError:
-            return False
+        return exchange(http.client.HTTPConnection(LOOPBACK, self.port, timeout=10), "GET", path)
 
     def query(self, promql: str) -> list[dict[str, Any]]:
         """The result vector of an instant query (``[{"metric": {...}, "value": [t, "v"]}]``)."""

@@ -7,7 +7,12 @@ negative for earlier). The monotonic clock is untouched, so timeouts, lease dead
 and fencing run at their real pace. Tests use it to put kumaco a known few seconds
 before a window's minute boundary instead of waiting for the wall clock to reach it
 (:func:`tests.support.env.harness.shift_before`); the product has no flag or variable for
-this. Any other command is handed to ``kumaco`` unchanged.
+this. Only ``run`` is accepted.
+
+:func:`run_with` is the one way a test program runs ``kumaco run`` with a seam of
+:func:`kumaco.cmd.runner.run` set (this clock, or the planner of
+``tests.support.judges.violation``): the command line parsed as the console script
+parses it, the settings built from it and the environment, nothing patched.
 """
 
 from __future__ import annotations
@@ -15,20 +20,33 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from kumaco.cmd.cli import build_parser
+from kumaco.cmd.common import now_ns
 from kumaco.cmd.runner import run
 from kumaco.cmd.settings import settings_from_args
+from kumaco.controller.loop import Planner
+from kumaco.core.planner import plan
+
+
+def run_with(
+    argv: Sequence[str],
+    program: str,
+    *,
+    clock: Callable[[], int] = now_ns,
+    planner: Planner = plan,
+) -> int:
+    """``kumaco ARGV`` (a ``run`` command) with :func:`kumaco.cmd.runner.run`'s seams set."""
+    args = build_parser().parse_args(list(argv))
+    if args.command != "run":
+        raise SystemExit(f"{program} runs `kumaco run` only, not {args.command!r}")
+    return run(settings_from_args(args, os.environ), now_ns=clock, planner=planner)
 
 
 def main(argv: Sequence[str]) -> int:
     offset_ns = round(float(argv[0]) * 1e9)
-    args = build_parser().parse_args(list(argv[1:]))
-    if args.command != "run":
-        raise SystemExit(f"tests.support.env.shifted runs `kumaco run` only, not {args.command!r}")
-    settings = settings_from_args(args, os.environ)
-    return run(settings, now_ns=lambda: time.time_ns() + offset_ns)
+    return run_with(argv[1:], "tests.support.env.shifted", clock=lambda: time.time_ns() + offset_ns)
 
 
 if __name__ == "__main__":

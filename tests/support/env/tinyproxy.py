@@ -15,11 +15,11 @@ import re
 import shutil
 import socket
 import subprocess
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from tests.support.env.controlplane import free_port, stop_process
+from tests.support.env.ports import free_port
+from tests.support.env.process import spawn, stop_process, wait_ready
 
 LOOPBACK = "127.0.0.1"
 _CLIENT = re.compile(r"Connect \(file descriptor \d+\): ")
@@ -60,32 +60,26 @@ class Tinyproxy:
                 "tinyproxy is not installed: install the Debian package 'tinyproxy' "
                 "(hack/debian-packages.txt; hack/test-deps.sh does it)"
             )
-        with (self.workdir / "tinyproxy.out").open("ab") as out:
-            self.proc = subprocess.Popen(
-                [exe, "-d", "-c", str(self.config)],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
+        out = self.workdir / "tinyproxy.out"
+        self.proc = spawn([exe, "-d", "-c", str(self.config)], out)
+        try:
+            waited = wait_ready(
+                self._accepts, timeout, "it to accept a connection", self.proc, out, 0.05
             )
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                socket.create_connection((LOOPBACK, self.port), timeout=1).close()
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    self.stop()
-                    raise AssertionError(
-                        f"tinyproxy did not start: {(self.workdir / 'tinyproxy.out').read_text()}"
-                    ) from None
-                time.sleep(0.05)
-                continue
             # That probe was a client too: wait for its log line, then count from there.
-            while self._clients() < 1:
-                if time.monotonic() > deadline:
-                    raise AssertionError("tinyproxy logs no connections")
-                time.sleep(0.05)
-            self._probes = self._clients()
-            return self
+            left = timeout - waited
+            wait_ready(
+                lambda: self._clients() >= 1, left, "it to log the probe", self.proc, out, 0.05
+            )
+        except RuntimeError:
+            self.stop()
+            raise
+        self._probes = self._clients()
+        return self
+
+    def _accepts(self) -> bool:
+        socket.create_connection((LOOPBACK, self.port), timeout=1).close()
+        return True
 
     def connects(self) -> list[str]:
         """Every ``host:port`` a client asked to CONNECT to, in order."""

@@ -16,6 +16,7 @@ HUGE_PATTERNS = {
     "duration": "1h",
     "nodeSelector": "a,",
     "timeZone": "Europe/",
+    "daysOfMonth": "1,",
     "maxInProgress": "9",
     "freeze": "true",
 }

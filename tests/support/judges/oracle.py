@@ -26,6 +26,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.env.process import end_server
+
 ORACLE_SRC = Path(__file__).resolve().parents[3] / "hack" / "oracle"
 
 
@@ -214,6 +216,14 @@ class Oracle:
         """
         return self._ask({"op": "kuredselector", "text": text})
 
+    def parse_clock(self, layouts: Sequence[str], text: str) -> dict[str, Any]:
+        """Go's ``time.ParseInLocation`` with each layout in order, as kured v1 reads a time.
+
+        ``{"clock": [h, mi, s, ns], "layout": i}`` of the first layout that parses ``text``,
+        or ``{"error": "..."}``.
+        """
+        return self._ask({"op": "parseclock", "layouts": list(layouts), "text": text})
+
     # -- Go's time package
 
     def _time(self, request: Mapping[str, Any], key: str) -> Any:
@@ -255,15 +265,7 @@ class Oracle:
         return [int(t) for t in self._time(request, "unix")]
 
     def close(self) -> None:
-        if self._proc.stdin is not None:
-            self._proc.stdin.close()
-        try:
-            self._proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
-        if self._proc.stdout is not None:
-            self._proc.stdout.close()
+        end_server(self._proc, timeout=10)
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,5 @@
-"""Reference implementations kept for the tests only: Go's calendar functions and robfig's
-``SpecSchedule.Next`` replayed line by line.
+"""Reference implementations kept for the tests only: Go's calendar functions, robfig's
+``SpecSchedule.Next`` replayed line by line, and kured v1's ``TimeWindow.Contains``.
 
 These are the executable specifications that kumaco's optimised code is checked
 against (:func:`kumaco.core.schedule.Schedule.next_fire` must agree with
@@ -155,3 +155,34 @@ def next_reference(s: Schedule, after: int) -> int | None:
         if wrapped:
             continue
         return t
+
+
+def kured_contains(
+    days: frozenset[int],
+    start: tuple[int, int, int, int],
+    end: tuple[int, int, int, int],
+    loc: Location,
+    t: int,
+) -> bool:
+    """kured v1's ``TimeWindow.Contains(t)`` (pkg/timewindow, unchanged since 1.6.0), ``t`` in ns.
+
+    Read from kured's source and written again here, step by step: the instant's weekday
+    in the zone must be a reboot day; start and end are ``time.Date`` of the instant's
+    local date at the start's and the end's hour, minute and second, the end plus
+    999999999 ns; when the start (hour, minute, second, nanosecond) is after the end, the
+    start moves 24 h back if the instant is before the end, else the end 24 h on; the
+    instant is in when start <= t <= end.
+    """
+    second = t // 1_000_000_000
+    w = wall(second, loc)
+    if w.weekday not in days:
+        return False
+    ns = 1_000_000_000
+    lo = date(loc, w.year, w.month, w.day, *start[:3]) * ns
+    hi = date(loc, w.year, w.month, w.day, *end[:3]) * ns + ns - 1
+    if start > end:
+        if t < hi:
+            lo -= 24 * 3600 * ns
+        else:
+            hi += 24 * 3600 * ns
+    return lo <= t <= hi

@@ -1,9 +1,11 @@
 """A deliberately broken kumaco, and audit logs recorded from it, for the ceiling judge.
 
-:data:`BROKEN` is ``kumaco run`` with one test-only monkeypatch: the controller's
-planner is given a ceiling one higher than configured, so under
-``--max-in-progress 1`` it grants ``MaintenanceInProgress`` to two nodes. Nothing
-else changes: the writes, their preconditions and their user agent are kumaco's.
+:data:`BROKEN` (``python -m tests.support.judges.violation run ...``) is ``kumaco run``
+with one seam set: the controller's planner (the ``planner`` of
+:func:`kumaco.cmd.runner.run`) is :func:`overreaching_plan`, which plans with a ceiling
+one higher than configured, so under ``--max-in-progress 1`` it grants
+``MaintenanceInProgress`` to two nodes. Nothing else changes and nothing is patched: the
+writes, their preconditions and their user agent are kumaco's.
 
 :func:`record_run` runs kumaco (broken or not) against an audited control plane
 on a small, fixed scenario -- three nodes needing a reboot, an always-open
@@ -17,11 +19,19 @@ does the same live.
 
 from __future__ import annotations
 
+import dataclasses
 import signal
+import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kumaco.core.ceilings import Ceiling
+from kumaco.core.disruptions import NO_REFUSALS, Refusals
+from kumaco.core.nodes import NodeSet
+from kumaco.core.planner import Plan, Policy, plan
+from kumaco.core.windows import Window
 from tests.support.env.controlplane import ControlPlane
 from tests.support.env.harness import (
     MIP,
@@ -34,22 +44,26 @@ from tests.support.env.harness import (
     unique,
     wait_for,
 )
+from tests.support.env.shifted import run_with
 from tests.support.env.supervisor import Timings, replica_flags
 
-BROKEN = """\
-import dataclasses, sys
-import kumaco.controller.loop as loop
-from kumaco.core.ceilings import Ceiling
-real = loop.plan
-def plan(windows, nodes, now, policy):  # one node more than the ceiling allows
+#: The launcher (:class:`~tests.support.env.harness.Kumaco`) of the broken kumaco.
+BROKEN = ("-m", "tests.support.judges.violation")
+#: Where ``-m tests.support.judges.violation`` imports from.
+REPO = Path(__file__).resolve().parents[3]
+
+
+def overreaching_plan(
+    windows: Iterable[Window],
+    nodes: NodeSet,
+    now: int,
+    policy: Policy,
+    refusals: Refusals = NO_REFUSALS,
+) -> Plan:
+    """:func:`kumaco.core.planner.plan` with one node more than the ceiling allows."""
     if policy.ceiling is not None:
         policy = dataclasses.replace(policy, ceiling=Ceiling(policy.ceiling.value + 1))
-    return real(windows, nodes, now, policy)
-loop.plan = plan
-from kumaco.cmd.cli import main
-sys.argv[0] = "kumaco"
-sys.exit(main())
-"""
+    return plan(windows, nodes, now, policy, refusals)
 
 
 @dataclass(frozen=True)
@@ -77,9 +91,10 @@ def record_run(cp: ControlPlane, kubeconfig: Path, workdir: Path, broken: bool) 
         )
     api.window(ns, "always", {"startTime": "* * * * *", "duration": "2m", "nodeSelector": ""})
     args = replica_flags(run, ns, 1, Timings())  # ceiling 1, RebootRequired required
-    launcher = ("-c", BROKEN) if broken else ("-m", "kumaco")
+    launcher = BROKEN if broken else ("-m", "kumaco")
     watcher = NodeWatcher(api, run).__enter__()
-    k = Kumaco(kubeconfig, args, workdir / f"{run}.log", name=run, launcher=launcher).start()
+    log = workdir / f"{run}.log"
+    k = Kumaco(kubeconfig, args, log, name=run, launcher=launcher, cwd=REPO).start()
     granted = 2 if broken else 1
     try:
 
@@ -106,3 +121,7 @@ def record_run(cp: ControlPlane, kubeconfig: Path, workdir: Path, broken: bool) 
     lines = [line for line in cp.audit_log.read_text().splitlines() if f'"{run}-' in line]
     seen = watcher.max_count(lambda c: condition_status(c, MIP) == "True")
     return Recorded(f"{run}-", lines, seen)
+
+
+if __name__ == "__main__":
+    sys.exit(run_with(sys.argv[1:], "tests.support.judges.violation", planner=overreaching_plan))

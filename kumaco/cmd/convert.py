@@ -1,0 +1,159 @@
+"""``kumaco convert``: kured v1's reboot schedule and flags as window ConfigMaps and flags.
+
+Contract: :data:`CONVERT` is the command (:mod:`kumaco.cmd.registry`; ``kumaco`` only,
+no input file). It takes kured v1's own flags, with kured's defaults and value syntax
+(``--reboot-days`` comma-separated or repeated, ``--blocking-pod-selector`` repeated),
+converts them with :func:`kumaco.core.kuredv1.convert` and prints through
+:data:`CONVERSIONS` (:mod:`kumaco.views.conversion`): by default a YAML stream of the
+window ConfigMaps for ``kubectl apply -f``, the kumaco and kured v2 ``reboot-inhibitors``
+flags and the notes in comments before it. What cannot be kept exactly is a warning on
+standard error (``warning: ...``) and in the JSON/YAML document. Exit 0 converted, 2 a
+value kured itself would refuse (naming kured's flag) or another usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import shlex
+from typing import TextIO
+
+from kumaco.cmd.common import EXIT_OK, Output, now_ns
+from kumaco.cmd.flags import UsageError, duration_flag, parse_bool
+from kumaco.cmd.registry import KUMACO, Command, Source
+from kumaco.core.errors import InvalidInput
+from kumaco.core.kuredv1 import KuredFlags, convert
+from kumaco.views import conversion
+from kumaco.views.conversion import Converted
+
+CONVERSIONS: Output[Converted] = Output(
+    conversion.CONVERSION,
+    "text",
+    "format: text is the ConfigMaps as YAML with the flags in comments, for kubectl apply "
+    "-f; json and yaml the whole document (default: text)",
+)
+DEFAULTS = KuredFlags()
+
+
+def _days(values: list[str] | None) -> tuple[str, ...]:
+    """``--reboot-days`` as kured's pflag string slice reads it: CSV, repeatable."""
+    if values is None:
+        return DEFAULTS.reboot_days
+    return tuple(day for value in values for row in csv.reader([value]) for day in row)
+
+
+def _flags(args: argparse.Namespace) -> KuredFlags:
+    try:
+        concurrency = int(args.concurrency)
+    except ValueError:
+        raise UsageError(f"--concurrency: {args.concurrency!r} is not a number") from None
+    return KuredFlags(
+        reboot_days=_days(args.reboot_days),
+        start_time=args.start_time,
+        end_time=args.end_time,
+        time_zone=args.time_zone,
+        concurrency=concurrency,
+        blocking_pod_selectors=tuple(args.blocking_pod_selector or ()),
+        prometheus_url=args.prometheus_url,
+        alert_filter_regexp=args.alert_filter_regexp,
+        alert_firing_only=args.alert_firing_only,
+        alert_filter_match_only=args.alert_filter_match_only,
+        lock_ttl=duration_flag("--lock-ttl", args.lock_ttl),
+        lock_release_delay=duration_flag("--lock-release-delay", args.lock_release_delay),
+    )
+
+
+def _source(flags: KuredFlags) -> str:
+    """The kured flags converted, as one command line (the defaults left out)."""
+    parts = ["kured v1"]
+    if flags.reboot_days != DEFAULTS.reboot_days:
+        parts.append("--reboot-days=" + ",".join(flags.reboot_days))
+    for flag, value, default in (
+        ("--start-time", flags.start_time, DEFAULTS.start_time),
+        ("--end-time", flags.end_time, DEFAULTS.end_time),
+        ("--time-zone", flags.time_zone, DEFAULTS.time_zone),
+    ):
+        if value != default:
+            parts.append(f"{flag}={value}")
+    return " ".join(shlex.quote(p) if p != "kured v1" else p for p in parts)
+
+
+def _convert(args: argparse.Namespace, _source_: Source, out: TextIO, err: TextIO) -> int:
+    flags = _flags(args)
+    try:
+        result = convert(flags, now_ns())
+    except InvalidInput as exc:
+        raise UsageError(exc.reason) from None
+    converted = Converted(result, args.name, args.namespace, _source(flags))
+    CONVERSIONS.write(converted, args, out)
+    out.flush()
+    for warning in result.warnings:
+        err.write(f"warning: {warning}\n")
+    return EXIT_OK
+
+
+def _convert_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
+    kured = p.add_argument_group("kured v1's flags (its defaults, its syntax)")
+    add = kured.add_argument
+    add(
+        "--reboot-days",
+        action="append",
+        metavar="DAYS",
+        help="reboot days: su, mon, tuesday, ... or 0-6, comma-separated or repeated "
+        "(default: every day)",
+    )
+    add(
+        "--start-time",
+        default=DEFAULTS.start_time,
+        metavar="T",
+        help="time of day (15:04, 3pm, ...)",
+    )
+    add("--end-time", default=DEFAULTS.end_time, metavar="T", help="time of day, inclusive")
+    add("--time-zone", default=DEFAULTS.time_zone, metavar="ZONE", help="the zone of those times")
+    add("--concurrency", default="1", metavar="N", help="nodes rebooting at once")
+    add(
+        "--blocking-pod-selector",
+        action="append",
+        metavar="SEL",
+        help="pods whose presence on a node blocks its reboot (repeatable; default: none)",
+    )
+    add("--prometheus-url", default="", metavar="URL", help="Prometheus whose alerts block reboots")
+    add("--alert-filter-regexp", default="", metavar="RE", help="alert names to ignore")
+    for flag, text in (
+        ("--alert-firing-only", "only firing alerts block"),
+        ("--alert-filter-match-only", "only alerts the regexp matches block"),
+    ):
+        add(flag, type=parse_bool, nargs="?", const=True, default=False, metavar="BOOL", help=text)
+    add(
+        "--lock-ttl",
+        default="",
+        metavar="DURATION",
+        help="a lock held longer expires (default: off)",
+    )
+    add(
+        "--lock-release-delay",
+        default="",
+        metavar="DURATION",
+        help="hold the lock this long after a reboot (default: off)",
+    )
+    p.add_argument(
+        "--name",
+        default="kured-v1",
+        metavar="NAME",
+        help="the window ConfigMap's name (with several: NAME-<start>-<days>)",
+    )
+    p.add_argument(
+        "-n",
+        "--namespace",
+        metavar="NS",
+        help="the ConfigMaps' namespace (default: none, kubectl apply's)",
+    )
+    CONVERSIONS.add_flags(p)
+
+
+CONVERT = Command(
+    "convert",
+    _convert,
+    {KUMACO: "turn kured v1's schedule and flags into window ConfigMaps and flags (offline)"},
+    _convert_flags,
+)
