@@ -138,8 +138,12 @@ class Files:
         if self.nodes is not None:
             p.add_argument("--nodes", required=self.nodes_required, metavar="FILE", help=self.nodes)
         if self.budgets:
-            p.add_argument("--pods", metavar="FILE", help=f"with --respect-pdbs: {PODS_HELP}")
-            p.add_argument("--pdbs", metavar="FILE", help=f"with --respect-pdbs: {PDBS_HELP}")
+            p.add_argument(
+                "--pods", metavar="FILE", help=f"with --respect-pdbs: {PODS_HELP} (default: none)"
+            )
+            p.add_argument(
+                "--pdbs", metavar="FILE", help=f"with --respect-pdbs: {PDBS_HELP} (default: none)"
+            )
 
     @staticmethod
     def paths(args: argparse.Namespace) -> list[str]:

@@ -21,6 +21,7 @@ from typing import Any
 from kumaco.core.disruptions import (
     Budget,
     DisruptionIndex,
+    LabelSets,
     PodEntry,
     Refusals,
     budget_of,
@@ -76,10 +77,10 @@ class _PodSink:
 
     def __init__(self, store: BudgetStore) -> None:
         self.store = store
+        self._label_sets = LabelSets()
 
-    @staticmethod
-    def trim(obj: Mapping[str, Any]) -> PodEntry | None:
-        return pod_entry(obj)
+    def trim(self, obj: Mapping[str, Any]) -> PodEntry | None:
+        return pod_entry(obj, self._label_sets)
 
     def replace(self, items: list[PodEntry | None]) -> None:
         s = self.store

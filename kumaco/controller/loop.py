@@ -24,7 +24,9 @@ the view is rebuilt with a fresh LIST before the first write, so that the old
 leader's last writes are seen and the MaintenanceInProgress ceiling holds across
 failover. With ``--respect-pdbs`` every replica also watches every Pod and
 PodDisruptionBudget (:class:`~kumaco.controller.budgets.BudgetStore`; not relisted on
-becoming leader: no write depends on them being newer) and plans with their answers.
+becoming leader: no write depends on them being newer) and plans with their answers;
+until both are listed it plans as if every node were refused (windows open, nobody is
+admitted).
 
 Writes
 ------
@@ -77,7 +79,7 @@ from kumaco.core.configchange import (
     Settling,
 )
 from kumaco.core.configmaps import WindowConfigMap, window_of
-from kumaco.core.disruptions import NO_REFUSALS, Refusals
+from kumaco.core.disruptions import NO_REFUSALS, Refusals, not_listed
 from kumaco.core.errors import error_text
 from kumaco.core.nodes import NodeSet
 from kumaco.core.planner import Plan, Policy, changes, plan
@@ -186,8 +188,8 @@ class Controller:
 
     @property
     def synced(self) -> bool:
-        budgets = self.budgets is None or self.budgets.synced
-        return self.nodes.synced.is_set() and self.configmaps.synced and budgets
+        """Nodes and windows listed (pods and budgets need not be: see :meth:`_refusals`)."""
+        return self.nodes.synced.is_set() and self.configmaps.synced
 
     def healthy(self) -> bool:
         """The loop turns and the election loop is not stuck."""
@@ -403,9 +405,8 @@ class Controller:
         """Plan at the current instant and write what differs; return the next change instant."""
         started = self.monotonic()
         now = self.now_ns()
-        refusals = self.budgets.refusals() if self.budgets is not None else NO_REFUSALS
         with self.nodes.read() as (nodeset, versions):
-            result = self.planner(windows, nodeset, now, self.policy, refusals)
+            result = self.planner(windows, nodeset, now, self.policy, self._refusals(nodeset))
             due = changes(result, nodeset, versions, now, self.policy)
             self.reporter.report(due, nodeset, result)
             self.metrics.observe_holders(result, nodeset, self.policy.in_progress, now)
@@ -416,6 +417,18 @@ class Controller:
         self._announce_windows(result, windows, now)
         self.metrics.reconcile.observe(self.monotonic() - started)
         return result.next_change
+
+    def _refusals(self, nodeset: NodeSet) -> Refusals:
+        """The budgets refusing each node's drain; every node refused until they are listed.
+
+        So a new leader opens its windows at once, however long the LIST of every pod
+        takes, and admits nobody before it knows the budgets.
+        """
+        if self.budgets is None:
+            return NO_REFUSALS
+        if not self.budgets.synced:
+            return not_listed(n.name for n in nodeset)
+        return self.budgets.refusals()
 
     def _announce_windows(self, result: Plan, windows: list[Window], now: int) -> None:
         """WindowStarted/Ended/Planned Events, once per occurrence (see :mod:`.announce`)."""

@@ -60,23 +60,40 @@ _EQUAL = frozenset((Operator.EQUALS, Operator.DOUBLE_EQUALS, Operator.IN))
 #: node name -> the budgets that refuse evicting one of its pods now (``namespace/name``).
 Refusals = Mapping[str, tuple[str, ...]]
 NO_REFUSALS: Refusals = MappingProxyType({})
+#: A node's refusing budgets while the pods and PodDisruptionBudgets are not listed yet (a
+#: new leader's start-up): no budget's name, as a budget's is ``namespace/name``.
+NOT_LISTED: tuple[str, ...] = ("(not listed yet)",)
+
+
+def not_listed(nodes: Iterable[str]) -> Refusals:
+    """Every one of ``nodes`` refused: what is known before the first LIST of both."""
+    return MappingProxyType(dict.fromkeys(nodes, NOT_LISTED))
+
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
-_LABEL_SETS: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
-_LABEL_SETS_MAX = 1 << 16
 
 
-def shared_labels(labels: Mapping[str, str]) -> Mapping[str, str]:
-    """A read-only label map equal to ``labels``, the same object for equal maps (bounded)."""
-    if not labels:
-        return _EMPTY
-    key = tuple(sorted(labels.items()))
-    found = _LABEL_SETS.get(key)
-    if found is None:
-        found = MappingProxyType({intern(k): intern(v) for k, v in key})
-        if len(_LABEL_SETS) < _LABEL_SETS_MAX:
-            _LABEL_SETS[key] = found
-    return found
+class LabelSets:
+    """Equal label maps as one shared read-only object (pods of one app share theirs).
+
+    Bounded (``limit`` distinct sets; past it a map is returned unshared); one per store.
+    """
+
+    def __init__(self, limit: int = 1 << 16) -> None:
+        self._sets: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
+        self._limit = limit
+
+    def shared(self, labels: Mapping[str, str]) -> Mapping[str, str]:
+        """A read-only label map equal to ``labels``, the same object for equal maps."""
+        if not labels:
+            return _EMPTY
+        key = tuple(sorted(labels.items()))
+        found = self._sets.get(key)
+        if found is None:
+            found = MappingProxyType({intern(k): intern(v) for k, v in key})
+            if len(self._sets) < self._limit:
+                self._sets[key] = found
+        return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,8 +172,11 @@ def _ready(status: Mapping[str, Any]) -> bool:
     return False
 
 
-def pod_entry(obj: object) -> PodEntry | None:
-    """Trim a Pod (decoded JSON); None when it has no name (see the module contract)."""
+def pod_entry(obj: object, label_sets: LabelSets | None = None) -> PodEntry | None:
+    """Trim a Pod (decoded JSON); None when it has no name (see the module contract).
+
+    ``label_sets``: where equal label maps are shared (a store's; else a fresh one).
+    """
     found = _meta(obj)
     if found is None:
         return None
@@ -173,7 +193,8 @@ def pod_entry(obj: object) -> PodEntry | None:
         return PodEntry(namespace, name, None)
     raw = _map(meta.get("labels"))
     labels = {k: v for k, v in raw.items() if isinstance(k, str) and isinstance(v, str)}
-    return PodEntry(namespace, name, PodView(intern(node), shared_labels(labels), _ready(status)))
+    shared = (label_sets or LabelSets()).shared(labels)
+    return PodEntry(namespace, name, PodView(intern(node), shared, _ready(status)))
 
 
 def _int(value: object) -> int:
@@ -444,5 +465,6 @@ class DisruptionIndex:
 
 def refusals_of(pods: Iterable[object], budgets: Iterable[object]) -> Refusals:
     """:func:`refusals` of Pod and PodDisruptionBudget objects (decoded JSON)."""
-    entries = (e for o in pods if (e := pod_entry(o)) is not None)
+    label_sets = LabelSets()
+    entries = (e for o in pods if (e := pod_entry(o, label_sets)) is not None)
     return refusals(entries, (b for o in budgets if (b := budget_of(o)) is not None))

@@ -97,10 +97,21 @@ def test_a_pass_writes_what_the_budgets_decide(make: Any) -> None:
     ]
     nodes[1]["status"]["conditions"][0]["lastTransitionTime"] = "2026-11-02T00:00:00Z"
     c, world, _e, _clock = make(nodes, [cm("w")], policy=POLICY)
-    assert c.budgets is not None and not c.synced
+    # Before the pods and budgets are listed the windows open and nobody is admitted.
+    assert c.budgets is not None and not c.budgets.synced and c.synced
+    c.step()
+    early = dict(world.writes())
+    assert early == {
+        n: {UM: ("True", "MaintenanceWindowOpen"), MIP: ("False", "DisruptionBudgetExhausted")}
+        for n in ("a", "b")
+    }
+    for p in world.patches():
+        (m,) = [x for x in p.body["status"]["conditions"] if x["type"] == MIP]
+        assert "not listed yet" in m["message"], m
+    world.reset()
     c.budgets.pods_sink().replace([c.budgets.pods_sink().trim(pod("db-0", node="a"))])
     c.budgets.budgets_sink().replace([c.budgets.budgets_sink().trim(pdb())])
-    assert c.synced
+    assert c.budgets.synced
     c.step()
     writes = dict(world.writes())
     assert writes["a"][MIP] == ("False", "DisruptionBudgetExhausted")

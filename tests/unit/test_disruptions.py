@@ -19,6 +19,7 @@ from kumaco.core.disruptions import (
     MAX_DISRUPTED_PODS,
     Budget,
     DisruptionIndex,
+    LabelSets,
     PodEntry,
     blamed,
     budget_of,
@@ -163,13 +164,21 @@ def test_pods_without_a_name_are_not_entries_and_odd_shapes_never_raise() -> Non
     assert odd_budget is not None and odd_budget.selector is None
 
 
-def test_equal_label_sets_are_one_object() -> None:
-    a, b = (
-        pod_entry(pod("a", labels={"app": "db", "x": "1"})),
-        pod_entry(pod("b", labels={"x": "1", "app": "db"})),
+def test_equal_label_sets_are_one_object_within_a_store_and_bounded() -> None:
+    sets = LabelSets(limit=1)
+    a, b, c, d = (
+        pod_entry(pod("a", labels={"app": "db", "x": "1"}), sets),
+        pod_entry(pod("b", labels={"x": "1", "app": "db"}), sets),
+        pod_entry(pod("c", labels={"app": "web"}), sets),
+        pod_entry(pod("d", labels={"app": "web"}), sets),
     )
-    assert a is not None and b is not None and a.view is not None and b.view is not None
-    assert a.view.labels is b.view.labels
+    views = [e.view for e in (a, b, c, d) if e is not None and e.view is not None]
+    assert len(views) == 4
+    assert views[0].labels is views[1].labels  # shared
+    assert views[2].labels == views[3].labels and views[2].labels is not views[3].labels  # full
+    other = pod_entry(pod("e", labels={"app": "db", "x": "1"}), LabelSets())
+    assert other is not None and other.view is not None
+    assert other.view.labels == views[0].labels and other.view.labels is not views[0].labels
 
 
 # ----------------------------------------------------------------------------- budgets

@@ -24,7 +24,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kumaco.core.disruptions import Refusals
+from kumaco.core.disruptions import Refusals, not_listed
 from kumaco.core.forecast import forecast
 from kumaco.core.nodes import NodeSet, NodeView
 from kumaco.core.planner import (
@@ -230,3 +230,17 @@ def test_budgets_changing_during_maintenance_never_revoke_anyone(
             views[name] = with_condition(views[name], REQ, status, now)
         result = judge(windows_, list(views.values()), now, policy, refusals)
         views = apply(views, result, now)
+
+
+def test_before_the_first_list_every_candidate_waits_and_holders_keep_their_place() -> None:
+    nodes = nodeset(node("a", **req("True"), **mip("True")), early("b"), late("c"))
+    result = plan([window("w")], nodes, NOW, POLICY, not_listed(["a", "b", "c"]))
+    assert answer(result, "a")[:2] == (True, ALLOWED)
+    for name in ("b", "c"):
+        n = result.node(name)
+        assert n is not None and n.in_progress is not None
+        assert n.is_under_maintenance  # the window opens regardless
+        assert answer(result, name) == (False, DISRUPTION_BUDGET_EXHAUSTED, ())
+        assert n.in_progress.message == (
+            "the pods and PodDisruptionBudgets are not listed yet: no admission before"
+        )
