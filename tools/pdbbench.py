@@ -14,8 +14,9 @@ Then, on the same cluster, one ``kumaco run`` leader at a time (a Lease nobody e
 wants; a window open on every node, ``--max-in-progress 10%``, nobody requiring
 maintenance, so both modes plan the same and write nothing after a warm-up run):
 without ``--respect-pdbs``, then with it. Each is measured from its start to ready
-(caches synced: with the flag, every pod LISTed) and through its first pass to five
-seconds without one (at most two minutes: CPU seconds), then over a
+(nodes and windows listed) and through its first pass to five
+seconds without one (at most two minutes: CPU seconds; with the flag also when the pods
+and budgets were listed, which admissions wait for and readiness does not), then over a
 steady period of ``quiet`` seconds during which the workload lives -- ``churn`` pod
 replacements a second (a pod deleted, kwok confirming it, a new one created) and one
 budget's ``disruptionsAllowed`` flipping every ``flip_seconds`` (so the flag's refusals
@@ -375,7 +376,7 @@ def run_mode(
     """One kumaco leader: start to ready and settled, then a steady period (see the contract)."""
     flags = [
         *("--namespaces", ns, "--leader-election-namespace", ns),
-        *("--max-in-progress", "10%", "--require-condition", REQUIRED, "--log-level", "warning"),
+        *("--max-in-progress", "10%", "--require-condition", REQUIRED, "--log-level", "info"),
         *(("--respect-pdbs",) if respect else ()),
     ]
     kubeconfig = cp.write_kubeconfig(workdir / "admin.kubeconfig")
@@ -392,6 +393,12 @@ def run_mode(
     try:
         wait_for(k.ready, 3600, interval=0.5, what=f"kumaco ({tag}) ready")
         ready = time.time() - t0
+        # With the flag, admissions wait for the LIST of every pod and budget (readiness
+        # does not: the windows open before): when the last of the two was listed.
+        listed: float | None = None
+        if respect:
+            both = ("pods", "poddisruptionbudgets")
+            listed = (wait_for(lambda: listed_at(k, both), 3600, 1.0, "the LISTs") or t0) - t0
         # Start-up is over once the first pass is done and nothing is left to write: a
         # pass-free moment (with the flag the living workload wakes it now and then).
         wait_for(
@@ -411,6 +418,7 @@ def run_mode(
         out = {
             "respect_pdbs": respect,
             "ready_seconds": round(ready, 1),
+            "pods_listed_seconds": None if listed is None else round(listed, 1),
             "startup_cpu_seconds": at_settle["cpu_seconds"],
             "steady_seconds": round(t2 - t1, 1),
             "steady_cpu_percent": round(
@@ -426,6 +434,17 @@ def run_mode(
         return out
     finally:
         k.stop()
+
+
+def listed_at(k: Kumaco, collections: tuple[str, ...]) -> float | None:
+    """When the last of ``collections`` was first listed (its log line), None before."""
+    seen: dict[str, float] = {}
+    for r in k.logs():
+        c = r.get("collection")
+        if r.get("msg") == "listed" and c in collections and c not in seen:
+            stamp = dt.datetime.fromisoformat(str(r["time"]).replace("Z", "+00:00"))
+            seen[str(c)] = stamp.timestamp()
+    return max(seen.values()) if len(seen) == len(collections) else None
 
 
 def check_refusals(cp: ControlPlane, workdir: Path, ns: str, sample: int) -> dict[str, Any]:
