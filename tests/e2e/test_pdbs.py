@@ -308,40 +308,6 @@ def component_rbac(tmp: Path, ns: str, run: str) -> tuple[list[dict[str, Any]], 
     return rbac, env
 
 
-def token_kubeconfig(cp: ControlPlane, raw: Api, ns: str, path: Path) -> Path:
-    token = raw.request(
-        "POST",
-        f"/api/v1/namespaces/{ns}/serviceaccounts/kumaco/token",
-        {
-            "apiVersion": "authentication.k8s.io/v1",
-            "kind": "TokenRequest",
-            "spec": {"expirationSeconds": 3600},
-        },
-    )["status"]["token"]
-    path.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "current-context": "sa",
-                "clusters": [
-                    {
-                        "name": "t",
-                        "cluster": {
-                            "server": cp.url,
-                            "certificate-authority": cp.pki.path("ca.crt"),
-                        },
-                    }
-                ],
-                "users": [{"name": "sa", "user": {"token": token}}],
-                "contexts": [{"name": "sa", "context": {"cluster": "t", "user": "sa"}}],
-            }
-        )
-    )
-    path.chmod(0o600)
-    return path
-
-
 def mip(raw: Api, node: str) -> tuple[str | None, str, str]:
     c = raw.conditions(node).get(MIP) or {}
     return c.get("status"), c.get("reason", ""), c.get("message", "")
@@ -394,7 +360,9 @@ def test_kumaco_run_waits_for_the_budget_with_kwok_pods_and_the_component_rbac(
         set_pdb_status(raw, app, "db", disruptionsAllowed=0)
         start = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
         raw.window(ns, "all", {"startTime": cron_at(start), "duration": "24h", "nodeSelector": ""})
-        kubeconfig = token_kubeconfig(control_plane, raw, ns, tmp_path / "sa.kubeconfig")
+        kubeconfig = control_plane.write_token_kubeconfig(
+            tmp_path / "sa.kubeconfig", raw.service_account_token(ns, "kumaco")
+        )
         flags = [
             *("--namespaces", ns, "--leader-election-namespace", ns),
             *("--node-selector", f"{RUN_LABEL}={run}"),
