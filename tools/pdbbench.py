@@ -475,11 +475,12 @@ def check_refusals(cp: ControlPlane, workdir: Path, ns: str, sample: int) -> dic
     try:
 
         def reasons() -> dict[str, str]:
-            """Each sampled node's reason, once every one is decided (empty until then)."""
-            got = {n: (api.conditions(n).get(MIP) or {}).get("reason", "") for n in names}
+            """Each sampled node's reason, once every one is decided on the listed pods."""
+            found = {n: api.conditions(n).get(MIP) or {} for n in names}
+            got = {n: c.get("reason", "") for n, c in found.items()}
             done = all(
                 r in ("MaintenanceAllowed", "DisruptionBudgetExhausted") for r in got.values()
-            )
+            ) and not any("not listed yet" in c.get("message", "") for c in found.values())
             return got if done else {}
 
         got = wait_for(reasons, 900, interval=2.0, what="the sample decided")

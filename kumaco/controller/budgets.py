@@ -74,6 +74,9 @@ class _PodSink:
     #: Pods are large (a few KB of JSON each, ~10x that decoded) and a LIST page is decoded
     #: whole: smaller pages keep the start-up's peak memory down (docs/benchmarks.md).
     page_size = PAGE_SIZE
+    #: Listed by a streaming list: a LIST of every pod of a large cluster takes minutes,
+    #: longer than the API server keeps its watch history while they churn (docs/design.md).
+    streamed = True
 
     def __init__(self, store: BudgetStore) -> None:
         self.store = store

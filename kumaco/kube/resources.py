@@ -67,6 +67,16 @@ class Collection(Protocol):
         ...
 
 
+class Streamed(Collection, Protocol):
+    """A :class:`Collection` that can also be read as a streaming list (``sendInitialEvents``)."""
+
+    def stream(
+        self, timeout_seconds: int, *, shrink: Shrink | None = None, silence: float = 130.0
+    ) -> Iterator[dict[str, Any]]:
+        """Every object as ``ADDED``, the ``k8s.io/initial-events-end`` bookmark, then changes."""
+        ...
+
+
 class Resources(Protocol):
     """What the controller needs of the API server (see the module contract)."""
 
@@ -79,8 +89,8 @@ class Resources(Protocol):
 
     def configmaps(self, namespace: str, label_selector: str = "") -> Collection: ...
 
-    def pods(self) -> Collection:
-        """Every Pod of the cluster (``--respect-pdbs``)."""
+    def pods(self) -> Streamed:
+        """Every Pod of the cluster (``--respect-pdbs``), listed by streaming."""
         ...
 
     def poddisruptionbudgets(self) -> Collection:
@@ -138,6 +148,20 @@ class KubeCollection:
             known=known,
             shrink=shrink,
             silence=silence,
+            **self.fields,
+        )
+
+    def stream(
+        self, timeout_seconds: int, *, shrink: Shrink | None = None, silence: float = 130.0
+    ) -> Iterator[dict[str, Any]]:
+        return self.kube.watch(
+            self.path,
+            "",
+            self.label_selector,
+            timeout_seconds,
+            shrink=shrink,
+            silence=silence,
+            initial_events=True,
             **self.fields,
         )
 
