@@ -77,7 +77,7 @@ static_rc=$(cat artifacts/static-checks.rc 2>/dev/null || echo 1)
 cat artifacts/static-checks.log
 note "static checks" "$t0" "$static_rc"
 t2=$(date +%s)
-pytest tests/e2e -n "${KUMACO_E2E_WORKERS:-4}" --dist loadgroup \
+pytest tests/e2e -n "${KUMACO_E2E_WORKERS:-4}" --dist loadscope \
   --junitxml=artifacts/junit-e2e.xml --durations=10 --durations-min=1
 note "e2e tier" "$t2" $?
 set -e

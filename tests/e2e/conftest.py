@@ -36,6 +36,7 @@ from typing import Any
 import pytest
 from kubernetes import client, config
 
+from tests.support.env import lanes
 from tests.support.env.auditing import audit_args
 from tests.support.env.controlplane import ControlPlane, ensure_assets
 from tests.support.env.harness import Api, Kumaco, Shift
@@ -82,20 +83,25 @@ CPU_LANES = {
 }
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark the e2e tier; keep each module on one xdist worker, the longest handed out first.
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Keep each module on one xdist worker, the CPU-heavy ones in lanes (:mod:`lanes`).
 
     A worker runs its modules one after the other against its own control plane (the
     session fixture below is per worker), so a module's module-scoped fixtures and its
-    order hold as in a serial run, and a test that needs a quiet server has one. The
-    CPU-heavy modules share two groups (:data:`CPU_LANES`), handed out first.
+    order hold as in a serial run, and a test that needs a quiet server has one.
+    """
+    return lanes.scheduler(config, log, CPU_LANES)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the e2e tier; hand the CPU lanes out first, then the longest modules.
+
+    The CPU-heavy modules share two lanes (:data:`CPU_LANES`), handed out first.
     """
     here = Path(__file__).parent
     mine = [item for item in items if here in Path(str(item.fspath)).parents]
     for item in mine:
-        stem = Path(str(item.fspath)).stem
         item.add_marker(pytest.mark.e2e)
-        item.add_marker(pytest.mark.xdist_group(CPU_LANES.get(stem, stem)))
     if mine and len(mine) == len(items):  # reorder only a run of the e2e tier alone
 
         def weight(i: pytest.Item) -> tuple[bool, int]:
