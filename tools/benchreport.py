@@ -319,16 +319,17 @@ def markdown(doc: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-#: The rows of the ``--respect-pdbs`` table: label, key of each mode's result.
+#: The rows of the ``--respect-pdbs`` table: label, key of each mode's result, and whether
+#: their ratio means something (a cost) or not (a count, the machine's load).
 PDB_ROWS = (
-    ("ready: nodes and windows listed (s)", "ready_seconds"),
-    ("pods and budgets listed: admissions may start (s)", "pods_listed_seconds"),
-    ("start-up CPU (s)", "startup_cpu_seconds"),
-    ("steady CPU (% of one core)", "steady_cpu_percent"),
-    ("RSS at the end (MB)", "rss_mb"),
-    ("peak RSS (MB)", "peak_rss_mb"),
-    ("passes in the steady period", "steady_passes"),
-    ("machine busy in the steady period (%)", "machine_busy_percent"),
+    ("ready: nodes and windows listed (s)", "ready_seconds", True),
+    ("pods and budgets listed: admissions may start (s)", "pods_listed_seconds", False),
+    ("start-up CPU (s)", "startup_cpu_seconds", True),
+    ("steady CPU (% of one core)", "steady_cpu_percent", True),
+    ("RSS at the end (MB)", "rss_mb", True),
+    ("peak RSS (MB)", "peak_rss_mb", True),
+    ("passes in the steady period", "steady_passes", False),
+    ("machine busy in the steady period (%)", "machine_busy_percent", False),
 )
 
 
@@ -355,9 +356,11 @@ def respect_pdbs_section(r: dict[str, Any]) -> list[str]:
         "|---|---|---|---|",
     ]
     off, on = r.get("off", {}), r.get("on", {})
-    for label, key in PDB_ROWS:
+    for label, key, cost in PDB_ROWS:
         a, b = off.get(key), on.get(key)
-        ratio = f(round(b / a, 2)) if isinstance(a, int | float) and a and b is not None else "-"
+        ratio = "-"
+        if cost and isinstance(a, int | float) and a and isinstance(b, int | float):
+            ratio = f(round(b / a, 2))
         lines.append(f"| {label} | {f(a) if a is not None else '-'} | {f(b)} | {ratio} |")
     mem, check = r.get("memory", {}), r.get("check", {})
     if mem:
