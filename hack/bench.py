@@ -10,7 +10,9 @@ The rates' defaults are a real fleet's (docs/benchmarks.md, "A living
 cluster"); ``--churn-scale`` multiplies the rare events. The micro-benchmarks
 alone: ``--planner``, ``--memory``, ``--levers NODES``; a kumaco follower alone
 over many static nodes (memory where a full run cannot finish): ``--probe NODES``. What is measured, and how:
-``tools/bench.py``.
+``tools/bench.py``. What ``--respect-pdbs`` costs (kumaco's leader without and with it,
+over kwok's nodes and pods): ``--respect-pdbs NODES [--pods-per-node N]``, merged into
+``--output`` as ``respect_pdbs`` (``tools/pdbbench.py``).
 """
 
 from __future__ import annotations
@@ -34,6 +36,26 @@ from tools.bench import (
 from tools.benchreport import write_chart, write_markdown
 from tools.churn import ChurnRates
 from tools.levers import lever_benchmarks
+
+
+def respect_pdbs(nodes: int, pods_per_node: int, quiet: float, output: Path) -> int:
+    """``--respect-pdbs NODES``: measure, print, and merge the result into ``output``."""
+    from tools.pdbbench import Workload, pdb_cost, pod_memory
+
+    workload = Workload(nodes, pods_per_node)
+    workdir = Path(tempfile.mkdtemp(prefix=f"kumaco-bench-pdbs-{nodes}-"))
+    result = pdb_cost(workload, workdir, quiet=quiet)
+    result["memory"] = pod_memory(Workload(min(nodes, 1000), pods_per_node))
+    result["command"] = (
+        f"python hack/bench.py --respect-pdbs {nodes} --pods-per-node {pods_per_node} "
+        f"--quiet {quiet:g}"
+    )
+    result["workdir"] = str(workdir)
+    doc = json.loads(output.read_text()) if output.exists() else {}
+    doc["respect_pdbs"] = result
+    output.write_text(json.dumps(doc, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+    return 1 if "error" in result or result.get("check", {}).get("disagreements") else 0
 
 
 def main() -> int:
@@ -102,7 +124,17 @@ def main() -> int:
         metavar="NODES",
         help="the levers' micro-benchmarks, and one LIST of NODES nodes in JSON and protobuf",
     )
+    o.add_argument(
+        "--respect-pdbs",
+        type=int,
+        metavar="NODES",
+        help="what --respect-pdbs costs over NODES kwok nodes and their pods (tools/pdbbench.py; "
+        "--quiet seconds per mode), merged into --output as respect_pdbs",
+    )
+    o.add_argument("--pods-per-node", type=int, default=25, help="with --respect-pdbs")
     a = p.parse_args()
+    if a.respect_pdbs is not None:
+        return respect_pdbs(a.respect_pdbs, a.pods_per_node, a.quiet, a.output)
     if a.planner:
         print(json.dumps(planner_benchmark(), indent=2))
         return 0

@@ -426,6 +426,20 @@ class Plan:
         ]
 
 
+def commit() -> str:
+    """The commit measured; "-dirty" when kumaco/ differs from it (code no commit holds)."""
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    )
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--", "kumaco"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
 def run_scale(sc: Scale, workdir: Path) -> dict[str, Any]:
     """One scale on its own control plane; the result so far even when a phase fails."""
     log(
@@ -433,17 +447,7 @@ def run_scale(sc: Scale, workdir: Path) -> dict[str, Any]:
         f"kwok {'on' if sc.kwok else 'off'}, churn {'on' if sc.churn else 'off'}"
     )
     res: dict[str, Any] = {"nodes": sc.nodes, "windows": sc.windows}
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-    )
-    # "-dirty" when kumaco/ differs from that commit: the run measured code no commit holds.
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--", "kumaco"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    res["kumaco_commit"] = commit.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    res["kumaco_commit"] = commit()
     res["settings"] = {
         "repeats": sc.repeats,
         "quiet_seconds": sc.quiet,
@@ -1042,6 +1046,10 @@ def run_benchmarks(
     from tools.benchreport import write_chart, write_markdown
 
     doc: dict[str, Any] = {"machine": machine(), "runs": []}
+    if output.exists():  # measured on its own (hack/bench.py --respect-pdbs): kept
+        kept = json.loads(output.read_text()).get("respect_pdbs")
+        if kept is not None:
+            doc["respect_pdbs"] = kept
     if merge and output.exists():
         old = json.loads(output.read_text())
         doc["runs"] = old.get("runs", [])

@@ -310,11 +310,77 @@ def markdown(doc: dict[str, Any]) -> str:
             f"| realistic mix | {p['realistic']['warm_ms']} | {p['realistic']['cold_ms']} |",
             f"| all 100 open | {p['all_open']['warm_ms']} | {p['all_open']['cold_ms']} |",
         ]
+    if "respect_pdbs" in doc:
+        lines += respect_pdbs_section(doc["respect_pdbs"])
     lines += ["", "## Targets (issue 17)", "", "| target | measured | met |", "|---|---|---|"]
     for target, measured, met in targets(doc):
         verdict = "not measured" if met is None else ("yes" if met else "**no**")
         lines.append(f"| {target} | {measured} | {verdict} |")
     return "\n".join(lines) + "\n"
+
+
+#: The rows of the ``--respect-pdbs`` table: label, key of each mode's result, and whether
+#: their ratio means something (a cost) or not (a count, the machine's load).
+PDB_ROWS = (
+    ("ready: nodes and windows listed (s)", "ready_seconds", True),
+    ("pods and budgets listed: admissions may start (s)", "pods_listed_seconds", False),
+    ("start-up CPU (s)", "startup_cpu_seconds", True),
+    ("steady CPU (% of one core)", "steady_cpu_percent", True),
+    ("RSS at the end (MB)", "rss_mb", True),
+    ("peak RSS (MB)", "peak_rss_mb", True),
+    ("passes in the steady period", "steady_passes", False),
+    ("machine busy in the steady period (%)", "machine_busy_percent", False),
+)
+
+
+def respect_pdbs_section(r: dict[str, Any]) -> list[str]:
+    """What ``hack/bench.py --respect-pdbs NODES`` measured: both modes side by side."""
+    s = r["settings"]
+    work = r.get("seed_workload", {})
+    lines = [
+        "",
+        "## PodDisruptionBudgets (`--respect-pdbs`)",
+        "",
+        f"`{r.get('command', 'python hack/bench.py --respect-pdbs')}`, {r['date']}, kumaco "
+        f"{r.get('kumaco_commit', '?')}: {r['nodes']} kwok nodes running {work.get('pods', '?')} "
+        f"pods ({s['pods_per_node']} per node, {s['daemonsets']} of them from DaemonSets) in "
+        f"{s['namespaces']} namespaces, {r.get('budgets', '?')} PodDisruptionBudgets "
+        f"({r.get('budgets_exhausted', '?')} with no disruption allowed). One kumaco leader "
+        "without the flag, then one with it; during each steady period "
+        f"({s['quiet_seconds']:g} s) the workload lives: "
+        f"{s['pod_replacements_per_second']:g} pod replacements a second, one budget's "
+        f"`disruptionsAllowed` flipping every {s['budget_flip_seconds']:g} s. Load "
+        f"{f(r['load_before'][0])} -> {f(r.get('load_after', [None])[0])}.",
+        "",
+        "| | without | with | with / without |",
+        "|---|---|---|---|",
+    ]
+    off, on = r.get("off", {}), r.get("on", {})
+    for label, key, cost in PDB_ROWS:
+        a, b = off.get(key), on.get(key)
+        ratio = "-"
+        if cost and isinstance(a, int | float) and a and isinstance(b, int | float):
+            ratio = f(round(b / a, 2))
+        lines.append(f"| {label} | {f(a) if a is not None else '-'} | {f(b)} | {ratio} |")
+    mem, check = r.get("memory", {}), r.get("check", {})
+    if mem:
+        lines += [
+            "",
+            f"In-process (`BudgetStore`, {mem['pods']} realistic pods, tracemalloc): "
+            f"**{mem['bytes_per_pod']} bytes per pod** kept, from {mem['json_bytes_per_pod']} "
+            f"bytes of JSON each ({mem['pods_kept']} of the {mem['pods']} pods kept: the "
+            "others no budget can refuse).",
+        ]
+    if check:
+        lines += [
+            "",
+            f"Check: of {check['sample']} nodes that then asked for maintenance, the cluster's "
+            f"budgets refused {check['sample_refused']}; kumaco refused exactly those "
+            f"({len(check['disagreements'])} disagreements).",
+        ]
+    if "error" in r:
+        lines += ["", f"The run failed: {r['error']}"]
+    return lines
 
 
 def write_markdown(path: Path, doc: dict[str, Any]) -> None:

@@ -34,9 +34,11 @@ from kumaco.cmd.deployed import (
 )
 from kumaco.cmd.flags import UsageError, selector_flag
 from kumaco.core.configmaps import DEFAULT_CONFIGMAP_SELECTOR, windows_of
+from kumaco.core.disruptions import NO_REFUSALS, Refusals, refusals_of
 from kumaco.core.durations import SECOND, parse_go_duration
 from kumaco.core.errors import InvalidInput
 from kumaco.core.nodes import NodeSet
+from kumaco.core.policy import Policy
 from kumaco.core.windows import InvalidWindow, Window
 
 if TYPE_CHECKING:
@@ -225,6 +227,15 @@ class ClusterSource:
     def nodes(self, owned: tuple[str, ...] = ()) -> NodeSet:
         """The nodes ``--node-selector`` selects (the server applies it)."""
         return nodes(self.cluster, self.args.node_selector, owned)
+
+    def refusals(self, policy: Policy) -> Refusals:
+        """With ``--respect-pdbs``: the answers of every Pod and PodDisruptionBudget listed."""
+        if not policy.respect_pdbs:
+            return NO_REFUSALS
+        from kumaco.kube.reader import list_pods_and_budgets  # noqa: PLC0415
+
+        pods, budgets = list_pods_and_budgets(self.cluster.reader)
+        return refusals_of(pods, budgets)
 
     def origin(self, detailed: bool = False) -> str:
         """What the input was, for a picture's caption: the cluster (and its context)."""

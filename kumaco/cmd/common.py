@@ -25,6 +25,7 @@ from typing import Any, Generic, TextIO, TypeVar
 
 from kumaco.cmd.flags import UsageError, selector_flag
 from kumaco.core.configmaps import DEFAULT_CONFIGMAP_SELECTOR
+from kumaco.core.disruptions import NO_REFUSALS, Refusals, refusals_of
 from kumaco.core.errors import InvalidInput
 from kumaco.core.manifests import (
     ManifestError,
@@ -224,6 +225,31 @@ class FilesSource:
                 + "; a node has one state: keep one"
             )
         return NodeSet(views)
+
+    def refusals(self, policy: Policy) -> Refusals:
+        """With ``--respect-pdbs``: the PodDisruptionBudgets' answers of ``--pods``/``--pdbs``.
+
+        Each flag reads the objects of its kind in its file (one ``kubectl get pods,pdb
+        -A -o yaml`` file may be given to both); a file with objects but none of its kind
+        is a usage error, and so are the flags without ``--respect-pdbs``.
+        """
+        paths = {f: getattr(self.args, f.lstrip("-"), None) for f in ("--pods", "--pdbs")}
+        if not policy.respect_pdbs:
+            if any(paths.values()):
+                raise UsageError("--pods and --pdbs are read only with --respect-pdbs")
+            return NO_REFUSALS
+        found: dict[str, list[Any]] = {}
+        for (flag, path), kind in zip(paths.items(), ("Pod", "PodDisruptionBudget"), strict=True):
+            if not path:
+                raise UsageError(
+                    f"--respect-pdbs: give {flag} FILE offline "
+                    "(kubectl get pods,pdb -A -o yaml, to both --pods and --pdbs)"
+                )
+            objects = load_objects([path], self.stdin)
+            found[flag] = [o for o in objects if isinstance(o, dict) and o.get("kind") == kind]
+            if objects and not found[flag]:
+                raise UsageError(f"{flag} {path}: no {kind} in it")
+        return refusals_of(found["--pods"], found["--pdbs"])
 
     def origin(self, detailed: bool = False) -> str:
         """What the input was, for a picture's caption: the files."""

@@ -169,6 +169,17 @@ def add_policy_flags(p: argparse.ArgumentParser) -> None:
         "(default: off)",
     )
     add(
+        "--respect-pdbs",
+        type=parse_bool,
+        nargs="?",
+        const=True,
+        default=False,
+        metavar="BOOL",
+        help="admit no node whose drain a PodDisruptionBudget would refuse now (needs "
+        "--max-in-progress; run: watches pods and PDBs, offline: --pods and --pdbs; "
+        "default: off)",
+    )
+    add(
         "--planned-lead",
         metavar="DURATION",
         help="set MaintenancePlanned=True on a node DURATION before a window puts it under "
@@ -389,10 +400,23 @@ def policy_from_args(
         count_unavailable=bool(args.count_unavailable),
         admission_cutoff=duration_flag("--admission-cutoff", args.admission_cutoff),
         manager=instance.field_manager,
+        respect_pdbs=respect_pdbs_flag(args, ceiling),
         planned_lead=duration_flag("--planned-lead", args.planned_lead),
         planned=instance.planned,
         **fleet_policy(args),
     )
+
+
+def respect_pdbs_flag(args: argparse.Namespace, ceiling: Ceiling | None) -> bool:
+    """``--respect-pdbs``: it decides MaintenanceInProgress, so it needs ``--max-in-progress``."""
+    if not args.respect_pdbs:
+        return False
+    if ceiling is None:
+        raise UsageError(
+            "--respect-pdbs: needs --max-in-progress (PodDisruptionBudgets stop admissions "
+            "to MaintenanceInProgress, which kumaco manages only under a ceiling)"
+        )
+    return True
 
 
 def parse_bool(text: str) -> bool:

@@ -110,6 +110,7 @@ def _forecast(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO
     _instance, policy = policy_from_args(args)
     entries = source.windows(err)
     nodes = source.nodes(policy.owned)
+    refusals = source.refusals(policy)
     for u in uncarried_conditions(policy, nodes):
         if u.flag == "--require-condition":  # nobody needs maintenance: a check of nothing
             raise UsageError(u.text("no node needs maintenance and the forecast checks nothing"))
@@ -127,7 +128,14 @@ def _forecast(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO
             err.write(listing.skipped(e))
     try:
         result = forecast(
-            windows, nodes, start, until, policy, duration, _rules(args.maintenance_duration_per)
+            windows,
+            nodes,
+            start,
+            until,
+            policy,
+            duration,
+            _rules(args.maintenance_duration_per),
+            refusals,
         )
     except InvalidInput as exc:
         raise UsageError(exc.reason) from None

@@ -170,10 +170,10 @@ def _plan(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO) ->
     _instance, policy = policy_from_args(args)
     at = clock(args)
     windows = valid_windows(source.windows(err), err)
-    nodes = source.nodes(policy.owned)
+    nodes, refusals = source.nodes(policy.owned), source.refusals(policy)
     for line in condition_warnings(policy, nodes):
         err.write(f"warning: {line}\n")
-    PLANS.write(plan(windows, nodes, at, policy), args, out)
+    PLANS.write(plan(windows, nodes, at, policy, refusals), args, out)
     return EXIT_OK
 
 

@@ -40,13 +40,17 @@ from kumaco.cmd.flags import (
     env_names,
     unknown_env,
 )
+from kumaco.core.disruptions import Refusals
 from kumaco.core.nodes import NodeSet
+from kumaco.core.policy import Policy
 from kumaco.core.windows import InvalidWindow, Window
 
 EXIT_CLUSTER = 1
 #: The two programs, by the name they are invoked as.
 KUMACO, KUBECTL = "kumaco", "kubectl kumaco"
 NODES_HELP = "the nodes, as kubectl get nodes -o yaml|json prints them"
+PODS_HELP = "the Pods in FILE, as kubectl get pods -A -o yaml|json prints them"
+PDBS_HELP = "the PodDisruptionBudgets in FILE, as kubectl get pdb -A -o yaml|json prints them"
 WINDOWS_HELP = "window ConfigMaps, as kubectl get cm -o yaml|json prints them ('-': standard input)"
 
 
@@ -92,6 +96,10 @@ class Source(Protocol):
         """The nodes (``owned``: the condition types whose writers to keep)."""
         ...
 
+    def refusals(self, policy: Policy) -> Refusals:
+        """With ``--respect-pdbs``: node -> the PodDisruptionBudgets refusing its drain now."""
+        ...
+
     def origin(self, detailed: bool = False) -> str:
         """What the input was, for a caption (``detailed``: with the selectors)."""
         ...
@@ -108,11 +116,13 @@ class Files:
 
     The window files are ``FILE...`` or ``--windows FILE...``, either way for every
     command (both together: all of them, positional first); ``nodes``: ``--nodes
-    FILE``'s help (None: no ``--nodes``), required or not.
+    FILE``'s help (None: no ``--nodes``), required or not; ``budgets``: ``--pods FILE``
+    and ``--pdbs FILE`` (read with ``--respect-pdbs``).
     """
 
     nodes: str | None = None
     nodes_required: bool = False
+    budgets: bool = False
 
     def add_flags(self, p: argparse.ArgumentParser) -> None:
         p.add_argument("windows", nargs="*", metavar="FILE", help=WINDOWS_HELP)
@@ -127,6 +137,13 @@ class Files:
         )
         if self.nodes is not None:
             p.add_argument("--nodes", required=self.nodes_required, metavar="FILE", help=self.nodes)
+        if self.budgets:
+            p.add_argument(
+                "--pods", metavar="FILE", help=f"with --respect-pdbs: {PODS_HELP} (default: none)"
+            )
+            p.add_argument(
+                "--pdbs", metavar="FILE", help=f"with --respect-pdbs: {PDBS_HELP} (default: none)"
+            )
 
     @staticmethod
     def paths(args: argparse.Namespace) -> list[str]:
@@ -140,8 +157,9 @@ class Files:
         return paths
 
 
-#: What ``plan`` and ``forecast`` read offline: the window files and ``--nodes FILE``.
-PLANNER_INPUT = Files(nodes=NODES_HELP, nodes_required=True)
+#: What ``plan`` and ``forecast`` read offline: the window files and ``--nodes FILE`` (and
+#: ``--pods FILE``, ``--pdbs FILE`` with ``--respect-pdbs``).
+PLANNER_INPUT = Files(nodes=NODES_HELP, nodes_required=True, budgets=True)
 
 
 def _no_flags(_p: argparse.ArgumentParser, _cluster: bool) -> None:

@@ -26,7 +26,7 @@ from kumaco.core.nodes import NodeSet
 from kumaco.core.planner import Policy, plan
 from kumaco.core.waiting import waiters_as_written
 from kumaco.core.windows import Window
-from kumaco.views import report
+from kumaco.views import report, reportdoc
 from kumaco.views.listing import serialize
 from kumaco.views.report import Snapshot, StatusReport
 
@@ -120,8 +120,8 @@ STATUSES: Output[Shown] = Output(
     {
         "text": _text,
         "table": _text,
-        "json": lambda shown: serialize(report.to_json(shown.report), "json"),
-        "yaml": lambda shown: serialize(report.to_json(shown.report), "yaml"),
+        "json": lambda shown: serialize(reportdoc.to_json(shown.report), "json"),
+        "yaml": lambda shown: serialize(reportdoc.to_json(shown.report), "yaml"),
     },
     "text",
     "format (table: the same as text; default: text)",

@@ -22,7 +22,11 @@ Followers keep warm caches (and the window gauges,
 :meth:`~kumaco.controller.metrics.Metrics.observe_windows`). On becoming leader,
 the view is rebuilt with a fresh LIST before the first write, so that the old
 leader's last writes are seen and the MaintenanceInProgress ceiling holds across
-failover.
+failover. With ``--respect-pdbs`` every replica also watches every Pod and
+PodDisruptionBudget (:class:`~kumaco.controller.budgets.BudgetStore`; not relisted on
+becoming leader: no write depends on them being newer) and plans with their answers;
+until both are listed it plans as if every node were refused (windows open, nobody is
+admitted).
 
 Writes
 ------
@@ -54,6 +58,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kumaco.controller.announce import ENDED, PLANNED, Announcer
+from kumaco.controller.budgets import BudgetStore
 from kumaco.controller.metrics import Metrics
 from kumaco.controller.options import (
     EXIT_CONFIG_CHANGED,
@@ -74,6 +79,7 @@ from kumaco.core.configchange import (
     Settling,
 )
 from kumaco.core.configmaps import WindowConfigMap, window_of
+from kumaco.core.disruptions import NO_REFUSALS, Refusals, not_listed
 from kumaco.core.errors import error_text
 from kumaco.core.nodes import NodeSet
 from kumaco.core.planner import Plan, Policy, changes, plan
@@ -95,7 +101,7 @@ log = logging.getLogger("kumaco.controller")
 RESYNC_SECONDS = 300.0  # re-evaluate at least this often (no I/O unless something changed)
 
 #: What the controller plans with: :func:`kumaco.core.planner.plan`'s signature.
-Planner = Callable[[Iterable[Window], NodeSet, int, Policy], Plan]
+Planner = Callable[[Iterable[Window], NodeSet, int, Policy, Refusals], Plan]
 
 __all__ = [
     "EXIT_CONFIG_CHANGED",
@@ -142,6 +148,8 @@ class Controller:
             heartbeats=frozenset(policy.require),
         )
         self.configmaps = ConfigMapStore(options.namespaces, on_change=self.wake)
+        #: With ``--respect-pdbs`` only: pods and PodDisruptionBudgets (nothing otherwise).
+        self.budgets = BudgetStore(on_change=self.wake) if policy.respect_pdbs else None
         self.events = EventRecorder(
             api,
             instance=options.instance,
@@ -180,6 +188,7 @@ class Controller:
 
     @property
     def synced(self) -> bool:
+        """Nodes and windows listed (pods and budgets need not be: see :meth:`_refusals`)."""
         return self.nodes.synced.is_set() and self.configmaps.synced
 
     def healthy(self) -> bool:
@@ -195,6 +204,15 @@ class Controller:
         for ns in o.namespaces:
             collection = self.api.configmaps(ns, o.configmap_selector)
             watched.append((f"configmaps/{ns}", collection, self.configmaps.sink(ns)))
+        if self.budgets is not None:
+            watched.append(("pods", self.api.pods(), self.budgets.pods_sink()))
+            watched.append(
+                (
+                    "poddisruptionbudgets",
+                    self.api.poddisruptionbudgets(),
+                    self.budgets.budgets_sink(),
+                )
+            )
         self.reflectors = [
             Reflector(
                 collection,
@@ -388,7 +406,7 @@ class Controller:
         started = self.monotonic()
         now = self.now_ns()
         with self.nodes.read() as (nodeset, versions):
-            result = self.planner(windows, nodeset, now, self.policy)
+            result = self.planner(windows, nodeset, now, self.policy, self._refusals(nodeset))
             due = changes(result, nodeset, versions, now, self.policy)
             self.reporter.report(due, nodeset, result)
             self.metrics.observe_holders(result, nodeset, self.policy.in_progress, now)
@@ -399,6 +417,18 @@ class Controller:
         self._announce_windows(result, windows, now)
         self.metrics.reconcile.observe(self.monotonic() - started)
         return result.next_change
+
+    def _refusals(self, nodeset: NodeSet) -> Refusals:
+        """The budgets refusing each node's drain; every node refused until they are listed.
+
+        So a new leader opens its windows at once, however long the LIST of every pod
+        takes, and admits nobody before it knows the budgets.
+        """
+        if self.budgets is None:
+            return NO_REFUSALS
+        if not self.budgets.synced:
+            return not_listed(n.name for n in nodeset)
+        return self.budgets.refusals()
 
     def _announce_windows(self, result: Plan, windows: list[Window], now: int) -> None:
         """WindowStarted/Ended/Planned Events, once per occurrence (see :mod:`.announce`)."""

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
 from kumaco.core.boots import admitted_on, boot_token, with_boot
+from kumaco.core.disruptions import NO_REFUSALS, Refusals
 from kumaco.core.durations import SECOND
 from kumaco.core.nodes import FALSE, TRUE, Condition, NodeSet, NodeView
 from kumaco.core.policy import (
@@ -67,8 +68,10 @@ class Lifecycle:
         ws: OpenWindows,
         policy: Policy,
         now: int,
+        refusals: Refusals = NO_REFUSALS,
     ) -> None:
         self.nodes, self.in_scope, self.under = nodes, in_scope, under
+        self.refusals = refusals
         self.policy, self.now = policy, now
         self.desired: dict[str, Desired] = {}
         self.verdicts: dict[str, Verdict] = {}
@@ -145,6 +148,7 @@ class Lifecycle:
             held,
             since,
             self._boot(node),
+            refused_by=self.refusals.get(node.name, ()),
         )
 
     def _occupy(self, name: str) -> tuple[str, ...]:

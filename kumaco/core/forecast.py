@@ -17,7 +17,9 @@ another kumaco instance owns left alone).
   lifecycle releases it. A node already holding MaintenanceInProgress at
   ``start`` continues from its condition's ``lastTransitionTime``.
 * Nothing else changes by itself: blocking conditions, labels and other
-  nodes stay as they are at ``start``.
+  nodes stay as they are at ``start``, and so do the PodDisruptionBudgets'
+  answers (``refusals``, with ``--respect-pdbs``: a node a budget refuses at
+  ``start`` is not admitted all the run long).
 * The run ends at ``until``, or earlier when nothing can change any more.
 * :attr:`Forecast.waits`: how long each node that needs maintenance (and does not hold
   it at ``start``) waits from its request (:func:`kumaco.core.waiting.asked_since`) to its
@@ -31,6 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from kumaco.core.disruptions import NO_REFUSALS, Refusals
 from kumaco.core.durations import SECOND, parse_go_duration
 from kumaco.core.errors import InvalidInput, excerpt
 from kumaco.core.nodes import FALSE, TRUE, Condition, NodeSet, NodeView
@@ -156,7 +159,13 @@ def apply_changes(writes: Changes, state: dict[str, NodeView]) -> None:
 SETTLE_ROUNDS = 4
 
 
-def _settle(windows: Sequence[Window], state: dict[str, NodeView], t: int, policy: Policy) -> Plan:
+def _settle(
+    windows: Sequence[Window],
+    state: dict[str, NodeView],
+    t: int,
+    policy: Policy,
+    refusals: Refusals = NO_REFUSALS,
+) -> Plan:
     """Plan at ``t``, apply the controller's writes, and plan again until none are left.
 
     The writes are :func:`~kumaco.core.planner.changes`'s, the controller's own diff
@@ -165,7 +174,7 @@ def _settle(windows: Sequence[Window], state: dict[str, NodeView], t: int, polic
     Returns the last plan; ``state`` is updated in place.
     """
     current = NodeSet(state.values())
-    result = plan(windows, current, t, policy)
+    result = plan(windows, current, t, policy, refusals)
     for _ in range(SETTLE_ROUNDS):
         # The nodes the plan was made on; stamped exactly: a simulated write happens at t.
         writes = changes(result, current, {}, t, policy, exact=True)
@@ -173,7 +182,7 @@ def _settle(windows: Sequence[Window], state: dict[str, NodeView], t: int, polic
             break
         apply_changes(writes, state)
         current = NodeSet(state.values())
-        result = plan(windows, current, t, policy)
+        result = plan(windows, current, t, policy, refusals)
     return result
 
 
@@ -185,6 +194,7 @@ def forecast(
     policy: Policy,
     duration: int,
     rules: Sequence[DurationRule] = (),
+    refusals: Refusals = NO_REFUSALS,
 ) -> Forecast:
     """Simulate from ``start`` to ``until``; see the module contract."""
     if not policy.require:
@@ -231,7 +241,7 @@ def forecast(
                         for r in policy.require
                     ),
                 )
-        result = _settle(windows, state, t, policy)
+        result = _settle(windows, state, t, policy, refusals)
         for np in result.nodes:
             if np.is_in_progress and np.name in durations and np.name not in admitted:
                 admitted[np.name] = t

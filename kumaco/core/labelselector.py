@@ -232,3 +232,43 @@ def parse_label_selector(text: str) -> Selector:
             f"write it as in '{EXAMPLE}'",
         )
     return found
+
+
+def label_selector_of(value: object) -> Selector | None:
+    """``LabelSelectorAsSelector`` of a decoded (JSON) ``metav1.LabelSelector``.
+
+    For objects the API server serves (a PodDisruptionBudget's ``spec.selector``):
+    ``None`` (absent or null) selects nothing and ``{}`` everything, as in Go. A value
+    of the wrong shape, or one ``LabelSelectorAsSelector`` refuses, raises
+    :class:`LabelSelectorError` (with its words, as :func:`read_label_selector`).
+    """
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise LabelSelectorError("a LabelSelector must be a map", "decode", "", "")
+    raw_labels = value.get("matchLabels") or {}
+    raw_expressions = value.get("matchExpressions") or []
+    if not isinstance(raw_labels, dict) or not isinstance(raw_expressions, list):
+        raise LabelSelectorError(
+            "matchLabels must be a map and matchExpressions a list", "decode", "", ""
+        )
+    labels: list[MatchLabel] = []
+    for key, label in raw_labels.items():
+        if not isinstance(key, str) or not isinstance(label, str):
+            raise LabelSelectorError("matchLabels must map strings to strings", "decode", "", "")
+        labels.append((f"matchLabels[{key}]", key, label))
+    expressions: list[MatchExpression] = []
+    for i, item in enumerate(raw_expressions):
+        where = f"matchExpressions[{i}]"
+        fields = item if isinstance(item, dict) else {}
+        key, operator, values = fields.get("key"), fields.get("operator"), fields.get("values")
+        values = [] if values is None else values
+        if (
+            not isinstance(key, str)
+            or not isinstance(operator, str)
+            or not isinstance(values, list)
+            or not all(isinstance(v, str) for v in values)
+        ):
+            raise LabelSelectorError("not a LabelSelectorRequirement", "decode", where, "")
+        expressions.append((where, key, operator, values))
+    return _selector(labels, expressions)

@@ -59,6 +59,12 @@ def next_on_days(schedule: Schedule, days: int, after: int) -> int | None:
         local_days = (fire + offset) // _DAY
         if days >> gotime.civil_from_days(local_days)[2] & 1:
             return fire
+        if offset % 60:
+            # An offset of whole seconds (Monrovia until 1972, the LMTs): robfig's Next from
+            # an instant between firings may pass the chain's next firing (its Truncate is
+            # UTC's), so follow the chain itself, firing by firing.
+            fire = schedule.next_fire(fire)
+            continue
         # Every second up to the last one before the next listed day (at this offset) is on
         # a day that is not listed; past the offset's end, look again.
         skip = min(_next_listed_day(local_days, days) * _DAY - offset - 1, end - 1)

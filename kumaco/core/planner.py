@@ -46,6 +46,10 @@ call it alike; :func:`changes` turns its answer into the writes that reach it.
     ``Ready=True`` or is cordoned, and does not hold it, counts toward every
     ceiling it falls under.
 
+    *PodDisruptionBudgets* (``respect_pdbs``): a node whose drain a budget would
+    refuse now (the ``refusals`` input) is not admitted (reason
+    ``DisruptionBudgetExhausted``, naming the budgets); it takes no place and a
+    holder is never revoked for it.
 ``MaintenancePlanned`` (name configurable; only with ``planned_lead``) -- advance notice:
     True (``MaintenanceWindow``) on a node that a window will put under maintenance within
     the lead, False (``NoMaintenancePlanned``) otherwise, while it is under maintenance and
@@ -82,6 +86,7 @@ from kumaco.core.changes import (
     changes,
     out_of_scope,
 )
+from kumaco.core.disruptions import NO_REFUSALS, Refusals
 from kumaco.core.nodes import NodeSet
 from kumaco.core.planned import Lookahead, lookahead
 from kumaco.core.policy import (
@@ -169,8 +174,18 @@ __all__ = [
 ]
 
 
-def plan(windows: Iterable[Window], nodes: NodeSet, now: int, policy: Policy) -> Plan:
-    """Compute each in-scope node's desired conditions at instant ``now``."""
+def plan(
+    windows: Iterable[Window],
+    nodes: NodeSet,
+    now: int,
+    policy: Policy,
+    refusals: Refusals = NO_REFUSALS,
+) -> Plan:
+    """Compute each in-scope node's desired conditions at instant ``now``.
+
+    ``refusals``: with ``policy.respect_pdbs``, node name -> the PodDisruptionBudgets
+    that would refuse draining it now (:mod:`kumaco.core.disruptions`).
+    """
     windows = tuple(windows)
     in_scope = frozenset(policy.scope.select(nodes.index))
     ws = window_groups(windows, nodes, in_scope, now)
@@ -178,7 +193,7 @@ def plan(windows: Iterable[Window], nodes: NodeSet, now: int, policy: Policy) ->
     lifecycle: Lifecycle | None = None
     next_change = ws.next_change
     if policy.ceiling is not None:
-        lifecycle = Lifecycle(nodes, in_scope, under, ws, policy, now)
+        lifecycle = Lifecycle(nodes, in_scope, under, ws, policy, now, refusals)
         lifecycle.run()
         if lifecycle.next_change is not None and (
             next_change is None or lifecycle.next_change < next_change

@@ -68,6 +68,8 @@ CAUSE_TIMED_OUT = "InProgressTimeout"
 UNAVAILABLE = "NodeUnavailable"
 #: The name of the global ceiling in :attr:`Verdict.counts_toward` and :attr:`Plan.ceilings`.
 GLOBAL = "global"
+#: ``--respect-pdbs``: draining the node now would be refused by a PodDisruptionBudget.
+DISRUPTION_BUDGET_EXHAUSTED = "DisruptionBudgetExhausted"
 # Issue 28's fleet rules (kumaco.core.fleetrules), MaintenanceInProgress False:
 #: ``--admission-rate N/DURATION``: N nodes started maintenance in the last DURATION.
 ADMISSION_RATE_REACHED = "AdmissionRateReached"
@@ -108,6 +110,9 @@ class Policy:
     #: The admission rules, in the order they are applied (None: the default rules,
     #: :data:`kumaco.core.rules.DEFAULT_RULES`; :func:`kumaco.core.rules.rules_of`).
     rules: tuple[Rule, ...] | None = None
+    #: ``--respect-pdbs``: no admission while a PodDisruptionBudget would refuse the drain
+    #: (the refusals are the planner's input: :func:`kumaco.core.planner.plan`).
+    respect_pdbs: bool = False
     #: ``--planned-lead``: MaintenancePlanned is True this long before a window puts a
     #: node under maintenance (0: the condition is not managed); ``--planned-condition``.
     planned_lead: int = 0
@@ -165,6 +170,8 @@ class Verdict:
     cause: str | None = None
     stale: tuple[str, ...] = ()
     boot: str | None = None
+    #: The PodDisruptionBudgets (``namespace/name``) that would refuse draining it now.
+    budgets: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,6 +310,8 @@ class Scene:
     boot: str | None
     #: For a ``CEILING`` rule: the places it keeps that can stop this node, in order.
     places: tuple[Place, ...] = ()
+    #: The PodDisruptionBudgets that would refuse draining it now (``namespace/name``).
+    refused_by: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from kumaco.core.ceilingrules import GlobalCeiling, GroupCeilings, WindowBudgets
 from kumaco.core.durations import format_go_duration
 from kumaco.core.fleetrules import AdmissionRateLimit, NodeMinInterval, OneGroupAtATime
 from kumaco.core.nodes import READY, Condition, NodeView
+from kumaco.core.pdbrule import RespectDisruptionBudgets
 from kumaco.core.policy import (
     ADMISSION_CUTOFF,
     ADMIT,
@@ -368,6 +369,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     Required(),
     Blocked(),
     Cutoff(),
+    RespectDisruptionBudgets(),
     Unavailable(),
     GlobalCeiling(),
     GroupCeilings(),

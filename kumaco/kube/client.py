@@ -416,8 +416,14 @@ class Kube:
         silence: float = 130.0,
         *,
         field_selector: str = "",
+        initial_events: bool = False,
     ) -> Iterator[dict[str, Any]]:
         """Stream watch events from ``resource_version``; raises :class:`Expired` on 410.
+
+        ``initial_events`` (with ``resource_version`` empty): a streaming list
+        (KEP-3157, ``sendInitialEvents``): every object first as an ``ADDED`` event, then
+        a bookmark annotated ``k8s.io/initial-events-end``, then the changes, on one
+        connection -- no LIST, so no resourceVersion that ages while a long LIST runs.
 
         Bookmarks are requested (the API server sends one about every minute), so
         ``silence`` seconds without a byte mean the connection is dead: a
@@ -433,6 +439,8 @@ class Kube:
             "allowWatchBookmarks": "true",
             "timeoutSeconds": str(timeout_seconds),
         }
+        if initial_events:
+            query.update(sendInitialEvents="true", resourceVersionMatch="NotOlderThan")
         if label_selector:
             query["labelSelector"] = label_selector
         if field_selector:

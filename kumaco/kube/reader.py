@@ -76,6 +76,14 @@ def get_lease(reader: Reader, namespace: str, name: str) -> Any | None:
     return reader.get(f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}")
 
 
+def list_pods_and_budgets(reader: Reader) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Every Pod and every PodDisruptionBudget of the cluster (``--respect-pdbs``)."""
+    return (
+        reader.list("/api/v1/pods"),
+        reader.list("/apis/policy/v1/poddisruptionbudgets"),
+    )
+
+
 def get_deployment(reader: Reader, namespace: str, name: str) -> Any | None:
     """The Deployment ``namespace/name`` (kumaco's own, for its settings), or None."""
     return reader.get(f"/apis/apps/v1/namespaces/{namespace}/deployments/{name}")

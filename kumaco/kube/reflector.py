@@ -13,9 +13,17 @@ told why each watch ended (``closed``, ``silent``, ``expired``, ``error``).
 Events only update a sink (a store) -- which wakes the controller; the
 controller recomputes from the full state (level-triggered). A sink may offer
 ``shrink(raw)`` (cut what it never reads out of the raw bytes before they are
-decoded) and ``known(raw)``
+decoded), ``page_size`` (the objects per LIST page, when its objects are large: a
+page is decoded whole), ``known(raw)``
 (recognise an event that can change nothing in it, such as the echo of a write
-it already stored, from its first bytes: it is not decoded at all).
+it already stored, from its first bytes: it is not decoded at all) and ``streamed``
+(True: list a :class:`~kumaco.kube.resources.Streamed` collection by a streaming list
+instead of LIST pages -- each object decoded and trimmed as it comes, ``replace`` at the
+``k8s.io/initial-events-end`` bookmark, the changes then on the same connection; a
+collection of many objects that change often, whose paginated LIST would take longer
+than the API server keeps its watch history, so that the watch from its
+resourceVersion would expire, be relisted, and expire again. A server that refuses the
+streaming list (400 or 422: an API server without it) is LISTed instead, from then on).
 """
 
 from __future__ import annotations
@@ -24,11 +32,11 @@ import logging
 import random
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from kumaco.core.errors import error_text
 from kumaco.kube.errors import ApiError, Expired, TransportError
-from kumaco.kube.resources import Collection
+from kumaco.kube.resources import Collection, Streamed
 from kumaco.kube.retry import ErrorPolicy, backoff_forever
 
 log = logging.getLogger("kumaco.kube")
@@ -68,6 +76,7 @@ class Reflector:
         self.on_restart = on_restart
         self.on_error = on_error or backoff_forever(self.rng)
         self.relists = 0
+        self.streaming = bool(getattr(sink, "streamed", False)) and hasattr(collection, "stream")
         self.thread = threading.Thread(target=self.run, name=f"reflector-{name}", daemon=True)
 
     def start(self) -> None:
@@ -77,17 +86,67 @@ class Reflector:
         objects: list[dict[str, Any]] = []
         rv: str | None = None
         shrink = getattr(self.sink, "shrink", None)
-        for page, page_rv in self.collection.list_pages(self.page_size, shrink):
+        size = getattr(self.sink, "page_size", self.page_size)
+        for page, page_rv in self.collection.list_pages(size, shrink):
             objects.extend(self.sink.trim(o) for o in page)
             rv = page_rv
         self.sink.replace(objects)
         self.resource_version = rv
         self.relists += 1
 
+    def _stream(self) -> None:
+        """A streaming list, then its changes on the same connection (see the contract)."""
+        objects: list[Any] | None = []
+        timeout = self.rng.randint(*self.watch_timeout)
+        shrink = getattr(self.sink, "shrink", None)
+        streamed = cast(Streamed, self.collection)
+        for event in streamed.stream(timeout, shrink=shrink, silence=self.silence):
+            obj = event.get("object") or {}
+            meta = obj.get("metadata") or {}
+            kind = event.get("type")
+            if kind == "BOOKMARK":
+                notes = meta.get("annotations") or {}
+                if objects is not None and notes.get("k8s.io/initial-events-end") == "true":
+                    self.sink.replace(objects)
+                    objects = None
+                    self.relists += 1
+                    self.resource_version = str(meta.get("resourceVersion") or "")
+                    log.info(
+                        "listed",
+                        extra={
+                            "collection": self.name,
+                            "resourceVersion": self.resource_version,
+                            "streamed": True,
+                        },
+                    )
+            elif objects is not None:
+                objects.append(self.sink.trim(obj))
+            else:
+                self.sink.apply(kind, self.sink.trim(obj))
+            if objects is None and meta.get("resourceVersion"):
+                self.resource_version = str(meta["resourceVersion"])
+            if self.stop.is_set():
+                return
+        self.on_restart(self.name, "closed")
+
     def run(self) -> None:
         failures = 0
         while not self.stop.is_set():
             try:
+                if self.resource_version is None and self.streaming:
+                    try:
+                        self._stream()
+                        if self.resource_version is not None:
+                            failures = 0
+                    except ApiError as exc:
+                        if exc.status not in (400, 422):
+                            raise
+                        self.streaming = False
+                        log.warning(
+                            "streaming list refused; listing instead",
+                            extra={"collection": self.name, "error": error_text(exc)},
+                        )
+                    continue
                 if self.resource_version is None:
                     self._relist()
                     log.info(

@@ -3,7 +3,8 @@
 Contract
 --------
 :class:`Resources` is everything the controller asks of the API server, in its
-own terms: list and watch Nodes and window ConfigMaps (a :class:`Collection`),
+own terms: list and watch Nodes and window ConfigMaps (a :class:`Collection`; with
+``--respect-pdbs`` also every Pod and PodDisruptionBudget),
 get a Node, patch a Node's status, create and patch an Event. Callers never
 build a path, a query string or a content type; :class:`KubeResources` is the
 one place that does, on :class:`~kumaco.kube.client.Kube`. Each method is one
@@ -66,6 +67,16 @@ class Collection(Protocol):
         ...
 
 
+class Streamed(Collection, Protocol):
+    """A :class:`Collection` that can also be read as a streaming list (``sendInitialEvents``)."""
+
+    def stream(
+        self, timeout_seconds: int, *, shrink: Shrink | None = None, silence: float = 130.0
+    ) -> Iterator[dict[str, Any]]:
+        """Every object as ``ADDED``, the ``k8s.io/initial-events-end`` bookmark, then changes."""
+        ...
+
+
 class Resources(Protocol):
     """What the controller needs of the API server (see the module contract)."""
 
@@ -77,6 +88,14 @@ class Resources(Protocol):
     def nodes(self, label_selector: str = "") -> Collection: ...
 
     def configmaps(self, namespace: str, label_selector: str = "") -> Collection: ...
+
+    def pods(self) -> Streamed:
+        """Every Pod of the cluster (``--respect-pdbs``), listed by streaming."""
+        ...
+
+    def poddisruptionbudgets(self) -> Collection:
+        """Every policy/v1 PodDisruptionBudget of the cluster (``--respect-pdbs``)."""
+        ...
 
     def get_node(self, name: str) -> Any: ...
 
@@ -132,6 +151,20 @@ class KubeCollection:
             **self.fields,
         )
 
+    def stream(
+        self, timeout_seconds: int, *, shrink: Shrink | None = None, silence: float = 130.0
+    ) -> Iterator[dict[str, Any]]:
+        return self.kube.watch(
+            self.path,
+            "",
+            self.label_selector,
+            timeout_seconds,
+            shrink=shrink,
+            silence=silence,
+            initial_events=True,
+            **self.fields,
+        )
+
 
 def _events(namespace: str) -> str:
     return f"/apis/events.k8s.io/v1/namespaces/{namespace}/events"
@@ -154,6 +187,12 @@ class KubeResources:
         return KubeCollection(
             self.kube, f"/api/v1/namespaces/{namespace}/configmaps", label_selector
         )
+
+    def pods(self) -> KubeCollection:
+        return KubeCollection(self.kube, "/api/v1/pods", "")
+
+    def poddisruptionbudgets(self) -> KubeCollection:
+        return KubeCollection(self.kube, "/apis/policy/v1/poddisruptionbudgets", "")
 
     def lease(self, namespace: str, name: str) -> KubeCollection:
         """The Lease ``namespace/name`` as a collection of at most one (see the contract)."""

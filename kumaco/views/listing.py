@@ -5,7 +5,7 @@ renderers, each returning the whole output as a string; the same objects give
 the same bytes whether they came from files or from a cluster. Each result type
 has one table of its formats (format name -> renderer): :data:`VALIDATE`
 (:class:`Verdicts`), :data:`WINDOWS` (:class:`Openings`; also ``wide``, the text with
-each occurrence's local time beside UTC, and ``ics``),
+each occurrence's local time beside UTC, and ``ics``: :mod:`kumaco.views.calendar`),
 :data:`PLAN` (a :class:`~kumaco.core.planner.Plan`) and :data:`FORECAST` (a
 :class:`~kumaco.core.forecast.Forecast`); ``yaml`` is the JSON document as
 YAML. The JSON shapes are a contract (docs/reference.md): ``validate`` a list of
@@ -19,23 +19,21 @@ inNoWindow, noChance}``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 import yaml
-from icalendar import Calendar, Event
 
-from kumaco import __version__
 from kumaco.core.durations import SECOND, format_go_duration
 from kumaco.core.errors import one_line
 from kumaco.core.forecast import Forecast
 from kumaco.core.planner import ALLOWED, HELD, CeilingUse, NodePlan, Plan, Verdict
-from kumaco.core.times import format_instant, to_datetime
+from kumaco.core.times import format_instant
 from kumaco.core.waiting import SHOWN
 from kumaco.core.windows import InvalidWindow, Occurrence, Window
+from kumaco.views.calendar import calendar
 from kumaco.views.table import table
 from kumaco.views.timeline.zones import format_local, local_time
 
@@ -179,79 +177,6 @@ def _windows_wide(o: Openings) -> str:
     )
 
 
-def occurrence_uid(o: Occurrence) -> str:
-    """A UID stable per window and occurrence (the same occurrence, the same UID)."""
-    digest = hashlib.sha256(f"{o.namespace}/{o.name}\0{o.start}".encode()).hexdigest()[:32]
-    return f"{digest}@kumaco.kured.dev"
-
-
-#: SEQUENCE counts the seconds from this instant (2020-01-01T00:00:00Z) to DTSTAMP.
-SEQUENCE_EPOCH = 1_577_836_800 * 10**9
-
-
-def sequence(generated: int) -> int:
-    """RFC 5545's SEQUENCE of every event of a calendar generated at ``generated``.
-
-    kumaco keeps no record of the calendars it printed, so the revision number of an
-    event is the time its calendar was made: the whole seconds since
-    :data:`SEQUENCE_EPOCH` (never below 0; an INTEGER until 2088). A change to a window
-    reaches a calendar in a later feed, with a higher SEQUENCE and a later DTSTAMP than
-    every earlier feed, so a client that keeps the event with the greater (SEQUENCE,
-    DTSTAMP), as RFC 5546 orders revisions, takes it.
-    """
-    return max(0, (generated - SEQUENCE_EPOCH) // 10**9)
-
-
-def calendar(found: Sequence[Occurrence], by_key: Mapping[str, Window], generated: int = 0) -> str:
-    """Occurrences as an RFC 5545 iCalendar (``METHOD:PUBLISH``): one event per occurrence.
-
-    Times in UTC. Each event's UID is stable per window and occurrence start
-    (:func:`occurrence_uid`); ``DTSTAMP`` and ``LAST-MODIFIED`` are ``generated``
-    (``--at``, else now) and ``SEQUENCE`` grows with it (:func:`sequence`), so a
-    changed duration, selector or zone replaces the event in a subscribed calendar.
-    The same input and ``generated`` give the same bytes. The description gives the
-    window's zone, schedule, duration and node selector; freezes are marked in the
-    summary and ``CATEGORIES``. An open-ended occurrence ends where the range was
-    followed to, and says so.
-    """
-    cal = Calendar()
-    cal.add("prodid", f"-//kured.dev//kumaco {__version__}//EN")
-    cal.add("version", "2.0")
-    cal.add("calscale", "GREGORIAN")
-    cal.add("method", "PUBLISH")
-    cal.add("x-wr-calname", "Maintenance windows")
-    stamp = to_datetime(generated - generated % 10**9)
-    for o in found:
-        w = by_key.get(o.key)
-        freeze = w is not None and w.freeze
-        event = Event()
-        event.add("uid", occurrence_uid(o))
-        event.add("dtstamp", stamp)
-        event.add("last-modified", stamp)
-        event.add("sequence", sequence(generated))
-        event.add("dtstart", to_datetime(o.start).replace(microsecond=0))
-        event.add("dtend", to_datetime(o.end).replace(microsecond=0))
-        kind = "Change freeze" if freeze else "Maintenance window"
-        event.add("summary", f"{kind}: {o.key}" + (" (open-ended)" if o.open_ended else ""))
-        if w is not None:
-            lines = [
-                f"startTime: {w.start_time}",
-                *([f"daysOfMonth: {w.days_text}"] if w.days else []),
-                f"time zone: {w.zone_name}",
-                f"duration: {w.duration_text}",
-                f"nodeSelector: {w.selector_text or '(every node in scope)'}",
-            ]
-            if w.budget is not None:
-                lines.append(f"maxInProgress: {w.budget}")
-            if o.open_ended:
-                lines.append("open-ended: its occurrences chain without a gap")
-            event.add("description", "\n".join(lines))
-        event.add("categories", ["freeze" if freeze else "maintenance"])
-        cal.add_component(event)
-    text: bytes = cal.to_ical()
-    return text.decode()
-
-
 WINDOWS: Formats[Openings] = {
     **formats(_windows_text, _windows_doc),
     "wide": _windows_wide,
@@ -281,6 +206,8 @@ def _detail(v: Verdict | None) -> str:
         parts.append("not reported since the reboot: " + ",".join(v.stale))
     if v.boot is None and v.rule in (ALLOWED, HELD):
         parts.append("no bootID: ends only when a required condition clears")
+    if v.budgets:
+        parts.append("refused by PDB " + ",".join(v.budgets))
     return "; ".join(parts)
 
 
@@ -300,6 +227,7 @@ def _verdict_json(v: Verdict | None, uses: dict[str, CeilingUse]) -> dict[str, o
         "releaseCause": v.cause,
         "notReportedSinceReboot": list(v.stale),
         "bootID": v.boot,
+        "disruptionBudgets": list(v.budgets),
     }
 
 

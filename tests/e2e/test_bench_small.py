@@ -11,6 +11,8 @@ no write except one to each node that joined.
   and renew their Leases; node-problem-detector heartbeats every 10 s; reboots,
   relabelling and replacements compressed from a fleet's day (x600) -- about
   one of each every ten seconds.
+* What ``--respect-pdbs`` costs (60 kwok nodes running 600 pods, a budget flipping every
+  15 s): both modes measured, and kumaco's refusals checked against the budgets.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from tests.support.env.kwok import KwokSettings
 from tools.bench import Scale, check, conflicts, run_scale
 from tools.churn import ChurnRates
+from tools.pdbbench import Workload, pdb_cost
 
 
 def _show(label: str, res: dict[str, object]) -> None:
@@ -63,3 +66,20 @@ def test_small_benchmark_in_a_living_cluster(tmp_path: Path) -> None:
     print(
         "409s in the opening:", conflicts({"requests": opening["kumaco"]}), "of", opening["nodes"]
     )
+
+
+def test_small_respect_pdbs_benchmark(tmp_path: Path) -> None:
+    """hack/bench.py --respect-pdbs, small: 60 kwok nodes, 10 pods each, both modes measured.
+
+    Counts, not times: the flag's leader refuses exactly the sampled nodes a budget
+    refuses; while the workload lives, a budget flipping wakes it and not the other.
+    """
+    res = pdb_cost(Workload(60, pods_per_node=10), tmp_path, quiet=15, churn_per_second=0.5)
+    print("bench (respect-pdbs):", {k: res.get(k) for k in ("off", "on", "ratios", "check")})
+    assert "error" not in res, res["error"]
+    check_ = res["check"]
+    assert check_["disagreements"] == []
+    assert 0 < check_["sample_refused"] < check_["sample"], "both kinds of node are sampled"
+    assert res["on"]["churn"]["flipped"] >= 1 and res["on"]["steady_passes"] >= 1
+    assert res["off"]["steady_passes"] == 0, "without the flag pods and budgets wake nobody"
+    assert set(res["ratios"]) >= {"rss_mb", "peak_rss_mb", "startup_cpu_seconds"}

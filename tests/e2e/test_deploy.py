@@ -58,7 +58,7 @@ from kubernetes.client.rest import ApiException
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import Window
 from tests.support.env.controlplane import ControlPlane
-from tests.support.env.harness import run_command, unique
+from tests.support.env.harness import Api, run_command, unique
 from tests.support.env.manifests import (
     CLUSTER_SCOPED,
     COMPONENTS,
@@ -248,33 +248,8 @@ class Cluster:
 
     def token_kubeconfig(self, ns: str, sa: str) -> Path:
         """A kubeconfig authenticating as the ServiceAccount, with a TokenRequest token."""
-        req = client.AuthenticationV1TokenRequest(
-            spec=client.V1TokenRequestSpec(audiences=[], expiration_seconds=3600)
-        )
-        token = self.core.create_namespaced_service_account_token(sa, ns, req).status.token
-        path = self.tmp / f"{ns}-{sa}.kubeconfig"
-        path.write_text(
-            yaml.safe_dump(
-                {
-                    "apiVersion": "v1",
-                    "kind": "Config",
-                    "current-context": "sa",
-                    "clusters": [
-                        {
-                            "name": "test",
-                            "cluster": {
-                                "server": self.cp.url,
-                                "certificate-authority": self.cp.pki.path("ca.crt"),
-                            },
-                        }
-                    ],
-                    "users": [{"name": sa, "user": {"token": token}}],
-                    "contexts": [{"name": "sa", "context": {"cluster": "test", "user": sa}}],
-                }
-            )
-        )
-        path.chmod(0o600)
-        return path
+        token = Api(self.cp).service_account_token(ns, sa)
+        return self.cp.write_token_kubeconfig(self.tmp / f"{ns}-{sa}.kubeconfig", token, user=sa)
 
     def impersonating(self, user: str, group: str) -> client.ApiClient:
         """An admin client that acts as ``user`` in ``group`` (plus system:authenticated)."""

@@ -47,15 +47,21 @@ CASES: dict[str, tuple[str, tuple[str, ...], dict[str, Any]]] = {
         ("monitoring",),
         {**DELEGATED, "monitoring": {"enabled": True}},
     ),
+    "respect-pdbs": (
+        "overlays/kured",
+        ("respect-pdbs",),
+        {**KURED, "respectPdbs": {"enabled": True}},
+    ),
     "everything": (
         "overlays/delegated",
-        ("kured-v2", "ha", "admission-policy", "monitoring"),
+        ("kured-v2", "ha", "admission-policy", "monitoring", "respect-pdbs"),
         {
             **DELEGATED,
             **KURED,
             "replicas": 3,
             "admissionPolicy": {"enabled": True},
             "monitoring": {"enabled": True},
+            "respectPdbs": {"enabled": True},
         },
     ),
 }

@@ -357,6 +357,7 @@ EFFECTIVE = {
     "admissionRate": "",
     "oneGroupAtATime": "",
     "nodeMinInterval": "",
+    "respectPdbs": "false",
     "underMaintenanceCondition": "kured.dev/UnderMaintenance",
     "inProgressCondition": "MaintenanceInProgress",
     "plannedCondition": "MaintenancePlanned",

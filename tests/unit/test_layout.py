@@ -1,4 +1,4 @@
-"""The package's layout holds: layers, no import cycles, every module importable on its own.
+"""The package's layout holds: layers, no import cycles, every module importable on its own, none long.
 
 The same two checks of each module hold for the test library (tests/support) and the
 programs (tools/): each imports alone in a fresh interpreter and states its contract.
@@ -132,3 +132,13 @@ def test_the_package_docstring_names_the_layers_of_the_contract_in_order() -> No
         p.name for p in (ROOT / "kumaco").iterdir() if (p / "__init__.py").exists()
     )
     assert sorted(layer.split(".")[1] for layer in layers) == subpackages
+
+
+def test_no_kumaco_module_is_above_500_lines() -> None:
+    """Issue 27: a room holds one concern; a module past 500 lines is split, not grown."""
+    long = {
+        p.relative_to(ROOT).as_posix(): n
+        for p in (ROOT / "kumaco").rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > 500
+    }
+    assert long == {}

@@ -22,6 +22,7 @@ from tests.support.env.manifests import (
     MANAGER_RULES,
     NODE_RULES,
     OVERLAYS,
+    PDB_RULES,
     SYSTEM_NS,
     VIEWER_NODE_RULES,
     VIEWER_RULES,
@@ -43,6 +44,7 @@ def test_the_overlays_and_components_of_the_issue_exist() -> None:
         "admission-policy",
         "monitoring",
         "kured-v2",
+        "respect-pdbs",
     }
 
 
@@ -120,6 +122,7 @@ def test_rendered_manifests_keep_the_deployment_contract(tmp_path: Path) -> None
                 assert resource != "secrets", (overlay, role["metadata"]["name"])
         assert sorted(r["metadata"]["name"] for r in by_kind(docs, "ClusterRole")) == [
             "kumaco",
+            "kumaco-respect-pdbs",  # components/respect-pdbs, checked below
             "kumaco-viewer",
         ]
 
@@ -203,6 +206,20 @@ def test_rendered_manifests_keep_the_deployment_contract(tmp_path: Path) -> None
         binding["spec"]["policyName"]
         == one(policy, "ValidatingAdmissionPolicy")["metadata"]["name"]
     )
+
+
+def test_the_respect_pdbs_component_turns_it_on_with_read_only_rights(tmp_path: Path) -> None:
+    for overlay, ns in (("kured", SYSTEM_NS), ("delegated/controller", SYSTEM_NS)):
+        docs = render(f"overlays/{overlay}", tmp_path, ["respect-pdbs"])
+        assert container_env(docs)["KUMACO_RESPECT_PDBS"] == "true"
+        role = one(docs, "ClusterRole", "kumaco-respect-pdbs")
+        assert rules_of(role) == PDB_RULES, "list and watch of pods and PDBs, nothing more"
+        binding = one(docs, "ClusterRoleBinding", "kumaco-respect-pdbs")
+        assert binding["roleRef"]["name"] == role["metadata"]["name"]
+        assert binding["subjects"] == [
+            {"kind": "ServiceAccount", "name": "kumaco", "namespace": ns}
+        ]
+    assert "KUMACO_RESPECT_PDBS" not in container_env(render("overlays/kured", tmp_path))
 
 
 def assert_highly_available(docs: list[dict[str, Any]], replicas: int) -> None:

@@ -7,7 +7,8 @@ shortcuts observable: an echo of a write the store already holds, altered so
 that decoding it would change the store (it must not be decoded), and an event
 whose image list is not JSON (it can only be applied if the list was cut out
 before decoding). Its backoff after failures is an injected error policy
-(:func:`kumaco.kube.retry.backoff_forever` by default).
+(:func:`kumaco.kube.retry.backoff_forever` by default). The pods reflector lists by a
+streaming list (``sendInitialEvents``), and LISTs when the server refuses it.
 """
 
 from __future__ import annotations
@@ -168,3 +169,99 @@ def test_failures_back_off_as_the_error_policy_says() -> None:
     assert told == [("connection reset by peer", 1), ("connection reset by peer", 2)]
     assert restarts == ["error", "error", "closed"]
     assert r.resource_version == "30" and r.relists == 1
+
+
+# ----------------------------------------------------------------------------- streaming list
+
+
+def pod(name: str, rv: str, node_name: str = "n1") -> dict[str, Any]:
+    return {
+        "metadata": {"namespace": "shop", "name": name, "resourceVersion": rv},
+        "spec": {"nodeName": node_name},
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+    }
+
+
+def initial_events_end(rv: str) -> dict[str, Any]:
+    notes = {"k8s.io/initial-events-end": "true"}
+    return {"kind": "Pod", "metadata": {"resourceVersion": rv, "annotations": notes}}
+
+
+class Pods(http.server.BaseHTTPRequestHandler):
+    """Answers each GET from ``answers`` in turn: (status, body); then waits for ``done``."""
+
+    answers: ClassVar[list[tuple[int, bytes]]] = []
+    paths: ClassVar[list[str]] = []
+    done = threading.Event()
+
+    def do_GET(self) -> None:
+        Pods.paths.append(self.path)
+        if Pods.answers:
+            status, body = Pods.answers.pop(0)
+        else:
+            Pods.done.wait(10)
+            status, body = 200, b""
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: Any) -> None:
+        pass
+
+
+def _reflect_pods(answers: list[tuple[int, bytes]], until: Any) -> tuple[Reflector, Any]:
+    from kumaco.controller.budgets import BudgetStore
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Pods)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    Pods.answers, Pods.paths = list(answers), []
+    Pods.done.clear()
+    store = BudgetStore()
+    cfg = k8s_client.Configuration(host=f"http://127.0.0.1:{srv.server_address[1]}")
+    stop = threading.Event()
+    kube = KubeResources(Kube(cfg, "kumaco-test/1 (unit)", env={}))
+    r = Reflector(kube.pods(), store.pods_sink(), stop, name="pods", silence=5.0)
+    r.start()
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not until(store, r):
+            time.sleep(0.02)
+    finally:
+        stop.set()
+        Pods.done.set()
+        r.thread.join(10)
+        srv.shutdown()
+        srv.server_close()
+    return r, store
+
+
+def test_pods_are_listed_by_a_streaming_list_then_followed_on_the_same_connection() -> None:
+    body = b"".join(
+        [
+            line("ADDED", pod("a", "5")),
+            line("ADDED", pod("b", "6", "n2")),
+            line("BOOKMARK", initial_events_end("7")),
+            line("DELETED", pod("b", "8", "n2")),
+        ]
+    )
+    r, store = _reflect_pods([(200, body)], lambda _s, r: r.resource_version == "8")
+    first = Pods.paths[0]
+    assert "watch=true" in first and "sendInitialEvents=true" in first
+    assert "resourceVersionMatch=NotOlderThan" in first and "limit=" not in first
+    assert store.pods_synced.is_set() and r.relists == 1 and r.resource_version == "8"
+    assert len(store) == 1  # a; b was added, then deleted
+    assert all("resourceVersion=8" in p for p in Pods.paths[1:])  # resumed, not streamed again
+
+
+def test_an_api_server_that_refuses_the_streaming_list_is_listed_instead() -> None:
+    refused = json.dumps(
+        {"kind": "Status", "code": 422, "reason": "Invalid", "message": "sendInitialEvents"}
+    ).encode()
+    listed = json.dumps(
+        {"kind": "PodList", "metadata": {"resourceVersion": "9"}, "items": [pod("a", "5")]}
+    ).encode()
+    r, store = _reflect_pods([(422, refused), (200, listed)], lambda s, _r: s.pods_synced.is_set())
+    assert "sendInitialEvents=true" in Pods.paths[0] and "limit=" in Pods.paths[1]
+    assert not r.streaming and store.pods_synced.is_set()

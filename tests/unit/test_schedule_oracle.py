@@ -276,3 +276,16 @@ def test_days_of_month_keep_robfigs_firings_on_those_days(
         walls = robfig_oracle.walls(schedule.zone_name, chain)
         on_days = [f for f, wall in zip(chain, walls, strict=True) if days >> wall[2] & 1]
         assert on_days[:1] == [mine], (spec, after)
+
+
+def test_days_of_month_follow_robfigs_chain_in_a_zone_offset_by_seconds(
+    robfig_oracle: Oracle,
+) -> None:
+    """Monrovia was 44 min 30 s behind UTC until 1972: robfig's Next from just before a
+    listed day passes the chain's first firing on it (its Truncate is UTC's), so the days'
+    filter follows the chain there (found by the property test above, seed 2296921414)."""
+    spec = "TZ=Africa/Monrovia 1/1 0/1 1 */1 sun/1"
+    schedule = parse_schedule(spec)
+    assert robfig_oracle.cron(spec, [2610, 2669]) == {"next": [2730, 2790]}  # the quirk
+    assert next_on_days(schedule, parse_day_of_month("1-7"), 0) == 2730
+    assert robfig_oracle.chain(spec, 0, 2730)[-2:] == [2610, 2730]

@@ -24,8 +24,8 @@ from kumaco.views.report import (
     NodeStatus,
     Snapshot,
     format_report,
-    to_json,
 )
+from kumaco.views.reportdoc import to_json
 from kumaco.views.wording import relative
 
 

@@ -18,7 +18,8 @@ from kumaco.core.instance import Instance
 from kumaco.core.nodes import NodeSet, node_view
 from kumaco.core.planner import Policy, plan
 from kumaco.core.times import parse_timestamp
-from kumaco.views.report import Snapshot, format_report, to_json
+from kumaco.views.report import Snapshot, format_report
+from kumaco.views.reportdoc import to_json
 from tests.unit.test_planner import window
 
 REQ, MIP, UM = "kured.dev/RebootRequired", "MaintenanceInProgress", "kured.dev/UnderMaintenance"

@@ -755,13 +755,25 @@ class ControlPlane:
         self, path: Path, *, namespace: str | None = None, server: str | None = None
     ) -> Path:
         """Write :meth:`kubeconfig` to ``path`` (mode 0600, atomically); return ``path``."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        config = self.kubeconfig(namespace=namespace, server=server)
-        tmp.write_text(json.dumps(config, indent=2) + "\n")
-        tmp.chmod(0o600)
-        tmp.replace(path)
-        return path
+        return _write_config(path, self.kubeconfig(namespace=namespace, server=server))
+
+    def write_token_kubeconfig(
+        self, path: Path, token: str, *, user: str = "sa", namespace: str | None = None
+    ) -> Path:
+        """:meth:`write_kubeconfig` authenticating with a bearer ``token`` (a ServiceAccount's)."""
+        config = self.kubeconfig(user, namespace=namespace)
+        config["users"] = [{"name": user, "user": {"token": token}}]
+        return _write_config(path, config)
+
+
+def _write_config(path: Path, config: dict[str, Any]) -> Path:
+    """``config`` as JSON at ``path`` (mode 0600, atomically); ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(config, indent=2) + "\n")
+    tmp.chmod(0o600)
+    tmp.replace(path)
+    return path
 
 
 # --------------------------------------------------------------------------- nodes

@@ -415,17 +415,8 @@ class Fleet:
         d = self.workdir / "credentials" / sa
         if not (d / "token").exists():
             d.mkdir(parents=True, exist_ok=True)
-            tr = self.api.request(
-                "POST",
-                f"/api/v1/namespaces/{self.ns}/serviceaccounts/{sa}/token",
-                {
-                    "apiVersion": "authentication.k8s.io/v1",
-                    "kind": "TokenRequest",
-                    "spec": {"audiences": [], "expirationSeconds": 3600},
-                },
-            )
             files = {
-                "token": str(tr["status"]["token"]),
+                "token": self.api.service_account_token(self.ns, sa),
                 "ca.crt": Path(self.cp.pki.path("ca.crt")).read_text(),
                 "namespace": self.ns,
             }

@@ -31,6 +31,17 @@ node-problem-detector are never in a patch, so they survive every heartbeat):
   ``kumaco.test/last-reboot`` set. An absolute deadline, because kwok
   restarts a relative delay on every change of the Node.
 
+With ``KwokSettings.pods`` two Stages on ``v1/Pod`` play the pods bound to the Nodes kwok
+manages (kwok's own pod Stages are not loaded either):
+
+* ``kumaco-pod-running`` -- a pod not terminating and without ``status.startTime`` (kwok
+  never started it; a test that writes a pod's status itself sets one) becomes
+  ``Running``, its containers started, ``Ready`` and ``ContainersReady`` ``True`` -- or
+  ``False`` when annotated :data:`POD_READY` ``=false`` -- with a ``hostIP`` (kwok's
+  ``NodeIPWith``) and a random ``podIP`` (kwok's pool of pod IPs holds 254);
+* ``kumaco-pod-delete`` -- a terminating pod without finalizers is deleted, as a
+  kubelet confirms a pod's end.
+
 kwok manages only Nodes without the label :data:`STOPPED` (label the Node to
 stop its "kubelet": no heartbeat, no Lease renewal), and kwok ignores Nodes
 without any label. It renews each node Lease every ``lease_seconds / 4``
@@ -63,6 +74,7 @@ REBOOT = f"{PREFIX}/reboot"
 REBOOT_UNTIL = f"{PREFIX}/reboot-until"
 REBOOT_READY = f"{PREFIX}/reboot-ready-status"
 LAST_REBOOT = f"{PREFIX}/last-reboot"
+POD_READY = f"{PREFIX}/pod-ready"
 NODE_LEASES = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
 
 #: The conditions a kubelet owns: (type, healthy status, reason, message).
@@ -88,6 +100,8 @@ class KwokSettings:
     parallelism: int = 8
     #: A label selector narrowing the Nodes kwok manages (a test's own), ANDed with ``!STOPPED``.
     scope: str = ""
+    #: Also play the pods bound to those Nodes (the two pod Stages).
+    pods: bool = False
 
 
 # ----------------------------------------------------------------------------- Stages
@@ -190,27 +204,69 @@ status:
 """
 
 
+_POD_RUNNING_TEMPLATE = """\
+{{ $now := Now }}
+{{ $notes := or .metadata.annotations dict }}
+{{ $ready := "True" }}
+{{ if eq (get $notes "%(ready)s") "false" }}{{ $ready = "False" }}{{ end }}
+phase: Running
+startTime: {{ $now | Quote }}
+hostIP: {{ NodeIPWith .spec.nodeName | Quote }}
+podIP: {{ printf "10.%%d.%%d.%%d" (randInt 0 256) (randInt 0 256) (randInt 1 255) | Quote }}
+conditions:
+{{ range $c := list "PodReadyToStartContainers" "Initialized" "PodScheduled" }}
+- type: {{ $c }}
+  status: "True"
+  lastProbeTime: null
+  lastTransitionTime: {{ $now | Quote }}
+{{ end }}
+{{ range $c := list "ContainersReady" "Ready" }}
+- type: {{ $c }}
+  status: {{ $ready | Quote }}
+  lastProbeTime: null
+  lastTransitionTime: {{ $now | Quote }}
+{{ end }}
+containerStatuses:
+{{ range .spec.containers }}
+- name: {{ .name | Quote }}
+  image: {{ .image | Quote }}
+  imageID: {{ printf "%%s@sha256:%%s" .image (sha256sum .image) | Quote }}
+  containerID: {{ printf "containerd://%%s" (sha256sum (print $now .name)) | Quote }}
+  ready: {{ eq $ready "True" }}
+  restartCount: 0
+  started: true
+  state:
+    running:
+      startedAt: {{ $now | Quote }}
+{{ end }}
+"""
+
+
 def _stage(
     name: str,
     match: list[dict[str, Any]],
-    template: str,
+    template: str | None,
     *,
     root: str,
     delay: dict[str, Any] | None = None,
     immediate: bool = False,
+    kind: str = "Node",
+    patch_type: str = "strategic",
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {
-        "resourceRef": {"apiGroup": "v1", "kind": "Node"},
+        "resourceRef": {"apiGroup": "v1", "kind": kind},
         "selector": {"matchExpressions": match},
     }
     if delay is not None:
         spec["delay"] = delay
     spec["steps"] = [
-        {
+        {"delete": True}
+        if template is None
+        else {
             "patch": {
                 "subresource": "status",
                 "root": root,
-                "type": "strategic",
+                "type": patch_type,
                 "template": template,
             }
         }
@@ -225,8 +281,33 @@ def _stage(
     }
 
 
+def pod_stages() -> list[dict[str, Any]]:
+    """kumaco's two pod Stages (see the module docstring)."""
+    not_terminating = _expr(".metadata.deletionTimestamp", "DoesNotExist")
+    return [
+        _stage(
+            "kumaco-pod-running",
+            [not_terminating, _expr(".status.startTime", "DoesNotExist")],
+            _POD_RUNNING_TEMPLATE % {"ready": POD_READY},
+            root="status",
+            kind="Pod",
+            patch_type="merge",
+        ),
+        _stage(
+            "kumaco-pod-delete",
+            [
+                _expr(".metadata.deletionTimestamp", "Exists"),
+                _expr(".metadata.finalizers", "DoesNotExist"),
+            ],
+            None,
+            root="",
+            kind="Pod",
+        ),
+    ]
+
+
 def stages(settings: KwokSettings) -> list[dict[str, Any]]:
-    """kumaco's four node Stages (see the module docstring)."""
+    """kumaco's four node Stages, and the pod Stages when asked (see the module docstring)."""
     quoted = " ".join(f'"{t}"' for t, *_ in KUBELET_CONDITIONS)
     rows = " ".join(f'(list "{t}" "{s}" "{r}" "{m}")' for t, s, r, m in KUBELET_CONDITIONS)
     period = settings.status_period
@@ -277,6 +358,7 @@ def stages(settings: KwokSettings) -> list[dict[str, Any]]:
                 "durationFrom": {"jq": {"expression": _annotation(REBOOT_UNTIL)}},
             },
         ),
+        *(pod_stages() if settings.pods else ()),
     ]
 
 
@@ -294,6 +376,13 @@ def configuration(settings: KwokSettings) -> dict[str, Any]:
             "nodeLeaseDurationSeconds": settings.lease_seconds,
             "nodeLeaseParallelism": settings.parallelism,
             "nodePlayStageParallelism": settings.parallelism,
+            # kwok recycles a deleted pod's IP into the pool of this range (its default is
+            # empty and logs an error per pod); kumaco's pod Stage picks IPs in it.
+            **(
+                {"podPlayStageParallelism": settings.parallelism, "cidr": "10.0.0.1/8"}
+                if settings.pods
+                else {}
+            ),
         },
     }
 

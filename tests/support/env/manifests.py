@@ -139,3 +139,7 @@ MANAGER_RULES = {
     ("", "configmaps", v, "*")
     for v in ("get", "list", "watch", "create", "update", "patch", "delete")
 }
+#: components/respect-pdbs: read-only, cluster-wide, for ``--respect-pdbs``.
+PDB_RULES = {("", "pods", v, "*") for v in ("list", "watch")} | {
+    ("policy", "poddisruptionbudgets", v, "*") for v in ("list", "watch")
+}

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kumaco.core.ceilings import Ceiling
+from kumaco.core.disruptions import NO_REFUSALS, Refusals
 from kumaco.core.nodes import NodeSet
 from kumaco.core.planner import Plan, Policy, plan
 from kumaco.core.windows import Window
@@ -52,11 +53,17 @@ BROKEN = ("-m", "tests.support.judges.violation")
 REPO = Path(__file__).resolve().parents[3]
 
 
-def overreaching_plan(windows: Iterable[Window], nodes: NodeSet, now: int, policy: Policy) -> Plan:
+def overreaching_plan(
+    windows: Iterable[Window],
+    nodes: NodeSet,
+    now: int,
+    policy: Policy,
+    refusals: Refusals = NO_REFUSALS,
+) -> Plan:
     """:func:`kumaco.core.planner.plan` with one node more than the ceiling allows."""
     if policy.ceiling is not None:
         policy = dataclasses.replace(policy, ceiling=Ceiling(policy.ceiling.value + 1))
-    return plan(windows, nodes, now, policy)
+    return plan(windows, nodes, now, policy, refusals)
 
 
 @dataclass(frozen=True)

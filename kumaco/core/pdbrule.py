@@ -1,0 +1,47 @@
+"""``--respect-pdbs``: a node is not admitted while a PodDisruptionBudget would refuse its drain.
+
+Contract: pure. :class:`RespectDisruptionBudgets` is an ``ADMIT``-stage
+:class:`~kumaco.core.policy.Rule` (listed in :data:`kumaco.core.rules.DEFAULT_RULES`):
+with :attr:`Policy.respect_pdbs <kumaco.core.policy.Policy.respect_pdbs>`, a candidate
+whose :attr:`Scene.refused_by <kumaco.core.policy.Scene.refused_by>` names budgets --
+the planner's input, computed by :mod:`kumaco.core.disruptions` -- stays out with reason
+``DisruptionBudgetExhausted``, its message and :attr:`Verdict.budgets
+<kumaco.core.policy.Verdict.budgets>` naming them (``namespace/name``). It takes no place
+in any ceiling, so the next candidate in the admission order gets its turn, and it keeps
+its own place in that order (its request is as old as it was). It never stops or revokes
+a holder (no :attr:`Stop.held <kumaco.core.policy.Stop.held>`): a node being drained
+exhausts the budgets of its own pods. Until the pods and budgets are listed (a new
+leader's start-up) every candidate is refused so (:data:`~kumaco.core.disruptions.NOT_LISTED`):
+windows open at once, admissions wait for the first LIST.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kumaco.core.disruptions import NOT_LISTED
+from kumaco.core.nodes import NodeView
+from kumaco.core.policy import ADMIT, DISRUPTION_BUDGET_EXHAUSTED, Rule, Scene, Stop, Verdict
+
+
+def refusal_message(budgets: tuple[str, ...]) -> str:
+    """The condition's message for a node whose drain ``budgets`` would refuse."""
+    if budgets == NOT_LISTED:
+        return "the pods and PodDisruptionBudgets are not listed yet: no admission before"
+    noun = "PodDisruptionBudget" if len(budgets) == 1 else "PodDisruptionBudgets"
+    return f"draining it now would be refused by {noun} {', '.join(budgets)}"
+
+
+@dataclass(frozen=True)
+class RespectDisruptionBudgets(Rule):
+    """Not admitted while a PodDisruptionBudget would refuse evicting one of its pods."""
+
+    reason = DISRUPTION_BUDGET_EXHAUSTED
+    stage = ADMIT
+
+    def check(self, node: NodeView, scene: Scene) -> Stop | None:
+        if not scene.policy.respect_pdbs or not scene.refused_by:
+            return None
+        budgets = scene.refused_by
+        named = () if budgets == NOT_LISTED else budgets
+        return Stop(refusal_message(budgets), Verdict(DISRUPTION_BUDGET_EXHAUSTED, budgets=named))
