@@ -34,8 +34,11 @@ The writes are the core's :func:`kumaco.core.planner.changes` (only changed
 conditions; ``lastTransitionTime`` moves only when the status does; nothing
 when nothing changed), sent by :class:`~kumaco.controller.writer.StatusWriter`:
 revocations before grants, resourceVersion preconditions, fenced by the
-leader's lease deadline. Window Events are decided by
-:class:`~kumaco.controller.announce.Announcer` and sent by
+leader's lease deadline. A pass that wrote is followed at once by another, planned
+from what it wrote (:meth:`Controller.settle`), until one writes nothing: ``run``
+reaches the fixed point ``kumaco plan`` would compute over the same nodes, without
+waiting for an unrelated event (at most :data:`MAX_WRITING_PASSES` passes).
+Window Events are decided by :class:`~kumaco.controller.announce.Announcer` and sent by
 :class:`~kumaco.kube.events.EventRecorder`.
 
 Config hash
@@ -99,6 +102,10 @@ from kumaco.kube.resources import Collection, Resources
 log = logging.getLogger("kumaco.controller")
 
 RESYNC_SECONDS = 300.0  # re-evaluate at least this often (no I/O unless something changed)
+#: Passes per wake-up (:meth:`Controller.settle`): a pass that wrote is planned again at
+#: once from what it wrote, until a pass writes nothing; a planner that never settles is
+#: stopped here, logged and counted, and waits for the next event or instant.
+MAX_WRITING_PASSES = 10
 
 #: What the controller plans with: :func:`kumaco.core.planner.plan`'s signature.
 Planner = Callable[[Iterable[Window], NodeSet, int, Policy, Refusals], Plan]
@@ -177,6 +184,8 @@ class Controller:
         self._parsed: dict[str, ParsedWindow] = {}
         self._was_leader = False
         self._announced_loaded = False
+        #: Whether the current pass sent writes (:meth:`settle` plans again if so).
+        self._wrote = False
         self.reflectors: list[Reflector] = []
         # Exported from the start: a replica that never syncs counts as "not leading".
         metrics.set_leading(options.instance, False)
@@ -246,7 +255,7 @@ class Controller:
             if not self.synced:
                 continue
             try:
-                next_change = self.step()
+                next_change = self.settle()
             except Fenced:
                 # A renewal that began before the write deadline may still land late (a
                 # slow API server): look again one retry period later instead of waiting
@@ -259,6 +268,30 @@ class Controller:
                 self._wake.set()
         self._shutdown()
         return self.exit_code if self.exit_code is not None else EXIT_OK
+
+    def settle(self) -> int | None:
+        """Passes until one writes nothing: a pass that wrote is planned again at once.
+
+        kumaco's own writes are stored through (:class:`~.writer.StatusWriter`) and their
+        echoes wake nobody, so without this a state reachable only through its own write
+        would wait for an unrelated event (``kumaco plan`` over the nodes as written would
+        say what ``run`` has not done yet). At most :data:`MAX_WRITING_PASSES` passes; a
+        wake-up that hits the bound is logged and counted (``kumaco_reconcile_pass_limit``)
+        and the loop waits for the next event or instant. Returns the last pass's next
+        change.
+        """
+        next_change: int | None = None
+        for _pass in range(MAX_WRITING_PASSES):
+            self._wrote = False
+            next_change = self.step()
+            if not self._wrote or self.stop.is_set():
+                return next_change
+        log.warning(
+            "the plan did not settle: every pass wrote; waiting for the next event",
+            extra={"passes": MAX_WRITING_PASSES},
+        )
+        self.metrics.pass_limit.inc()
+        return next_change
 
     def request_exit(self, code: int) -> None:
         if self.exit_code is None:
@@ -412,7 +445,9 @@ class Controller:
             self.metrics.observe_holders(result, nodeset, self.policy.in_progress, now)
             self.metrics.observe_waiting(result, nodeset, self.policy, now)
         self.metrics.observe_plan(result)
-        if not self.writer.apply(self.writer.pending(due)):
+        pending = self.writer.pending(due)
+        self._wrote = self._wrote or len(pending) > 0
+        if not self.writer.apply(pending):
             self._wake.set()  # something conflicted: re-plan from fresh state
         self._announce_windows(result, windows, now)
         self.metrics.reconcile.observe(self.monotonic() - started)

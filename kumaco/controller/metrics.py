@@ -174,6 +174,12 @@ class Metrics:
         )
         for cause in ("RequiredConditionCleared", "RebootObserved", "InProgressTimeout"):
             self.releases.labels(cause=cause)
+        self.pass_limit = Counter(
+            "kumaco_reconcile_pass_limit",
+            "Wake-ups after which the leader stopped planning again although its last pass "
+            "still wrote (the bound on passes per wake-up: a planner that would flap).",
+            registry=r,
+        )
         self.config_hash = Gauge(
             "kumaco_config_info", "The config hash in force.", ["hash"], registry=r
         )

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kumaco.core.boots import admitted_on, reboot_of, rebooted_message
+from kumaco.core.boots import Report, admitted_on, last_reports, reboot_of, rebooted_message
 from kumaco.core.ceilingrules import GlobalCeiling, GroupCeilings, WindowBudgets
 from kumaco.core.durations import format_go_duration
 from kumaco.core.fleetrules import AdmissionRateLimit, NodeMinInterval, OneGroupAtATime
@@ -46,16 +46,16 @@ from kumaco.core.policy import (
     Stop,
     Verdict,
 )
-from kumaco.core.times import format_instant, parse_timestamp
+from kumaco.core.times import format_instant, parse_timestamp, transitioned
 
 
 def reported(c: Condition) -> int:
-    """The latest instant a condition is known to have been reported at (-1: never).
+    """The latest instant a condition says it was reported at (-1: never), by its writer's clock.
 
     Its ``lastHeartbeatTime`` or ``lastTransitionTime``, whichever is later, as
-    written (to the second): a report at 12:00:03.7 reads 12:00:03, so it
-    counts as after a reboot observed during 12:00:02 and not one observed at
-    12:00:03.2 -- never earlier than it was.
+    written (to the second). Only for a release written before kumaco kept the
+    reports seen at a reboot (:func:`report_of`): such a release has nothing else
+    to compare with, so its freshness falls back to comparing clocks.
     """
     times = [
         t
@@ -63,6 +63,53 @@ def reported(c: Condition) -> int:
         if t is not None
     ]
     return max(times) if times else -1
+
+
+def report_of(node: NodeView, ctype: str) -> Report:
+    """How ``node``'s condition ``ctype`` reads now, as a release's record keeps it."""
+    c = node.condition(ctype)
+    if c is None:
+        return Report.of(ctype, None, None, None)
+    return Report.of(ctype, c.status, c.last_transition_time, c.last_heartbeat_time)
+
+
+def _same_report(recorded: Report | None, now: Report) -> bool:
+    """Whether ``now`` is the report ``recorded``.
+
+    A view kept without heartbeats (``kubectl kumaco status --watch``'s) compares
+    status and transition only, so it never takes an old report for a fresh one.
+    """
+    if recorded is None:
+        return False
+    if now.heartbeat == "-" and recorded.heartbeat != "-":
+        recorded = Report(recorded.type, recorded.status, recorded.transition, "-")
+    return recorded == now
+
+
+def not_reported_since(
+    node: NodeView, require: tuple[str, ...], release: Condition
+) -> tuple[str, ...]:
+    """The required conditions not reported since a release by an observed reboot.
+
+    A condition is reported afresh when it differs from what the release recorded
+    (a new heartbeat, a new transition, another status), whatever its stamps say:
+    nothing here compares a time written by the node's clock with kumaco's. An absent
+    condition is never fresh. A release without a record (written by an older kumaco)
+    is read as before: fresh when reported after the release by the stamps.
+    """
+    record = last_reports(release.message)
+    stale: list[str] = []
+    for r in require:
+        c = node.condition(r)
+        if c is None:
+            stale.append(r)
+        elif record is None:
+            since = transitioned(release.last_transition_time)
+            if since is not None and reported(c) < since:
+                stale.append(r)
+        elif _same_report(record.get(r), report_of(node, r)):
+            stale.append(r)
+    return tuple(stale)
 
 
 def _missing(node: NodeView, policy: Policy) -> tuple[str, ...]:
@@ -93,10 +140,12 @@ class _ReadsRequired(Rule):
 
 
 @dataclass(frozen=True)
-class RebootObserved(Rule):
+class RebootObserved(_ReadsRequired):
     """A holder whose machine rebooted since it was admitted is done.
 
     Whatever its reporters say yet: they may still report from before the reboot.
+    The release records how each required condition reads at that moment, so that
+    a report made after the reboot is told from the old one by change alone.
     """
 
     reason = CAUSE_REBOOTED
@@ -106,8 +155,10 @@ class RebootObserved(Rule):
         admitted = admitted_on(scene.held.message) if scene.held is not None else None
         if admitted is None or scene.boot is None or scene.boot == admitted:
             return None
+        require = scene.policy.require
+        reports = tuple(report_of(node, r) for r in require)
         return Stop(
-            rebooted_message(admitted, scene.boot, scene.policy.require),
+            rebooted_message(admitted, scene.boot, require, reports),
             Verdict(FINISHED, cause=CAUSE_REBOOTED),
         )
 
@@ -212,9 +263,10 @@ class FinishedIdle(_ReadsRequired):
 
 @dataclass(frozen=True)
 class ReportedSinceReboot(_ReadsRequired):
-    """Released by a reboot: a required condition's True reported before it is the old request.
+    """Released by a reboot: a required condition still as it was at the reboot is the old request.
 
     Without required conditions: out until the node has left its maintenance window.
+    See :func:`not_reported_since`.
     """
 
     reason = NOT_REPORTED_SINCE_REBOOT
@@ -229,9 +281,7 @@ class ReportedSinceReboot(_ReadsRequired):
             return None
         if not policy.require:
             return _as_written(scene, Verdict(REBOOTED_IN_WINDOW)) if scene.windows else None
-        stale = tuple(
-            r for r in policy.require if (c := node.condition(r)) is None or reported(c) < since
-        )
+        stale = not_reported_since(node, policy.require, held)
         return (
             _as_written(scene, Verdict(NOT_REPORTED_SINCE_REBOOT, stale=stale)) if stale else None
         )

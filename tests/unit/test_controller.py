@@ -949,3 +949,174 @@ def test_maintenance_planned_within_the_lead_then_false_when_the_window_opens(ma
     assert world.writes() == [
         ("a", {UM: ("True", "MaintenanceWindowOpen"), mp: ("False", "NoMaintenancePlanned")})
     ]
+
+
+# ----------------------------------------------------------------------------- convergence
+
+
+def _two_step_planner(windows: Any, nodes: Any, now: int, policy: Policy, refusals: Any) -> Any:
+    """A planner whose answer for "b" depends on what the last pass wrote on "a".
+
+    While "a" holds MaintenanceInProgress it plans as if a condition nobody carries were
+    required too: "a" is released and "b" kept out; only once "a" reads False does the
+    real answer admit "b" -- a state reachable only through kumaco's own write, whose
+    echo wakes nobody.
+    """
+    result = plan(windows, nodes, now, policy, refusals)
+    a = nodes.get("a")
+    if a is not None and a.is_true(MIP):
+        return plan(windows, nodes, now, replace(policy, require=(REQ, "never")), refusals)
+    return result
+
+
+def test_a_pass_that_wrote_is_planned_again_until_nothing_is_left_to_write(make: Any) -> None:
+    policy = Policy(ceiling=parse_ceiling("1"), require=(REQ,), manager=MANAGER)
+    a = node("a", "10", kured_dev__RebootRequired="False", MaintenanceInProgress="True")
+    b = node("b", "11", kured_dev__RebootRequired="True")
+    c, world, _e, _clock = make([a, b], [cm("w")], policy=policy, planner=_two_step_planner)
+    # One wake-up: the first pass releases "a" and keeps "b" out; planned again from what
+    # it wrote, without any event, the second admits "b"; the third writes nothing.
+    c.settle()
+    assert [(n, w[MIP][0]) for n, w in world.writes() if MIP in w] == [
+        ("a", "False"),
+        ("b", "False"),
+        ("b", "True"),
+    ]
+    world.reset()
+    c.settle()
+    assert world.calls() == []  # a fixed point: nothing left to write
+
+
+def test_a_planner_that_never_settles_is_stopped_logged_and_counted(
+    make: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    from kumaco.controller.loop import MAX_WRITING_PASSES
+
+    flips = [0]
+
+    def flapping(windows: Any, nodes: Any, now: int, policy: Policy, refusals: Any) -> Any:
+        flips[0] += 1
+        require = (REQ,) if flips[0] % 2 else (REQ, "never")
+        return plan(windows, nodes, now, replace(policy, require=require), refusals)
+
+    policy = Policy(ceiling=parse_ceiling("1"), require=(REQ,), manager=MANAGER)
+    c, world, _e, _clock = make(
+        [node("a", "10", kured_dev__RebootRequired="True")],
+        [cm("w")],
+        policy=policy,
+        planner=flapping,
+    )
+    with caplog.at_level("WARNING", logger="kumaco.controller"):
+        c.settle()
+    assert flips[0] == MAX_WRITING_PASSES
+    assert len([w for w in world.writes() if MIP in w[1]]) == MAX_WRITING_PASSES
+    assert [r.message for r in caplog.records] == [
+        "the plan did not settle: every pass wrote; waiting for the next event"
+    ]
+    assert _samples(c, "kumaco_reconcile_pass_limit_total") == {(): 1.0}
+
+
+_STAMPS = ("2026-11-01T00:00:00Z", "2026-12-01T02:10:00Z", "2026-12-01T02:29:59Z")
+_MIP_STATES: tuple[tuple[str, str, str] | None, ...] = (
+    None,
+    ("True", "MaintenanceAllowed", "in an open maintenance window; admitted on boot b1"),
+    ("True", "MaintenanceAllowed", "in an open maintenance window"),
+    ("True", "KuredStartedMaintenance", "written by kured's own scheduler"),
+    ("False", "ConcurrencyCeilingReached", "at most 1 in progress"),
+    ("False", "MaintenanceFinished", "maintenance finished: the node rebooted (boot b1 -> b2)"),
+    (
+        "False",
+        "MaintenanceFinished",
+        "maintenance finished: the node rebooted (boot b1 -> b2); admitted again once "
+        f"{REQ} is reported after the reboot; last reports: "
+        f"{REQ}=True@{_STAMPS[0]}@{_STAMPS[1]}",
+    ),
+    ("False", "RequiredConditionNotMet", "required condition not True"),
+)
+
+
+def _random_node(draw: Any, name: str, rv: int) -> dict[str, Any]:
+    from hypothesis import strategies as st
+
+    conditions: list[dict[str, Any]] = []
+    req = draw(st.sampled_from((None, "True", "False")))
+    if req is not None:
+        conditions.append(
+            {
+                "type": REQ,
+                "status": req,
+                "lastTransitionTime": draw(st.sampled_from(_STAMPS)),
+                "lastHeartbeatTime": draw(st.sampled_from(_STAMPS)),
+            }
+        )
+    if draw(st.booleans()):
+        conditions.append({"type": BLOCK, "status": draw(st.sampled_from(("True", "False")))})
+    if draw(st.booleans()):
+        conditions.append({"type": "Ready", "status": draw(st.sampled_from(("True", "False")))})
+    held = draw(st.sampled_from(_MIP_STATES))
+    if held is not None:
+        status, reason, message = held
+        conditions.append(
+            {
+                "type": MIP,
+                "status": status,
+                "reason": reason,
+                "message": message,
+                "lastTransitionTime": draw(st.sampled_from(_STAMPS)),
+            }
+        )
+    doc: dict[str, Any] = {
+        "metadata": {"name": name, "resourceVersion": str(rv), "labels": {}},
+        "spec": {"unschedulable": draw(st.booleans())},
+        "status": {"conditions": conditions},
+    }
+    boot = draw(st.sampled_from((None, "b1", "b2")))
+    if boot is not None:
+        doc["status"]["nodeInfo"] = {"bootID": boot}
+    return doc
+
+
+def test_the_state_run_writes_is_a_fixed_point_of_plan(make: Any) -> None:
+    """For random states, what ``settle`` writes leads to a state ``plan`` leaves alone."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from kumaco.core.nodes import NodeSet, node_view
+    from kumaco.core.planner import changes
+    from kumaco.core.windows import Window
+
+    @st.composite
+    def scenes(draw: Any) -> tuple[list[dict[str, Any]], Policy, int]:
+        count = draw(st.integers(1, 5))
+        nodes = [_random_node(draw, f"n{i}", 10 + i) for i in range(count)]
+        policy = Policy(
+            ceiling=parse_ceiling(str(draw(st.integers(1, 3)))),
+            require=draw(st.sampled_from(((), (REQ,)))),
+            block=draw(st.sampled_from(((), (BLOCK,)))),
+            release_delay=draw(st.sampled_from((0, 60 * SECOND))),
+            in_progress_timeout=draw(st.sampled_from((None, 600 * SECOND))),
+            count_unavailable=draw(st.booleans()),
+            manager=MANAGER,
+        )
+        return nodes, policy, draw(st.sampled_from((OPEN, CLOSED)))
+
+    @settings(max_examples=300, deadline=None)
+    @given(scenes())
+    def check(scene: tuple[list[dict[str, Any]], Policy, int]) -> None:
+        nodes, policy, now = scene
+        c, world, _e, _clock = make(
+            json.loads(json.dumps(nodes)), [cm("w")], policy=policy, now=now
+        )
+        c.settle()
+        assert _samples(c, "kumaco_reconcile_pass_limit_total") == {(): 0.0}
+        views = NodeSet(
+            v for d in world.nodes.values() if (v := node_view(d, policy.owned)) is not None
+        )
+        windows = [p.result for p in c._parsed.values() if isinstance(p.result, Window)]
+        assert len(windows) == 1
+        result = plan(windows, views, now, policy)
+        versions = {n: d["metadata"]["resourceVersion"] for n, d in world.nodes.items()}
+        left = changes(result, views, versions, now, policy)
+        assert list(left) == [], [(ch.name, ch.conditions) for ch in left]
+
+    check()

@@ -75,6 +75,8 @@ class Machine:
     grants: list[int] = field(default_factory=list)
     reboots: list[int] = field(default_factory=list)
     true_reports: list[int] = field(default_factory=list)
+    #: How far the machine's own clock, which stamps its reports, is from true time.
+    skew: int = 0
 
     def obj(self) -> dict[str, Any]:
         return {
@@ -86,16 +88,20 @@ class Machine:
         }
 
     def report(self, now: int) -> None:
-        """The detector: the sentinel as a condition; the time kept while the status stays."""
+        """The detector: the sentinel as a condition, stamped by the machine's clock.
+
+        The transition time is kept while the status stays.
+        """
         status = "True" if self.sentinel else "False"
+        stamp = seconds(now + self.skew)
         old = self.conditions.get(REQ)
-        ltt = old["lastTransitionTime"] if old and old["status"] == status else seconds(now)
+        ltt = old["lastTransitionTime"] if old and old["status"] == status else stamp
         self.conditions[REQ] = {
             "status": status,
             "reason": "KuredSentinelDetected",
             "message": "",
             "lastTransitionTime": ltt,
-            "lastHeartbeatTime": seconds(now),
+            "lastHeartbeatTime": stamp,
         }
         if self.sentinel:
             self.true_reports.append(now)
@@ -169,11 +175,11 @@ def test_a_fresh_true_after_the_reboot_readmits_once() -> None:
     m.plan(T0 + SECOND)
     m.reboot(T0 + 5 * SECOND, fixes=False)
     m.plan(T0 + 6 * SECOND + SECOND // 2)
-    # A report in the same second as the observation is not known to be after it.
-    m.report(T0 + 6 * SECOND + 9 * SECOND // 10)
     m.plan(T0 + 7 * SECOND)
     assert not m.holds()
-    m.report(T0 + 7 * SECOND + SECOND // 10)  # the second after: surely after it
+    # A report that differs from the one the release recorded (a new heartbeat) is
+    # fresh, even in the same second as the release: no clock is compared.
+    m.report(T0 + 7 * SECOND + SECOND // 10)
     m.plan(T0 + 8 * SECOND)
     assert m.holds() and admitted_on(m.conditions[MIP]["message"]) == "boot-1"
     m.reboot(T0 + 10 * SECOND, fixes=True)
@@ -183,6 +189,74 @@ def test_a_fresh_true_after_the_reboot_readmits_once() -> None:
         m.plan(T0 + t * SECOND + SECOND // 2)
     assert m.grants == [T0 + SECOND, T0 + 8 * SECOND]
     assert m.conditions[REQ]["status"] == "False" and not m.holds()
+
+
+def test_a_node_ahead_by_ten_minutes_is_not_admitted_again_on_its_old_report() -> None:
+    m = Machine(skew=600 * SECOND)
+    m.report(T0)  # stamped T0 + 10 min
+    m.plan(T0 + SECOND)
+    m.reboot(T0 + 5 * SECOND, fixes=False)
+    m.plan(T0 + 6 * SECOND)  # released: the reboot observed
+    for t in range(7, 900, 7):  # past the report's own stamp too
+        result = m.plan(T0 + t * SECOND)
+        assert not m.holds(), t
+        assert verdict_of(result).stale == (REQ,)
+    assert m.grants == [T0 + SECOND]
+    m.report(T0 + 901 * SECOND)  # the detector reports again: a new request
+    m.plan(T0 + 902 * SECOND)
+    assert m.grants == [T0 + SECOND, T0 + 902 * SECOND]
+
+
+def test_a_node_behind_by_ten_minutes_is_admitted_on_its_fresh_report_at_once() -> None:
+    m = Machine(skew=-600 * SECOND)
+    m.report(T0)
+    m.plan(T0 + SECOND)
+    m.reboot(T0 + 5 * SECOND, fixes=False)
+    m.plan(T0 + 6 * SECOND)
+    m.report(T0 + 8 * SECOND)  # stamped 10 min before the release, and fresh all the same
+    m.plan(T0 + 8 * SECOND + SECOND // 10)
+    assert m.grants == [T0 + SECOND, T0 + 8 * SECOND + SECOND // 10]
+
+
+def test_a_clock_jumping_back_an_hour_between_two_reports_is_still_fresh() -> None:
+    m = Machine()
+    m.report(T0)
+    m.plan(T0 + SECOND)
+    m.reboot(T0 + 5 * SECOND, fixes=False)
+    m.plan(T0 + 6 * SECOND)
+    m.skew = -3600 * SECOND
+    m.report(T0 + 8 * SECOND)
+    m.plan(T0 + 9 * SECOND)
+    assert m.holds() and m.grants == [T0 + SECOND, T0 + 9 * SECOND]
+
+
+def test_the_release_records_the_reports_it_saw() -> None:
+    from kumaco.core.boots import Report, last_reports
+
+    m = Machine()
+    m.report(T0)
+    m.plan(T0 + SECOND)
+    m.reboot(T0 + 5 * SECOND, fixes=False)
+    m.plan(T0 + 6 * SECOND)
+    message = m.conditions[MIP]["message"]
+    assert message.endswith(f"; last reports: {REQ}=True@{seconds(T0)}@{seconds(T0)}")
+    assert last_reports(message) == {REQ: Report(REQ, "True", seconds(T0), seconds(T0))}
+    assert last_reports("maintenance finished: the node rebooted (boot a -> b)") is None
+
+
+def test_a_release_written_before_records_were_kept_reads_the_stamps_as_before() -> None:
+    m = Machine()
+    m.report(T0)
+    m.plan(T0 + SECOND)
+    m.reboot(T0 + 5 * SECOND, fixes=False)
+    m.plan(T0 + 6 * SECOND)
+    held = m.conditions[MIP]
+    held["message"] = held["message"].split("; last reports:")[0]
+    m.plan(T0 + 7 * SECOND)
+    assert not m.holds()  # the report at T0 is before the release at T0 + 6 s
+    m.report(T0 + 8 * SECOND)
+    m.plan(T0 + 9 * SECOND)
+    assert m.holds()
 
 
 def test_a_required_condition_clearing_still_releases() -> None:
@@ -256,6 +330,8 @@ STEPS = st.lists(
         st.tuples(st.just("plan"), st.booleans()),
         st.tuples(st.just("reboot"), st.booleans()),  # the daemon, only while holding
         st.tuples(st.just("request"), st.booleans()),  # the sentinel appears (again)
+        # The machine's clock jumps (seconds): NTP failing, a VM restored, a bad RTC.
+        st.tuples(st.just("skew"), st.integers(-3600, 3600)),
     ),
     max_size=60,
 )
@@ -274,6 +350,8 @@ def _never_twice(m: Machine) -> None:
 def test_never_admitted_twice_for_one_request_and_a_fresh_request_served_once(
     steps: list[tuple[str, Any]],
 ) -> None:
+    # Whatever the machine's clock says: its reports are stamped off true time by a skew
+    # that may jump between any two reports.
     m = Machine()
     now = T0
     for kind, arg in steps:
@@ -288,6 +366,8 @@ def test_never_admitted_twice_for_one_request_and_a_fresh_request_served_once(
             m.reboot(now, fixes=arg)
         elif kind == "request" and arg:
             m.sentinel = True
+        elif kind == "skew":
+            m.skew = arg * SECOND
         _never_twice(m)
     # The world settles: the detector reports every second, kumaco plans, the daemon
     # reboots whoever holds it, and every reboot now fixes the machine.
