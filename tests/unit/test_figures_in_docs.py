@@ -277,9 +277,10 @@ def test_a_path_must_name_exactly_one_value(tmp_path: Path) -> None:
         "doc.md:1: the source nope.json does not exist"
     ]
     # the old form, which accepted any value of the named sections, is refused
-    assert _check(tmp_path, "<!-- figures: figs.json ha; constants: 17 -->\n| 17 |\n")[0] == (
-        "doc.md:1: '; constants:' is gone: write each constant in its place as =N"
-    )
+    assert _check(tmp_path, "<!-- figures: figs.json ha; constants: 17 -->\n| 17 |\n") == [
+        "doc.md:1: the block shows 1 figures, the marker names 2",
+        "doc.md:2: 17: figs.json has no ha;: no 'ha;'",
+    ]
 
 
 def test_paths_reach_list_elements_and_their_extremes(tmp_path: Path) -> None:

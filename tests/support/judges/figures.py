@@ -188,9 +188,6 @@ def numbers_in(text: str) -> list[str]:
 def _items(spec: str) -> tuple[str, list[Item], list[str]]:
     """The source and items of a marker's text, and what is wrong with its syntax."""
     errors: list[str] = []
-    if re.search(r";\s*constants:", spec):
-        errors.append("'; constants:' is gone: write each constant in its place as =N")
-        spec = re.sub(r";\s*constants:", " ", spec)
     if "~record" in spec:
         errors.append("'~record' is gone: every path is a record of the run the block names")
         spec = spec.replace("~record", "")
