@@ -39,6 +39,8 @@ export CONTAINERS_CONF="${CONTAINERS_CONF:-$PWD/hack/containers.conf}"
 mkdir -p artifacts
 export KUMACO_E2E_PROOF="$PWD/artifacts/e2e-proof.json"
 export KUMACO_FIGURES="$PWD/artifacts/figures.json"  # what the tests measure (tests/support/judges/figures.py)
+# the command the figures name: a record (hack/record_figures.py) says which run it is
+export KUMACO_FIGURES_COMMAND="${KUMACO_FIGURES_COMMAND:-hack/test.sh${*:+ $*}}"
 rm -f "$KUMACO_E2E_PROOF" "$KUMACO_FIGURES" artifacts/junit*.xml artifacts/tiers.txt
 echo "setup: $(($(date +%s) - started))s" >> artifacts/tiers.txt
 if [ "$#" -gt 0 ]; then

@@ -72,18 +72,25 @@ def test_failover_after_sigkill_and_sigterm_within_the_bounds(
         times[sig.name] = time.monotonic() - t0
         assert sup.by_identity(new) is not victim
         leader = new
-    print(f"takeover: SIGKILL {times['SIGKILL']:.2f}s, SIGTERM {times['SIGTERM']:.2f}s")
+    # The bounds docs/reliability.md quotes: SIGKILL, the lease and a retry period (up to
+    # 1.2x with jitter), plus 1 s for load, and not earlier than the lease allows; SIGTERM
+    # (the Lease released), a retry period with jitter, plus 1 s.
+    sigkill_bound = t.lease + t.retry * 1.2 + 1.0
+    sigterm_bound = t.retry * 1.2 + 1.0
+    print(
+        f"takeover: SIGKILL {times['SIGKILL']:.2f}s (bound {sigkill_bound:.1f}s), "
+        f"SIGTERM {times['SIGTERM']:.2f}s (bound {sigterm_bound:.1f}s)"
+    )
     figures.record(
         "ha_failover",
         sigkill_takeover_s=round(times["SIGKILL"], 2),
         sigterm_takeover_s=round(times["SIGTERM"], 2),
         settings={"lease_s": t.lease, "renew_s": t.renew, "retry_s": t.retry, "replicas": 3},
-        sigkill_bound_s=t.lease + t.retry,
+        sigkill_bound_s=round(sigkill_bound, 2),
+        sigterm_bound_s=round(sigterm_bound, 2),
     )
-    assert times["SIGKILL"] <= t.lease + t.retry * 1.2 + 1.0
-    assert t.lease - t.renew < times["SIGKILL"]  # not earlier than the lease allows
-    # SIGTERM: a retry period (up to 1.2x with jitter), plus 1 s for load; 1.02 s measured.
-    assert times["SIGTERM"] <= t.retry * 1.2 + 1.0  # released: about one retry period
+    assert t.lease - t.renew < times["SIGKILL"] <= sigkill_bound
+    assert times["SIGTERM"] <= sigterm_bound  # released: about one retry period
 
 
 def test_a_config_edit_hands_over_to_another_replica_with_the_new_windows_within_3s(

@@ -1,45 +1,46 @@
-"""Published figures: recorded by the tests that measure them, checked against the docs.
+"""Published figures: each number in the docs is a record of a named run or a constant.
 
-Contract. Every measured figure in the documents (:func:`documents`: README.md,
-CONTRIBUTING.md and docs/*.md) comes from a named command whose output is kept in
-``docs/*.json``:
+Contract. A number in the documents (:func:`documents`: README.md, CONTRIBUTING.md and
+docs/*.md) is one of two things:
 
-* the e2e tests record what they measure with :meth:`Figures.record` (the session
-  fixture ``figures``, tests/conftest.py); when ``KUMACO_FIGURES`` names a file,
-  the session writes them there (``hack/test.sh`` writes ``artifacts/figures.json``
-  and ``.ci/run`` prints it). The copy the docs quote is ``docs/e2e-figures.json``,
-  with the command, date and commit of the run that produced it;
-* ``python hack/chaos.py`` writes ``docs/chaos.json``, ``python hack/soak.py``
-  ``docs/soak.json``, ``python hack/bench.py`` ``docs/benchmarks.json``.
+* a **record**: the value one named run measured, kept in ``docs/*.json`` with the
+  command that produced it (and its date, and for the e2e tier its commit), and quoted
+  exactly at the precision shown. The e2e tests record what they measure with
+  :meth:`Figures.record` (the session fixture ``figures``, tests/conftest.py); with
+  ``KUMACO_FIGURES`` set the session writes them there (``hack/test.sh`` writes
+  ``artifacts/figures.json``, which ``.ci/run`` prints). ``docs/e2e-figures.json``
+  (:data:`RECORD`) is one such run, adopted as the record by ``python
+  hack/record_figures.py artifacts/figures.json`` (:func:`adopt_run`), which also rewrites
+  every quote of it in the docs. ``python hack/chaos.py`` writes ``docs/chaos.json``,
+  ``python hack/soak.py`` ``docs/soak.json``, ``python hack/bench.py``
+  ``docs/benchmarks.json``;
+* a **constant** (``=N``): a setting of the test or the run, a documented limit, or a
+  **bound** that a named test asserts (the doc says which test; the test prints and
+  records its measured value, so every run's log shows it against the bound).
+
+There is no tolerance between the two: a later run is not compared with the record (a
+run proves the bounds its tests assert; the record only shows one run, named).
 
 In the Markdown, a comment (it may span lines) names the source of the block (a table
 or a paragraph: the non-blank lines after it) and, in reading order, what each number of
 the block is::
 
     <!-- figures: docs/e2e-figures.json
-    ha_failover: takeover_seconds.SIGTERM.max settings.lease_s =17
-    chaos_short: kills takeover_seconds.SIGKILL.min reboots_started~record -->
+    ha_failover: sigkill_takeover_s =18.4 =15
+    chaos_short: kills takeover_seconds.SIGKILL.min -->
 
 The first word is the JSON file. Then one item per number the block shows (outside
-inline code, link targets, comments, dates, clock times and commit hashes): a dotted
-path from the JSON's root (``figures.`` may be left out; see :func:`resolve` for list
-indices, ``min``/``max``/``len``, ``runs[nodes=5000]`` and ``#i``), or ``=N`` for a
-number that is not a measurement (a bound computed from settings, a documented limit).
-``KEY:`` makes the following paths relative to ``KEY`` (until the next ``KEY:``; a bare
-``:`` goes back to the root); shell quoting keeps a key with spaces in one word.
-:func:`check_markdown` fails unless the block shows exactly as many numbers as the marker
-has items and each number is its item's value at the precision shown (``16.2`` shows
-``16.23``, ``4.1`` shows ``4.06``, an integer only itself). ``python -m
+inline code, link targets, comments, dates, clock times, commit hashes and the name of a
+run): a dotted path from the JSON's root (``figures.`` may be left out; see
+:func:`resolve` for list indices, ``min``/``max``/``len``, ``runs[nodes=5000]`` and
+``#i``), or ``=N`` for a number that is not a measurement. ``KEY:`` makes the following
+paths relative to ``KEY`` (until the next ``KEY:``; a bare ``:`` goes back to the root);
+shell quoting keeps a key with spaces in one word. :func:`check_markdown` fails unless
+the block shows exactly as many numbers as the marker has items, each number is its
+item's value at the precision shown (``16.2`` shows ``16.23``, ``4.1`` shows ``4.06``,
+an integer only itself), and a block quoting a path of :data:`RECORD` names the run
+(``run of COMMIT, YYYY-MM-DD``, :func:`record_of`). ``python -m
 tests.support.judges.figures DOC...`` prints each figure beside its item and value.
-
-A run's figures in CI: :func:`compare_with_run` looks every quote of
-``docs/e2e-figures.json`` up in the fresh run's ``artifacts/figures.json``
-(hack/ci_verdict.py): a time (a part of the path ending in ``_s``, ``_ms`` or
-``seconds``) must be within a factor of :data:`TIME_FACTOR` either way or
-:data:`TIME_SLACK` apart, an integer count within :data:`COUNT_FRACTION` of it (rounded
-down, so small counts exactly), anything else equal. An item ending in ``~record`` is a figure
-the run does not reproduce (the random counts of a chaos run): it is not compared, and
-its block says which run it is from (``CI run of COMMIT, YYYY-MM-DD``, :func:`record_of`).
 
 :func:`mutation_score` changes each checked figure's last digit, one at a time, and
 counts the changes these checks catch (tests/unit/test_figures_mutation.py).
@@ -48,7 +49,6 @@ counts the changes these checks catch (tests/unit/test_figures_mutation.py).
 from __future__ import annotations
 
 import bisect
-import contextlib
 import datetime as dt
 import functools
 import itertools
@@ -59,22 +59,16 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 ENV = "KUMACO_FIGURES"
 MARKER = re.compile(r"<!--\s*figures:(?P<spec>.*?)-->", re.S)
-RECORD = "~record"
-TIME_FACTOR = 3.0
-#: A count of a fault run (connections cut, handovers, writes) moves a little from run to
-#: run: within this fraction of the docs' value, rounded down -- so a 0, a 1 or a ceiling
-#: of 2 or 3 must be met exactly, while 12 connections may be 9 to 15.
-COUNT_FRACTION = 0.25
-#: A sub-second time under a fault (a poll of 0.1 s, a cut landing on a write) moves by up
-#: to a second from run to run on two cores running four e2e lanes: 0.12 s was 0.85 s in
-#: a clean-clone run of 73a31cc.
-TIME_SLACK = {"s": 1.0, "ms": 1000.0}
+#: The e2e tier's record: the run whose figures the docs quote (see :func:`adopt_run`).
+RECORD = "docs/e2e-figures.json"
+#: How a block names the run it quotes: ``run of COMMIT, YYYY-MM-DD`` (:func:`record_of`).
+_RUN = re.compile(r"run of [0-9a-f]{4,40}, \d{4}-\d{2}-\d{2}")
 _COMMIT = re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b")
 _CODE = re.compile(r"`[^`]*`")
 _LINK_TARGET = re.compile(r"\]\([^)]*\)")
@@ -146,7 +140,6 @@ class Item:
 
     text: str  # the dotted path from the JSON's root, or the constant as written
     constant: bool = False
-    record: bool = False  # ``~record``: this run's own figure (see compare_with_run)
 
 
 @dataclass(frozen=True)
@@ -173,7 +166,7 @@ def _blank(m: re.Match[str]) -> str:
 
 def _masked(text: str) -> str:
     """``text`` with what is not a figure blanked out, each character kept in its place."""
-    for pattern in (_COMMENT, _CODE, _LINK_TARGET, _DATE_TIME, _COMMIT):
+    for pattern in (_COMMENT, _CODE, _LINK_TARGET, _RUN, _DATE_TIME, _COMMIT):
         text = pattern.sub(_blank, text)
     return text
 
@@ -195,9 +188,9 @@ def numbers_in(text: str) -> list[str]:
 def _items(spec: str) -> tuple[str, list[Item], list[str]]:
     """The source and items of a marker's text, and what is wrong with its syntax."""
     errors: list[str] = []
-    if re.search(r";\s*constants:", spec):
-        errors.append("'; constants:' is gone: write each constant in its place as =N")
-        spec = re.sub(r";\s*constants:", " ", spec)
+    if "~record" in spec:
+        errors.append("'~record' is gone: every path is a record of the run the block names")
+        spec = spec.replace("~record", "")
     try:
         words = shlex.split(spec)
     except ValueError as exc:
@@ -212,9 +205,7 @@ def _items(spec: str) -> tuple[str, list[Item], list[str]]:
         elif word.endswith(":"):
             prefix = word[:-1]
         else:
-            record = word.endswith(RECORD)
-            path = word.removesuffix(RECORD)
-            items.append(Item(f"{prefix}.{path}" if prefix else path, record=record))
+            items.append(Item(f"{prefix}.{word}" if prefix else word))
     return words[0], items, errors
 
 
@@ -340,8 +331,8 @@ def check_markdown(path: Path, root: Path, text: str | None = None) -> list[str]
 
     Each number of a block is paired, in reading order, with the marker's items: as many
     items as numbers, each path naming one scalar the number shows at its precision, each
-    constant written as the number is. A block with a ``~record`` item names the run
-    (``CI run of COMMIT, DATE``, from its JSON) in its text.
+    constant written as the number is. A block quoting a path of :data:`RECORD` names its
+    run (:func:`record_of`) in its text.
     """
     problems: list[str] = []
     for b in blocks(path, root, text):
@@ -374,16 +365,17 @@ def check_markdown(path: Path, root: Path, text: str | None = None) -> list[str]
                 problems.append(
                     f"{at}: {span.token} is not {b.source.name} {item.text} ({value!r})"
                 )
-        if any(i.record for i in b.items):
+        quotes_record = any(not i.constant for i in b.items)
+        if quotes_record and b.source == root / RECORD:
             run = record_of(doc)
             if run not in b.text.replace("\n", " "):
-                problems.append(f"{where}: ~record figures, but the block does not say {run!r}")
+                problems.append(f"{where}: a record of a run, but the block does not say {run!r}")
     return problems
 
 
 def record_of(doc: Any) -> str:
-    """How a quote names the run a JSON document was kept from: ``CI run of C, YYYY-MM-DD``."""
-    return f"CI run of {doc.get('commit', '?')}, {str(doc.get('date', '?'))[:10]}"
+    """How a block names the run a JSON document was kept from: ``run of C, YYYY-MM-DD``."""
+    return f"run of {doc.get('commit', '?')}, {str(doc.get('date', '?'))[:10]}"
 
 
 def explain(path: Path, root: Path) -> Iterator[str]:
@@ -402,8 +394,7 @@ def explain(path: Path, root: Path) -> Iterator[str]:
                     value: Any = resolve(doc, item.text)
                 except KeyError as exc:
                     value = f"<{exc.args[0]}>"
-                mark = " ~record" if item.record else ""
-                yield f"{line}: {token} <- {item.text}{mark} = {value!r}"
+                yield f"{line}: {token} <- {item.text} = {value!r}"
 
 
 def quote(token: str, value: Any) -> str:
@@ -416,116 +407,46 @@ def quote(token: str, value: Any) -> str:
     return f"{round(float(value)):,}" if "," in token else str(round(float(value)))
 
 
-def requote(path: Path, root: Path, source: Path) -> tuple[str, int]:
-    """``path``'s text with every quote of ``source`` rewritten from ``source`` as it is now.
+def requote(path: Path, root: Path, source: Path, doc: Any) -> tuple[str, int, list[str]]:
+    """``path``'s text with every quote of ``source`` rewritten from ``doc``, its new content.
 
-    For a new copy of a run's figures (``docs/e2e-figures.json`` from a green CI run's
-    ``artifacts/figures.json``): each marked number whose block names ``source`` is
-    written anew from its item's value at the precision shown, and each ``CI run of C,
-    DATE`` in those blocks names the new run. Constants are left alone; what the prose
-    says about the numbers is for the author to read again. Returns the text and how
-    many numbers changed.
+    Each marked number whose block names ``source`` is written anew from its item's value
+    in ``doc`` at the precision shown, and each ``run of C, DATE`` in those blocks names
+    ``doc``'s run. Constants (settings, bounds) are left alone. Returns the text, how many
+    numbers changed, and the items ``doc`` has no single value for (then nothing is
+    rewritten for them).
     """
     lines = path.read_text().splitlines(keepends=True)
-    doc = load(source)
     changed = 0
+    missing: list[str] = []
     edits: list[tuple[Span, str]] = []
+    runs: list[int] = []
     for b in blocks(path, root):
         if b.source != source:
             continue
         for span, item in zip(b.spans, b.items, strict=False):
             if item.constant:
                 continue
-            with contextlib.suppress(KeyError):
+            try:
                 value = resolve(doc, item.text)
-                if _scalar(value) and not shows(span.token, value):
-                    edits.append((span, quote(span.token, value)))
-        for i in range(b.body, b.body + len(b.text.splitlines())):
-            lines[i] = _RUN.sub(record_of(doc), lines[i])
+            except KeyError as exc:
+                missing.append(f"{path.relative_to(root)}:{span.line + 1}: {exc.args[0]}")
+                continue
+            if not _scalar(value):
+                missing.append(
+                    f"{path.relative_to(root)}:{span.line + 1}: {item.text} is not one value"
+                )
+            elif not shows(span.token, value):
+                edits.append((span, quote(span.token, value)))
+        runs.extend(range(b.body, b.body + len(b.text.splitlines())))
+    # Numbers first, right to left, while the columns of the spans still hold.
     for span, new in sorted(edits, key=lambda e: (e[0].line, e[0].start), reverse=True):
         line = lines[span.line]
         lines[span.line] = line[: span.start] + new + line[span.end :]
         changed += 1
-    return "".join(lines), changed
-
-
-_RUN = re.compile(r"CI run of [0-9a-f]{7,40}, \d{4}-\d{2}-\d{2}")
-
-
-# ----------------------------------------------------------------------------- a CI run's figures
-
-
-def _is_time(path: str) -> str | None:
-    """``s`` or ``ms`` when a part of ``path`` names a time (``*_s``, ``*_ms``, ``*seconds``)."""
-    unit = None
-    for part in path.split("."):
-        if part.endswith("_ms"):
-            unit = "ms"
-        elif part.endswith(("_s", "seconds")):
-            unit = "s"
-    return unit
-
-
-def within(path: str, kept: Any, fresh: Any) -> bool:
-    """Whether a fresh run's ``fresh`` reproduces the docs' ``kept`` figure at ``path``.
-
-    A time (see :func:`_is_time`) within :data:`TIME_FACTOR` either way, or
-    :data:`TIME_SLACK` apart in its unit; an integer count within :data:`COUNT_FRACTION`
-    of the docs' value (rounded down: small counts exactly); anything else exactly.
-    """
-    unit = _is_time(path)
-    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (kept, fresh)):
-        return bool(kept == fresh)
-    if unit is None:
-        if isinstance(kept, int) and isinstance(fresh, int):
-            return abs(fresh - kept) <= int(abs(kept) * COUNT_FRACTION)
-        return bool(kept == fresh)
-    if abs(fresh - kept) <= TIME_SLACK[unit]:
-        return True
-    return bool(kept / TIME_FACTOR <= fresh <= kept * TIME_FACTOR)
-
-
-def compare_with_run(docs: Iterable[Path], root: Path, kept: Path, fresh: Path) -> CiComparison:
-    """The docs' quotes of ``kept`` (docs/e2e-figures.json) against a fresh run's ``fresh``.
-
-    Every item of a block whose source is ``kept`` is looked up in both; a ``~record``
-    item is not compared (its block names the kept run instead).
-    """
-    result = CiComparison()
-    kept_doc, fresh_doc = load(kept), load(fresh)
-    for path in docs:
-        for b in blocks(path, root):
-            if b.source.resolve() != kept.resolve():
-                continue
-            for span, item in zip(b.spans, b.items, strict=False):
-                if item.constant:
-                    continue
-                if item.record:
-                    result.recorded += 1
-                    continue
-                at = f"{path.relative_to(root)}:{span.line + 1}"
-                try:
-                    was, now = resolve(kept_doc, item.text), resolve(fresh_doc, item.text)
-                except KeyError as exc:
-                    result.problems.append(f"{at}: {item.text}: not in both runs ({exc.args[0]})")
-                    continue
-                result.compared += 1
-                if not within(item.text, was, now):
-                    how = "exactly" if _is_time(item.text) is None else "within the tolerance"
-                    result.problems.append(
-                        f"{at}: {item.text}: the docs say {span.token} ({was!r}), this run "
-                        f"measured {now!r}, not {how}"
-                    )
-    return result
-
-
-@dataclass
-class CiComparison:
-    """What :func:`compare_with_run` found: figures compared, kept as a record, problems."""
-
-    compared: int = 0
-    recorded: int = 0
-    problems: list[str] = field(default_factory=list)
+    for i in runs:
+        lines[i] = _RUN.sub(record_of(doc), lines[i])
+    return "".join(lines), changed, missing
 
 
 def documents(root: Path) -> list[Path]:
@@ -533,26 +454,44 @@ def documents(root: Path) -> list[Path]:
     return [root / "README.md", root / "CONTRIBUTING.md", *sorted((root / "docs").glob("*.md"))]
 
 
-def ci_figures(root: Path, fresh: Path) -> tuple[list[str], list[str]]:
-    """CI's check of the docs' e2e quotes against this run (hack/ci_verdict.py).
+def adopt_run(run: Path, root: Path) -> tuple[list[str], list[str]]:
+    """Make the e2e run at ``run`` (an ``artifacts/figures.json``) the record the docs quote.
 
-    ``(report lines, problems)``: every quote of ``docs/e2e-figures.json`` in the
-    :func:`documents` compared with ``fresh`` (``artifacts/figures.json``); a missing
-    ``fresh`` is a problem, since the e2e tier always records figures.
+    Writes it to :data:`RECORD` as it is (its command, commit, date and figures) and
+    rewrites every quote of the record in the :func:`documents` from it (:func:`requote`).
+    Writes nothing when the run is not a whole record: no command, commit, date or
+    figures, or no value for an item a doc quotes (a partial run -- one module, a failed
+    test -- cannot replace the record). Returns ``(what was done, problems)``; the
+    problems after a rewrite are the docs' own (:func:`check_markdown`).
     """
-    if not fresh.is_file():
-        return [], [f"{fresh}: no figures recorded: the docs' e2e figures cannot be compared"]
-    docs = documents(root)
-    kept = root / "docs" / "e2e-figures.json"
-    got = compare_with_run(docs, root, kept, fresh)
-    run = record_of(load(kept))
-    line = (
-        f"figures: {got.compared} of the docs' quotes of docs/e2e-figures.json reproduced by "
-        f"this run (times within x{TIME_FACTOR:g} or {TIME_SLACK['s']:g} s, counts within "
-        f"{COUNT_FRACTION:.0%} rounded down, the rest exactly), "
-        f"{len(got.problems)} not; {got.recorded} kept as the record of the {run}"
-    )
-    return [line], got.problems
+    try:
+        doc = json.loads(run.read_text())
+    except (OSError, ValueError) as exc:
+        return [], [f"{run}: not a figures file: {exc}"]
+    if not isinstance(doc, dict):
+        return [], [f"{run}: not a figures file: {type(doc).__name__}"]
+    absent = [k for k in ("command", "commit", "date", "figures") if not doc.get(k)]
+    if absent:
+        return [], [f"{run}: no {', '.join(absent)}: not the record of a named run"]
+    source = root / RECORD
+    texts: dict[Path, str] = {}
+    done: list[str] = []
+    missing: list[str] = []
+    for path in (p for p in documents(root) if p.is_file()):
+        text, changed, lacking = requote(path, root, source, doc)
+        missing.extend(lacking)
+        if text != path.read_text():
+            texts[path] = text
+        if changed:
+            done.append(f"{path.relative_to(root)}: {changed} figures rewritten")
+    if missing:
+        return [], [f"{run} lacks a figure the docs quote: {m}" for m in missing]
+    source.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    for path, text in texts.items():
+        path.write_text(text)
+    done.insert(0, f"{RECORD}: the {record_of(doc)} (`{doc['command']}`)")
+    problems = [p for path in texts for p in check_markdown(path, root)]
+    return done, problems
 
 
 # ----------------------------------------------------------------------------- mutations
@@ -628,19 +567,8 @@ def check_counts(path: Path, root: Path, text: str | None = None) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m tests.support.judges.figures DOC...``: each marked figure, its item, its value.
-
-    ``--requote JSON DOC...`` rewrites the DOCs' quotes of JSON from it (:func:`requote`).
-    """
+    """``python -m tests.support.judges.figures DOC...``: each marked figure, its item, its value."""
     root = Path(__file__).resolve().parents[3]
-    if argv[:1] == ["--requote"]:
-        source = Path(argv[1]).resolve()
-        for name in argv[2:]:
-            doc = Path(name).resolve()
-            text, changed = requote(doc, root, source)
-            doc.write_text(text)
-            print(f"{doc.relative_to(root)}: {changed} figures requoted from {argv[1]}")
-        return 0
     for name in argv:
         for line in explain(Path(name).resolve(), root):
             print(line)
