@@ -13,10 +13,13 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from tests.support.env.controlplane import ControlPlane
+import pytest
+
+from tests.support.env.auditing import NODE_READS_POLICY, audit_args
+from tests.support.env.controlplane import ControlPlane, ensure_assets
 from tests.support.env.harness import (
     MIP,
     RUN_LABEL,
@@ -34,6 +37,7 @@ from tests.support.env.harness import (
     wait_for,
 )
 from tests.support.env.supervisor import scope_flags
+from tests.support.judges.audit import node_reads
 from tests.support.judges.figures import Figures
 
 ALWAYS = {"startTime": "* * * * *", "duration": "2m"}  # fires every minute, lasts two: always open
@@ -353,10 +357,35 @@ def test_editing_a_window_exits_in_a_controlled_way_and_the_restart_is_right(
     )
 
 
+@pytest.fixture
+def own_control_plane(tmp_path: Path, figures: Figures) -> Iterator[ControlPlane]:
+    """tests/e2e/conftest.py's, for this module: a control plane of the test's own, whose
+    audit log also holds every LIST and WATCH of Nodes (:data:`NODE_READS_POLICY`)."""
+    logs = tmp_path / "reads-controlplane"
+    cp = ControlPlane(
+        ensure_assets(), log_dir=logs, apiserver_args=audit_args(logs, NODE_READS_POLICY)
+    )
+    cp.start()
+    figures.record("controlplane", start_s=[round(cp.startup_seconds, 2)])
+    try:
+        yield cp
+    finally:
+        cp.stop()
+
+
 def test_recovers_after_the_api_server_is_killed_and_restarted(
     own_control_plane: ControlPlane, own_kubeconfig: Path, tmp_path: Path, figures: Figures
 ) -> None:
-    control_plane = own_control_plane  # compacted and SIGKILLed: its own (tests/e2e/conftest.py)
+    """A watch resumed after the restart gets 410 Gone, and is followed by a LIST of nodes.
+
+    kumaco is frozen (SIGSTOP) across the compaction and the restart, so that its watches
+    fail once, after the server is back, and resume from the resourceVersion they had --
+    older than the compacted revision: the server answers 410, and the relist is judged
+    from the API server's audit log (the watch from the old resourceVersion, then a LIST,
+    then a watch from the LIST's), not from kumaco's own account. Unfrozen, it must not
+    have failed its way to a LIST instead (five failures in a row: kumaco/kube/retry.py).
+    """
+    control_plane = own_control_plane  # compacted and SIGKILLed: its own
     raw = Api(control_plane)
     run, ns = unique("crash"), raw.namespace(unique("win"))
     for i in range(3):
@@ -366,32 +395,60 @@ def test_recovers_after_the_api_server_is_killed_and_restarted(
         own_kubeconfig,
         [
             *scope_flags(run, ns),
+            # Frozen for the compaction and the restart (seconds; 20-30 s under load): its
+            # lease must outlast that, so the freeze cannot cost it its leadership.
             "--leader-elect-lease-duration",
-            "40s",
+            "180s",
             "--leader-elect-renew-deadline",
-            "30s",
+            "150s",
         ],
         tmp_path / "crash.log",
     ).start()
     try:
         # Start-up and the first pass: 1-4 s measured (test_catch_up.py); 30 s for load.
         wait_for(lambda: _um(raw, f"{run}-0") == "False", 30, what="first state")
-
-        control_plane.compact_etcd()  # so that the watches resumed after the restart expire (410)
+        k.send(signal.SIGSTOP)
         control_plane.stop_apiserver(signal.SIGKILL)
+        # etcd's revision moves past anything kumaco could have seen (no watch delivers
+        # these writes), and its history up to there is compacted: the watches kumaco
+        # resumes from its resourceVersions are older than what etcd and the restarted
+        # API server's watch cache hold (410).
+        control_plane.bump_etcd_revision()
+        revision = control_plane.compact_etcd()
         time.sleep(2)
         control_plane.start_apiserver()
+        restarted = time.time()
         back = time.monotonic()
-        raw.label(f"{run}-1", "zone", "a")  # a change kumaco can only see through a new watch
-        # A relist and a pass: 0.07 s measured (apiserver_restart_relist); 60 s also covers the
-        # watch's backoff after the downtime (doubling, 45 s at most: kumaco/kube/reflector.py).
+        raw.label(f"{run}-1", "zone", "a")  # a change kumaco can only see through a new LIST
+        k.send(signal.SIGCONT)
+        # A relist and a pass: 0.07 s measured (apiserver_restart_relist); 60 s for load.
         wait_for(lambda: _um(raw, f"{run}-1") == "True", 60, what="convergence after the restart")
         converge = time.monotonic() - back
         print(f"API server restart: converged {converge:.2f}s after it was ready again")
         figures.record("apiserver_restart_relist", converged_s=round(converge, 2))
         assert k.alive, "kumaco must survive an API server restart"
-        messages = k.log_messages()
-        assert "watch expired; relisting" in messages or "listed" in messages[2:]
+        nodes_log = [
+            (log_message(r), str(r.get("error", "")))
+            for r in k.logs()
+            if r.get("collection") == "nodes"
+        ]
+        after = nodes_log[[m for m, _e in nodes_log].index("listed") + 1 :]  # the start's LIST
+        print(f"kumaco's node reflector after the start: {after}")
+        messages = [m for m, _e in after]
+        assert messages[messages.index("watch expired; relisting") + 1] == "listed", after
+        assert "watch failed; retrying" not in messages[messages.index("listed") :], after
+        assert messages.count("listed") == 1, f"one relist, after the 410: {after}"
+        # The API server's own record: kumaco's node watch from before the compaction, then
+        # a LIST, then a watch from the LIST's resourceVersion.
+        reads = node_reads(control_plane.audit_log, "kumaco/", restarted - 1)
+        print(f"kumaco's node reads after the restart (compacted at {revision}): {reads}")
+        verbs = [v for v, _rv in reads]
+        first_list = verbs.index("list")
+        expired = [rv for v, rv in reads[:first_list] if v == "watch"]
+        assert expired and all(int(rv) < revision for rv in expired), reads
+        watched = [int(rv) for v, rv in reads[first_list + 1 :] if v == "watch"]
+        assert watched and watched[0] >= revision, reads
+        assert verbs.count("list") == 1, reads
     finally:
         k.stop(signal.SIGKILL)
 

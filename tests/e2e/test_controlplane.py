@@ -168,6 +168,7 @@ def test_service_account_token_is_denied_until_bound(
 ) -> None:
     core, rbac = client.CoreV1Api(api), client.RbacAuthorizationV1Api(api)
     ns, sa = "default", f"smoke-{uuid.uuid4().hex[:8]}"
+    core.create_node(_node(sa))  # what the ServiceAccount's LIST must show once bound
     core.create_namespaced_service_account(
         ns, client.V1ServiceAccount(metadata=client.V1ObjectMeta(name=sa))
     )
@@ -209,13 +210,17 @@ def test_service_account_token_is_denied_until_bound(
     deadline = time.monotonic() + 10
     while True:  # the authorizer's cache follows the binding within moments
         try:
-            nodes = as_sa.list_node()
+            nodes = as_sa.list_node(label_selector="kumaco.test/smoke=yes")
             break
         except ApiException as exc:
             if exc.status != 403 or time.monotonic() > deadline:
                 raise
             time.sleep(0.1)
-    assert nodes.kind == "NodeList" or nodes.items is not None
+    # The same nodes the admin sees, the one made above among them: the LIST was answered.
+    admin = core.list_node(label_selector="kumaco.test/smoke=yes")
+    assert sa in {n.metadata.name for n in nodes.items}
+    assert {n.metadata.name for n in nodes.items} == {n.metadata.name for n in admin.items}
+    core.delete_node(sa)
 
 
 def test_a_failed_start_leaves_nothing_running(control_plane: ControlPlane, tmp_path: Path) -> None:

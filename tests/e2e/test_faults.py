@@ -36,7 +36,10 @@ world changes: the oldest node in progress no longer needs a reboot, so it
 must lose ``MaintenanceInProgress`` and the next one must get it. Every test
 then asserts:
 
-* restarts: at most 3 during the fault, none after recovery (a quiet period);
+* the replicas' exit codes, exactly as docs/reliability.md states them: none, except
+  the leader exiting 4 (leadership lost) once when etcd is paused or APF throttles it,
+  and the leader the slow-kill test SIGKILLs; restarts: none after recovery (a quiet
+  period);
 * the API server's audit log, every write to the test's nodes replayed in
   commit order (``tests.support.judges.audit.judge_ceiling``), never shows more
   than 2 nodes ``MaintenanceInProgress=True``;
@@ -82,6 +85,7 @@ import yaml
 from kumaco.cmd.settings import add_run_flags, settings_from_args
 from kumaco.controller.loop import Controller
 from kumaco.controller.metrics import Metrics
+from kumaco.controller.options import EXIT_LEADERSHIP_LOST
 from kumaco.core.nodes import NodeSet, node_view
 from kumaco.core.planner import Ceiling, Policy, plan
 from kumaco.core.selectors import parse_selector
@@ -407,8 +411,15 @@ class MakeScenario(Protocol):
     def __call__(self, name: str, timings: Timings = SHORT) -> Scenario: ...
 
 
-def check(o: Outcome) -> None:
+def check(o: Outcome, exits: Sequence[int]) -> None:
+    """The common assertions; ``exits``: the replicas' exit codes, exactly, as the docs state.
+
+    docs/reliability.md's table says for each fault which replica exits and how: none, the
+    leader exiting :data:`EXIT_LEADERSHIP_LOST` once (etcd paused, throttled by APF), or the
+    leader the test kills (``-SIGKILL``); any other exit, or one more, fails the test.
+    """
     print(o.line())
+    assert o.exit_codes == list(exits), f"exit codes {o.exit_codes}, not {list(exits)}: {o.line()}"
     assert o.restarts_during <= MAX_RESTARTS_DURING, o.line()
     assert o.restarts_after == 0, o.line()
     assert o.audit_over_ceiling == [], o.audit_over_ceiling[:5]
@@ -495,7 +506,8 @@ def test_fault_apiserver_sigkill_and_restart(
         control_plane.start_apiserver()
     t_clear = time.monotonic()
     sc.perturb()  # a change kumaco can only see after the restart
-    check(sc.finish(t_clear, r0, relist_expected=True, downtime_s=round(t_clear - down, 2)))
+    outcome = sc.finish(t_clear, r0, relist_expected=True, downtime_s=round(t_clear - down, 2))
+    check(outcome, exits=[])  # no replica exits: watches fail, then relist
 
 
 # ----------------------------------------------------------------------------- 2. etcd paused
@@ -522,7 +534,8 @@ def test_fault_etcd_paused_for_two_renew_deadlines(
         assert time.monotonic() < deadline, "kube-apiserver not ready after etcd resumed"
         time.sleep(0.2)
     sc.perturb()
-    check(sc.finish(t_clear, r0, paused_s=paused))
+    # The leader cannot renew within its renew deadline: it exits 4 (leadership lost), once.
+    check(sc.finish(t_clear, r0, paused_s=paused), exits=[EXIT_LEADERSHIP_LOST])
 
 
 # ----------------------------------------------------------------------------- 3. connections cut
@@ -554,7 +567,7 @@ def test_fault_every_connection_cut_repeatedly(
     t_clear = time.monotonic()
     outcome = sc.finish(t_clear, r0, connections_cut=cut, cuts=10)
     outcome.converged_under_fault_s = None if under is None else round(under, 2)
-    check(outcome)
+    check(outcome, exits=[])
     assert cut >= 10, "the proxy had nothing to cut: kumaco is not going through it"
 
 
@@ -661,7 +674,7 @@ def test_fault_conflicts_from_a_second_writer_every_50ms(
         kumaco_conflicts_logged=conflicts,
     )
     outcome.converged_under_fault_s = round(max(times), 2)
-    check(outcome)
+    check(outcome, exits=[])
     assert codes.get("nodes:409", 0) > 0, f"no conflict happened: {codes}"
 
 
@@ -937,7 +950,7 @@ def test_fault_429_from_api_priority_and_fairness(
     seen = _logged_429s(sc)
     outcome.extra["kumaco_429s_logged"] = seen
     outcome.converged_under_fault_s = None if under is None else round(under, 2)
-    check(outcome)
+    check(outcome, exits=[EXIT_LEADERSHIP_LOST])  # renewals throttled: the leader exits 4, once
     assert rejected > 0, "APF rejected nothing: no 429 was produced"
     assert sum(seen.values()) > 0, "kumaco never got a 429"
     assert all(d <= 30.0 for d in _retry_delays(sc)), (
@@ -994,7 +1007,7 @@ def test_fault_slow_apiserver_every_request_late(
         restarts_while_slow=restarts_slow,
     )
     outcome.converged_under_fault_s = None if under is None else round(under, 2)
-    check(outcome)
+    check(outcome, exits=[])  # the leader keeps its lease
     assert under is not None and under2 is not None, (
         f"kumaco stopped making progress while every request took {LATENCY:g} s longer: "
         + outcome.line()
@@ -1058,7 +1071,7 @@ def test_fault_slow_apiserver_a_leader_killed_meanwhile_is_replaced(
     outcome.converged_under_fault_s = (
         None if applied is None or takeover is None else round(takeover + applied, 2)
     )
-    check(outcome)
+    check(outcome, exits=[-signal.SIGKILL])  # the leader the test killed, and no other
     assert takeover is not None, (
         f"no follower took over within {bound:.1f}s of the leader's SIGKILL while the API server "
         f"answered {LATENCY:g} s late (followers give each Lease request up to the renew "
@@ -1110,7 +1123,7 @@ def test_fault_blackhole_a_change_is_applied_within_the_silence_bound(
         silent_watches_logged=silent,
     )
     outcome.converged_under_fault_s = None if applied is None else round(applied, 2)
-    check(outcome)
+    check(outcome, exits=[])
     assert holed > 0, "nothing to blackhole: kumaco is not going through the proxy"
     assert silent > 0, "no watch was taken for dead"
     assert applied is not None, (
@@ -1178,7 +1191,7 @@ def test_fault_lost_answers_a_write_that_timed_out_is_never_applied_twice(
     outcome.extra["patches_of_the_revoked_node"] = patches
     outcome.converged_under_fault_s = None if applied is None else round(applied, 2)
     assert patches == [200], f"the revocation of {revoked} reached the API server as {patches}"
-    check(outcome)
+    check(outcome, exits=[])
     assert unknown > 0 and proxy.stats.dropped_down > 0, (
         "no write lost its answer: " + outcome.line()
     )

@@ -7,7 +7,10 @@ shortcuts observable: an echo of a write the store already holds, altered so
 that decoding it would change the store (it must not be decoded), and an event
 whose image list is not JSON (it can only be applied if the list was cut out
 before decoding). Its backoff after failures is an injected error policy
-(:func:`kumaco.kube.retry.backoff_forever` by default). The pods reflector lists by a
+(:func:`kumaco.kube.retry.backoff_forever` by default). A watch the server ends with a
+410 (an ERROR event, as the API server's watch cache answers a resourceVersion older than
+its history) is relisted: its log line, then a LIST on the wire, then a watch from the
+LIST's resourceVersion. The pods reflector lists by a
 streaming list (``sendInitialEvents``), and LISTs when the server refuses it.
 """
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -265,3 +269,95 @@ def test_an_api_server_that_refuses_the_streaming_list_is_listed_instead() -> No
     r, store = _reflect_pods([(422, refused), (200, listed)], lambda s, _r: s.pods_synced.is_set())
     assert "sendInitialEvents=true" in Pods.paths[0] and "limit=" in Pods.paths[1]
     assert not r.streaming and store.pods_synced.is_set()
+
+
+# ----------------------------------------------------------------------------- 410: relist
+
+
+class Answers(http.server.BaseHTTPRequestHandler):
+    """Answers each GET from ``answers`` in turn: (status, body); then waits for ``done``."""
+
+    answers: ClassVar[list[tuple[int, bytes]]] = []
+    paths: ClassVar[list[str]] = []
+    done = threading.Event()
+
+    def do_GET(self) -> None:
+        Answers.paths.append(self.path)
+        if Answers.answers:
+            status, body = Answers.answers.pop(0)
+        else:
+            Answers.done.wait(10)
+            status, body = 200, b""
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: Any) -> None:
+        pass
+
+
+def test_a_watch_answered_gone_is_relisted_then_watched_from_the_new_list(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    gone = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "code": 410,
+        "reason": "Expired",
+        "message": "too old resource version: 20 (30)",
+    }
+    listed = {
+        "kind": "NodeList",
+        "metadata": {"resourceVersion": "31"},
+        "items": [node("a", "29", {"zone": "relisted"})],
+    }
+    Answers.answers = [
+        (200, line("ERROR", gone)),  # as the watch cache answers an expired resourceVersion
+        (200, json.dumps(listed).encode()),
+    ]
+    Answers.paths = []
+    Answers.done.clear()
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answers)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    store = NodeStore()
+    store.replace([store.trim(node("a", "10", {}))])
+    cfg = k8s_client.Configuration(host=f"http://127.0.0.1:{srv.server_address[1]}")
+    stop = threading.Event()
+    restarts: list[str] = []
+    r = Reflector(
+        KubeResources(Kube(cfg, "kumaco-test/1 (unit)", env={})).nodes(""),
+        store,
+        stop,
+        name="nodes",
+        silence=30.0,
+        on_restart=lambda _c, reason: restarts.append(reason),
+    )
+    r.resource_version = "20"  # listed before: straight to the watch
+    caplog.set_level(logging.INFO, logger="kumaco.kube")
+    r.start()
+    try:
+        deadline = time.monotonic() + 30  # a hang catcher: the steps below are counted, not timed
+        while time.monotonic() < deadline and len(Answers.paths) < 3:
+            time.sleep(0.02)
+    finally:
+        stop.set()
+        Answers.done.set()
+        r.thread.join(30)
+        srv.shutdown()
+        srv.server_close()
+    watch, relist, again = Answers.paths[:3]
+    assert watch.startswith("/api/v1/nodes?") and "watch=true" in watch
+    assert "resourceVersion=20" in watch
+    assert relist.startswith("/api/v1/nodes?") and "watch" not in relist and "limit=" in relist
+    assert "watch=true" in again and "resourceVersion=31" in again
+    assert restarts[0] == "expired"
+    logged = [(rec.getMessage(), getattr(rec, "collection", "")) for rec in caplog.records]
+    assert logged[:2] == [("watch expired; relisting", "nodes"), ("listed", "nodes")]
+    assert getattr(caplog.records[0], "error", "").endswith("too old resource version: 20 (30)")
+    assert r.relists == 1
+    with store.read() as (nodes, _versions):
+        a = nodes.get("a")
+        assert a is not None and dict(a.labels) == {"zone": "relisted"}  # the LIST replaced it

@@ -406,7 +406,7 @@ def test_the_loop_prints_one_snapshot_per_state_the_cluster_goes_through() -> No
         tick=0.05,
     )
     assert rc == 0 and err.getvalue() == ""
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 120  # a hang catcher only: the bound below is a count
     snapshots = out.getvalue().split("\nkumaco status at ")
     assert len(snapshots) == 3, out.getvalue()
     assert "ops/nightly" in snapshots[0] and "ops/nightly" in snapshots[1]

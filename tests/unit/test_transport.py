@@ -143,7 +143,8 @@ def server() -> Iterator[Callable[[str], Server]]:
 def kube(host: str, *, proxy: str = "", env: dict[str, str] | None = None, **kw: object) -> Kube:
     cfg = k8s_client.Configuration(host=host, proxy="", no_proxy="")
     cfg.proxy = proxy  # as a kubeconfig proxy-url would set it
-    kw.setdefault("retry", RetryPolicy(attempts=6, initial=0.01, maximum=0.02, deadline=5))
+    # The deadline only bounds a run gone wrong: six attempts must fit however slow the machine.
+    kw.setdefault("retry", RetryPolicy(attempts=6, initial=0.01, maximum=0.02, deadline=120))
     return Kube(cfg, "kumaco-test/1 (unit)", env=env or {}, **kw)  # type: ignore[arg-type]
 
 
@@ -156,7 +157,9 @@ def test_a_write_reaches_the_server_at_most_once(
     server: Callable[[str], Server], mode: str, method: str
 ) -> None:
     s = server(mode)
-    k = kube(f"http://{LOOPBACK}:{s.port}", timeout=0.5)
+    # Only the hang is ended by the timeout (whatever the machine's speed, it never answers);
+    # the others get one long enough that a slow server thread is never taken for a hang.
+    k = kube(f"http://{LOOPBACK}:{s.port}", timeout=0.5 if mode == "hang" else 30)
     if mode == "stale":
         k.request("GET", "/api/v1/nodes/a")  # leaves a kept-alive connection the server drops
     with pytest.raises(TransportError) as failed:
@@ -170,7 +173,7 @@ def test_a_write_reaches_the_server_at_most_once(
 @pytest.mark.parametrize("mode", ["close", "stale"])
 def test_a_read_is_retried(server: Callable[[str], Server], mode: str) -> None:
     s = server(mode)
-    k = kube(f"http://{LOOPBACK}:{s.port}", timeout=0.5)
+    k = kube(f"http://{LOOPBACK}:{s.port}", timeout=30)  # the server closes: no timeout is hit
     if mode == "stale":
         k.request("GET", "/api/v1/nodes/a")
         assert k.request("GET", "/api/v1/nodes/a") == {}  # read twice, answered the 2nd time
@@ -248,14 +251,17 @@ def test_a_silent_watch_is_reported_after_the_silence_bound(
     k = kube(f"http://{LOOPBACK}:{s.port}")
     events = []
     started = time.monotonic()
-    stream = k.watch("/api/v1/nodes", "1", silence=0.6)
+    # The silence bound is a real wait, so it is long enough (5 s) for a loaded machine to
+    # deliver the first event within it; the server then stays silent for 30 s: the silence
+    # is reported before the server ends the stream, and never before the bound.
+    stream = k.watch("/api/v1/nodes", "1", silence=5.0)
     events.append(next(stream))
     with pytest.raises(TransportError) as failed:
         next(stream)
     took = time.monotonic() - started
     assert failed.value.silent is True
     assert [e["type"] for e in events] == ["ADDED"]
-    assert 0.6 <= took < 5, took
+    assert 5.0 <= took < 30, took
 
 
 # ----------------------------------------------------------------------------- proxies

@@ -43,6 +43,7 @@ def test_proofs_merge_into_one_with_every_passed_test(tmp_path: Path) -> None:
         "server": server,
         "passed": ["a", "b", "c", "d"],
         "artifacts": [],
+        "real_server": [],
     }
     assert parts(target) == []
     assert not merge_proofs(target)  # nothing left to merge: the file stays

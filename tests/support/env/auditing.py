@@ -10,6 +10,10 @@ and the soak start kube-apiserver with:
   (etcd revision) that orders it among all writes;
 * every request of a ServiceAccount, with its metadata and response code.
 
+:data:`NODE_READS_POLICY` is that policy plus every LIST and WATCH of Nodes, with its
+metadata (the request's URI: its resourceVersion): what a test of the relist after an
+expired watch reads (tests/e2e/test_controller.py), on a control plane of its own.
+
 :func:`audit_args` writes a policy (this one by default) into a directory and returns the
 kube-apiserver flags that log with it there; :func:`audited_control_plane` is a started
 control plane logging so. Reading and judging the log is :mod:`tests.support.judges.audit`'s.
@@ -42,6 +46,12 @@ rules:
     userGroups: ["system:serviceaccounts"]
   - level: None
 """
+
+NODE_READS_POLICY = AUDIT_POLICY.replace(
+    "  - level: None\n",
+    '  - level: Metadata\n    verbs: ["list", "watch"]\n    resources: [{group: "", resources: ["nodes"]}]\n'
+    "  - level: None\n",
+)
 
 
 def audit_args(

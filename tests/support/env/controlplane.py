@@ -658,6 +658,29 @@ class ControlPlane:
         finally:
             conn.close()
 
+    def bump_etcd_revision(self, writes: int = 3) -> int:
+        """Write ``writes`` times to a key outside the API server's prefix, straight to etcd.
+
+        Moves etcd's revision past every resourceVersion a client of the API server has
+        seen, without an event any watch could deliver (even with the API server down);
+        returns the revision. Then :meth:`compact_etcd` expires them all.
+        """
+        conn = http.client.HTTPConnection("127.0.0.1", self.etcd_port, timeout=10)
+        try:
+            rev = 0
+            for i in range(writes):
+                body = {"key": base64.b64encode(b"/kumaco-test/bump").decode()}
+                body["value"] = base64.b64encode(str(i).encode()).decode()
+                conn.request("POST", "/v3/kv/put", body=json.dumps(body))
+                resp = conn.getresponse()
+                answer = resp.read()
+                if resp.status != 200:
+                    raise RuntimeError(f"etcd put failed: {resp.status} {answer[:200]!r}")
+                rev = int(json.loads(answer)["header"]["revision"])
+            return rev
+        finally:
+            conn.close()
+
     def restart_apiserver(self, sig: int = signal.SIGTERM) -> None:
         self.stop_apiserver(sig)
         self.start_apiserver()

@@ -7,7 +7,7 @@ of its own, so each writes its own copy, :func:`per_worker` (``proof.json`` ->
 ``proof-gw0.json``); the controller, once every worker has finished, merges them into
 the file the variable names (:func:`merge_proofs`, :func:`merge_figures`: figures an
 earlier session of the same run wrote there are kept) and removes the parts. Without xdist the names are used as they are and nothing is merged. Merging is
-exact: the proofs' passed lists are concatenated (one server version for all, else it is
+exact: the proofs' lists (passed, artifacts, real_server) are concatenated (one server version for all, else it is
 an error), the figures' sections merged name by name as :meth:`Figures.record` merges
 them (lists under one name extended, a later scalar replacing an earlier one).
 """
@@ -56,6 +56,7 @@ def merge_proofs(path: Path) -> bool:
         "server": next((d["server"] for d in docs if d["server"]), {}),
         "passed": [t for d in docs for t in d["passed"]],
         "artifacts": [t for d in docs for t in d.get("artifacts", [])],
+        "real_server": [t for d in docs for t in d.get("real_server", [])],
     }
     path.write_text(json.dumps(merged, indent=2) + "\n")
     for p in found:

@@ -30,7 +30,9 @@ taken the way that can only over-count: an admission as held from its receipt
 is the one rule for the ``unresolved`` ones: a revocation passes only where the caller
 says why an upper bound suffices.
 
-:func:`forbidden` lists one identity's requests the server refused with 403.
+:func:`forbidden` lists one identity's requests the server refused with 403;
+:func:`node_reads` one client's LISTs and WATCHes of Nodes, in order, with the
+resourceVersion each asked for (the relist after an expired watch).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ import contextlib
 import datetime as dt
 import json
 import re
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,6 +73,7 @@ class AuditEvent:
     verb: str = ""
     user: str = ""
     response_object: dict[str, Any] = field(default_factory=dict)  # at RequestResponse
+    uri: str = ""  # the request's URI, its query included (requestURI)
 
     @property
     def identity(self) -> str:
@@ -98,6 +102,7 @@ def _event(doc: dict[str, Any]) -> AuditEvent:
         verb=str(doc.get("verb", "")),
         user=str((doc.get("user") or {}).get("username", "")),
         response_object=dict(doc.get("responseObject") or {}),
+        uri=str(doc.get("requestURI", "")),
     )
 
 
@@ -439,6 +444,25 @@ def assert_resolved(
 
 
 # ----------------------------------------------------------------------------- one identity
+
+
+def node_reads(audit_log: Path, user_agent: str, since: float = 0.0) -> list[tuple[str, str]]:
+    """The LISTs and WATCHes of Nodes by clients whose user agent starts with ``user_agent``.
+
+    In the order the server received them, each once (a watch is logged when its response
+    starts and again when it ends): ``(verb, resourceVersion)``, the resourceVersion the
+    request asked for ("" when none). Needs a policy that logs them
+    (:data:`tests.support.env.auditing.NODE_READS_POLICY`).
+    """
+    seen: dict[tuple[float, str], tuple[str, str]] = {}
+    for ev in read_audit_log(audit_log, since, contains='"nodes"'):
+        if ev.resource != "nodes" or ev.subresource or ev.name:
+            continue
+        if ev.verb not in ("list", "watch") or not ev.user_agent.startswith(user_agent):
+            continue
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(ev.uri).query)
+        seen[(ev.received, ev.uri)] = (ev.verb, query.get("resourceVersion", [""])[0])
+    return [seen[k] for k in sorted(seen)]
 
 
 def requests_of(audit_log: Path, user: str, since: float = 0.0) -> list[AuditEvent]:

@@ -5,7 +5,9 @@ The Go program is built once per source version into
 ``GOTOOLCHAIN=local`` and run as one long-lived subprocess per test session.
 It is given ``ZONEINFO`` pointing at the ``tzdata`` package, so Go reads
 exactly the zone data kumaco reads. Without ``go`` the fixture fails; it
-never skips.
+never skips. How long it waits for an answer (``ready``) and the clock it reads
+(``monotonic``) are seams of :class:`Oracle`, so that its own tests play slow and hung
+oracles on a fake clock, never on the machine's speed.
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
@@ -79,6 +81,11 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def wait_readable(stream: IO[str], seconds: float) -> bool:
+    """Whether ``stream`` has something to read within ``seconds`` (the real wait)."""
+    return bool(select.select([stream], [], [], seconds)[0])
+
+
 class Oracle:
     """One running oracle process; requests are answered in order.
 
@@ -96,9 +103,18 @@ class Oracle:
     (1 s) without an answer loops.
     """
 
-    def __init__(self, binary: Path, timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        binary: Path,
+        timeout: float = 10.0,
+        *,
+        ready: Callable[[IO[str], float], bool] = wait_readable,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._binary = binary
         self._timeout = timeout
+        self._wait = ready
+        self._monotonic = monotonic
         self._proc = self._start()
 
     def _start(self) -> subprocess.Popen[str]:
@@ -138,7 +154,7 @@ class Oracle:
     def _ready(self, seconds: float) -> bool:
         stdout = self._proc.stdout
         assert stdout is not None
-        return bool(select.select([stdout], [], [], seconds)[0])
+        return self._wait(stdout, seconds)
 
     def _ask(self, request: Mapping[str, Any], timeout: float | None = None) -> dict[str, Any]:
         wait = timeout or self._timeout
@@ -148,7 +164,7 @@ class Oracle:
             if self._ready(wait):
                 return self._answer()
             burned.append(
-                f"attempt {attempt}: {wait:.0f}s, {_cpu_seconds(self._proc.pid) - cpu:.1f}s CPU"
+                f"attempt {attempt}: {wait:g}s, {_cpu_seconds(self._proc.pid) - cpu:.1f}s CPU"
             )
             self._restart()
             wait *= 3
@@ -166,8 +182,8 @@ class Oracle:
         ``wall`` seconds (a starved machine proves nothing).
         """
         cpu = self._send({"op": "cron", "spec": spec, "after": [after]})
-        deadline = time.monotonic() + wall
-        while time.monotonic() < deadline:
+        deadline = self._monotonic() + wall
+        while self._monotonic() < deadline:
             if self._ready(0.2):
                 self._answer()
                 return False
