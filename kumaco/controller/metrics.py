@@ -174,6 +174,16 @@ class Metrics:
         )
         for cause in ("RequiredConditionCleared", "RebootObserved", "InProgressTimeout"):
             self.releases.labels(cause=cause)
+        self.follower_releases = Counter(
+            "kumaco_follower_releases",
+            "Releases by an observed reboot written by a replica while it did not lead (a "
+            "holder back from its reboot while no replica led), by result: ok, conflict "
+            "(someone else wrote the node first; dropped), error, unknown (never resent).",
+            ["result"],
+            registry=r,
+        )
+        for result in WRITE_RESULTS:
+            self.follower_releases.labels(result=result)
         self.config_hash = Gauge(
             "kumaco_config_info", "The config hash in force.", ["hash"], registry=r
         )
