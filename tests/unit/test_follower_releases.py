@@ -194,3 +194,17 @@ def test_a_follower_plans_only_while_a_node_holds_maintenance_in_progress(make: 
     c2.step()
     assert planned == [1]
     assert isinstance(c2, Controller)
+
+
+def test_a_new_boot_wakes_a_follower_and_a_heartbeat_does_not(make: Any) -> None:
+    c, world, _e, _clock = follower(make, [holder("a", "20", boot="b1")])
+    c._wake.clear()
+    c.nodes.apply("MODIFIED", c.nodes.trim(holder("a", "21", boot="b1")))  # only its version
+    assert not c._wake.is_set()
+    back = holder("a", "22", boot="b2")  # the machine came back with a new boot
+    world.nodes["a"] = back
+    c.nodes.apply("MODIFIED", c.nodes.trim(back))
+    assert c._wake.is_set()
+    c.step()
+    assert world.writes() == [("a", {MIP: ("False", "MaintenanceFinished")})]
+    assert world.patches()[0].body["metadata"] == {"resourceVersion": "22"}
