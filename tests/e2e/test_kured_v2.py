@@ -483,8 +483,8 @@ def test_h_the_leader_killed_at_random_moments_during_reboots_reboots_nothing_tw
     request, the ceiling three ways, every write of kumaco's fenced by its writer's Lease
     but the followers' releases (counted).
     """
-    seed = int(os.environ.get("KUMACO_KILL_SEED") or random.SystemRandom().randrange(1 << 32))
-    print(f"kill moments: seed {seed} (KUMACO_KILL_SEED={seed} draws them again)")
+    seed = int(os.environ.get("KURED_V2_KILL_SEED") or random.SystemRandom().randrange(1 << 32))
+    print(f"kill moments: seed {seed} (KURED_V2_KILL_SEED={seed} draws them again)")
     rng = random.Random(seed)
     t0 = time.time()
     reboot_s = 4.0
