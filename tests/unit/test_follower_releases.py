@@ -5,7 +5,8 @@ payload). A replica that does not lead writes the release of a holder whose mach
 rebooted -- exactly that: one PATCH of MaintenanceInProgress alone, the resourceVersion
 the decision was taken on as its precondition, the instance's field manager, the message
 the leader would write -- and nothing in any other state (a grant due, a window opening,
-a timeout, a requirement cleared); a 409 is dropped and never retried.
+a timeout, a requirement cleared); a 409 is dropped and never retried. A new bootID wakes a
+follower; with no holder it does not even plan.
 """
 
 from __future__ import annotations
