@@ -19,7 +19,9 @@ anything with ``is_leader``/``write_deadline``): it reconciles windows, writes
 node conditions, emits window Events and enforces the ceiling; nodes that left
 the scope are handled by :class:`~kumaco.controller.scope.Departures`.
 Followers keep warm caches (and the window gauges,
-:meth:`~kumaco.controller.metrics.Metrics.observe_windows`). On becoming leader,
+:meth:`~kumaco.controller.metrics.Metrics.observe_windows`), and write one thing: the
+release of a holder whose machine rebooted
+(:class:`~kumaco.controller.releases.FollowerReleases`). On becoming leader,
 the view is rebuilt with a fresh LIST before the first write, so that the old
 leader's last writes are seen and the MaintenanceInProgress ceiling holds across
 failover. With ``--respect-pdbs`` every replica also watches every Pod and
@@ -69,6 +71,7 @@ from kumaco.controller.options import (
     EXIT_OK,
     ControllerOptions,
 )
+from kumaco.controller.releases import FollowerReleases
 from kumaco.controller.report import Reporter
 from kumaco.controller.scope import Departures
 from kumaco.controller.stores import ConfigMapStore, NodeStore, planner_conditions
@@ -177,6 +180,17 @@ class Controller:
             stop=self.stop,
         )
         self.departures = Departures(api, self.nodes, self.writer, policy, now_ns)
+        self.follower_releases = FollowerReleases(
+            api,
+            self.nodes,
+            election,
+            metrics,
+            policy,
+            field_manager=options.field_manager,
+            planner=planner,
+            refusals=self._refusals,
+            now_ns=now_ns,
+        )
         self.announcer = Announcer(int(options.event_lookback * 1e9))
         self.reporter = Reporter(metrics, policy.in_progress)
         self.config = ConfigChange(options.config_settle)
@@ -321,6 +335,8 @@ class Controller:
         self.metrics.set_leading(self.options.instance, leader)
         if not leader:
             self._was_leader = False
+            # A rebooted holder's release waits for no leader (see releases.py).
+            self.follower_releases.step([p.result for p in entries if isinstance(p.result, Window)])
             return window_change  # followers keep the window gauges right too
         if not self._was_leader:
             self._rebuild()

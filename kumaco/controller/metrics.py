@@ -180,6 +180,16 @@ class Metrics:
             "still wrote (the bound on passes per wake-up: a planner that would flap).",
             registry=r,
         )
+        self.follower_releases = Counter(
+            "kumaco_follower_releases",
+            "Releases by an observed reboot written by a replica while it did not lead (a "
+            "holder back from its reboot while no replica led), by result: ok, conflict "
+            "(someone else wrote the node first; dropped), error, unknown (never resent).",
+            ["result"],
+            registry=r,
+        )
+        for result in WRITE_RESULTS:
+            self.follower_releases.labels(result=result)
         self.config_hash = Gauge(
             "kumaco_config_info", "The config hash in force.", ["hash"], registry=r
         )

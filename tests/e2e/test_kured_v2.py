@@ -14,7 +14,9 @@ than the scenario expects ends the wait at once: that is the reboot loop of issu
 
 Scenarios: (a) a fleet through a window; (b) a blocker pod; (c) the window closing
 mid-reboot; (d) the leader SIGKILLed mid-reboot; (e) a reboot that does not clear the
-sentinel; (f) a node that never comes back; (g) every timing scaled from kured's defaults.
+sentinel; (f) a node that never comes back; (g) every timing scaled from kured's defaults;
+(h) the leader SIGKILLed ten times at random moments of reboots, machines coming back while
+nobody leads (a follower releases them: no node is rebooted twice for one request).
 
 ``KUMACO_KURED_V2_TREE=/path/to/a/kumaco/tree`` runs that kumaco instead (its ``kumaco``
 package first on the path): at c25f683, before the boot rule, (a) fails with a reboot
@@ -24,6 +26,7 @@ loop (the record: ``hack/kured_before.py``, docs/kured-v2-before-boot-rule.json)
 from __future__ import annotations
 
 import os
+import random
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -54,7 +57,7 @@ from tests.support.env.supervisor import (
     leader_of,
     wait_leader,
 )
-from tests.support.judges.audit import judge_ceiling
+from tests.support.judges.audit import audit_check, failed_writes, judge_ceiling
 from tests.support.judges.figures import Figures
 from tests.support.judges.kured import admissions, summary
 
@@ -456,6 +459,121 @@ def test_g_every_timing_scaled_from_kureds_defaults(
     s = judge(f, plane, f.run, outcome, t0, expected)
     s["scale"] = SCALE
     figures.record("kured_v2_scaled", **s)
+
+
+SHORT = Timings(lease=8.0, renew=5.0, retry=1.0)  # the faults' short lease timings
+KILLS = 10
+
+
+def test_h_the_leader_killed_at_random_moments_during_reboots_reboots_nothing_twice(
+    raw_plane: Api,
+    fleets: Callable[..., Fleet],
+    supervisors: Callable[..., Supervisor],
+    plane: ControlPlane,
+    figures: Figures,
+) -> None:
+    """Issue 35 point 3: a holder back from its reboot while no replica leads.
+
+    Six machines needing reboots again and again (the sentinel written anew once a machine
+    is done with its last reboot), three supervised replicas (a killed one is restarted, as
+    a kubelet would), the leader SIGKILLed at a random moment of a reboot, ten times, each
+    time after a new leader took over. A 4 s reboot is shorter than the leaderless gap
+    (an 8 s Lease), so machines come back while nobody leads: a follower must release
+    them, or kured's daemon reboots them again. Judged: each reboot answers exactly one
+    request, the ceiling three ways, every write of kumaco's fenced by its writer's Lease
+    but the followers' releases (counted).
+    """
+    seed = int(os.environ.get("KURED_V2_KILL_SEED") or random.SystemRandom().randrange(1 << 32))
+    print(f"kill moments: seed {seed} (KURED_V2_KILL_SEED={seed} draws them again)")
+    rng = random.Random(seed)
+    t0 = time.time()
+    reboot_s = 4.0
+    timings = AgentTimings(reboot_seconds=reboot_s)
+    f, ns, names = start_fleet(raw_plane, fleets, "kv2h", [True] * 6, timings)
+    requests = {n: [t0] for n in names}  # when each reboot was asked for: the first at boot
+    raw_plane.window(ns, "w", window_open_for(600))
+    sup = supervisors(f.run, kumaco_flags(f.run, ns, CEILING, *SHORT.flags()), n=3)
+    wait_leader(raw_plane, ns, f.run, 30)
+
+    def tick() -> None:
+        """No reboot answers no request; a machine done with its last reboot needs another."""
+        rl = f.log()
+        done = rl.reboots(names)
+        extra = {n: done[n] for n in names if done[n] > len(requests[n])}
+        assert not extra, f"rebooted without a request: {extra}, asked {requests}"
+        for n in names:
+            ups = rl.of("up", n)
+            if len(ups) == len(requests[n]) and f.settled(n, ups[-1]["time"]):
+                f.require_reboot(n)
+                requests[n].append(time.time())
+
+    def spin(until: Callable[[], bool], timeout: float, what: str) -> None:
+        deadline = time.monotonic() + timeout
+        while not until():
+            assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
+            tick()
+            time.sleep(0.1)
+
+    rebooting: list[float] = []  # when each machine down now went down
+
+    def down() -> bool:
+        rl = f.log()
+        back = {(e["node"], e["n"]) for e in rl.of("up")}
+        rebooting[:] = [r["time"] for r in rl.of("reboot") if (r["node"], r["n"]) not in back]
+        return bool(rebooting)
+
+    gaps: list[tuple[float, float]] = []  # (the kill, a new leader seen)
+    while len(gaps) < KILLS:
+        # A machine rebooting: about 10 s after a takeover (the detector's and the daemon's
+        # 3 s periods, a grant); 60 s for a loaded machine.
+        spin(down, 60, f"a machine rebooting (kill {len(gaps) + 1})")
+        moment = max(rebooting) + rng.uniform(0, reboot_s)
+        spin(lambda at=moment: time.time() >= at, reboot_s + 1, "the kill's moment")
+        holder = leader_of(raw_plane, ns, f.run)
+        victim = sup.by_identity(holder) if holder else None
+        if victim is None or not victim.alive:
+            continue  # no leader right now: draw another moment
+        killed = time.time()
+        victim.send(signal.SIGKILL)
+        # The 8 s Lease runs out, then a retry period: about 9 s; 30 s for a loaded machine.
+        spin(
+            lambda old=holder: leader_of(raw_plane, ns, f.run) not in ("", old),
+            30,
+            "a new leader",
+        )
+        gaps.append((killed, time.time()))
+    # No more requests: every reboot asked for, its machine settled, the quiet 6 s.
+    expected = {n: len(requests[n]) for n in names}
+    outcome = observe(f, expected, timeout=90, quiet=f.timings.detector_period * 2, start=t0)
+    s = judge(f, plane, f.run, outcome, t0, expected)
+    # Each reboot answers exactly one request: the i-th comes after the i-th request and
+    # before the next one.
+    rl = f.log()
+    for n in names:
+        asked, booted = requests[n], [r["time"] for r in rl.of("reboot", n)]
+        for i, b in enumerate(booted):
+            later = asked[i + 1] if i + 1 < len(asked) else float("inf")
+            assert asked[i] < b < later, (n, i, asked, booted)
+    writes = audit_check(
+        plane.audit_log, ns, f.run, f"{f.run}-", SHORT.lease, t0, condition=IN_PROGRESS
+    )
+    assert writes.unfenced == [], writes.unfenced
+    assert writes.overlaps == [], writes.overlaps
+    back_leaderless = [e for e in rl.of("up") if any(k < e["time"] < new for k, new in gaps)]
+    assert back_leaderless, "no machine came back while nobody led (the scenario's premise)"
+    assert writes.follower_releases, "no release written by a follower"
+    s.update(
+        seed=seed,
+        kills=len(gaps),
+        reboots_total=sum(outcome.reboots.values()),
+        back_while_leaderless=len(back_leaderless),
+        follower_releases=len(writes.follower_releases),
+        conflicts=failed_writes(plane.audit_log, f.run, t0).get("nodes:409", 0),
+        worst_gap_s=round(max(new - k for k, new in gaps), 2),
+        replica_restarts=sup.restarts,
+    )
+    print(f"{f.run}: {s}")
+    figures.record("kured_v2_leader_killed_often", **s)
 
 
 @pytest.fixture

@@ -20,7 +20,8 @@ plane (``Ready=True``, a ``status.nodeInfo.bootID``) and a process ``unshare --p
 --mount-proc --mount --kill-child=SIGKILL -- python -m tests.support.env.kured_machine SPEC``
 whose PID 1 is that program (its contract: ``tests/support/env/kured_machine.py``): a private
 tmpfs ``/run`` holding in-cluster credentials of a ServiceAccount (a TokenRequest token,
-the CA, the namespace), the reboot sentinel when the node needs a reboot, and the real
+the CA, the namespace), the reboot sentinel when the node needs a reboot (written again
+later by :meth:`Fleet.require_reboot`: another update), and the real
 ``reboot-required-detector`` and ``reboot-daemon --reboot-method=signal`` talking to
 ``127.0.0.1:<port>`` (the serving certificate names 127.0.0.1). The daemon's reboot is
 SIGRTMIN+5 to that PID 1, which logs it to the fleet's reboot log (the ground truth),
@@ -583,6 +584,17 @@ class Fleet:
             timeout,
             what="every machine booted",
         )
+
+    def require_reboot(self, name: str) -> None:
+        """Write machine ``name``'s reboot sentinel again (a new update needs a reboot).
+
+        Written through ``/proc/<PID 1>/root``: the machine's own ``/run``, the tmpfs its
+        detector reads (the host's ``/run`` is not it).
+        """
+        m = self.machines[name]
+        assert m.pid1 is not None
+        path = Path(f"/proc/{m.pid1}/root/run/kured/reboot-required")
+        path.write_text("*** System restart required ***\n")
 
     # -- questions
 

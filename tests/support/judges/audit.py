@@ -11,7 +11,10 @@ Three judges read that log:
 write kumaco made: each acquire or renew at time r makes its holder current
 until r + leaseDurationSeconds, a release ends the writer's period; a write
 overlaps when another replica's period was current, and is unfenced when it
-falls outside its writer's own period.
+falls outside its writer's own period -- except the one write a follower may make
+(kumaco/controller/releases.py): outside its writer's period, a write of the
+in-progress condition alone, not True, whose message is a release by an observed
+reboot (:func:`kumaco.core.boots.reboot_of`), is a follower's release, listed apart.
 
 :func:`judge_ceiling` replays every successful write to a test's Nodes in the
 order the server committed them (by the ``resourceVersion`` of the stored
@@ -46,6 +49,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from kumaco.core.boots import reboot_of
 
 MIP = "MaintenanceInProgress"
 
@@ -135,6 +140,21 @@ class WriteAudit:
     writes_by_replica: dict[str, int] = field(default_factory=dict)
     overlaps: list[str] = field(default_factory=list)
     unfenced: list[str] = field(default_factory=list)
+    #: releases by an observed reboot written outside the writer's lease period
+    follower_releases: list[str] = field(default_factory=list)
+
+
+def _release_by_reboot(ev: AuditEvent, condition: str) -> bool:
+    """A status write of ``condition`` alone, not True, released by an observed reboot."""
+    conditions = (ev.request_object.get("status") or {}).get("conditions") or []
+    if len(conditions) != 1 or not isinstance(conditions[0], dict):
+        return False
+    c = conditions[0]
+    return (
+        c.get("type") == condition
+        and c.get("status") != "True"
+        and reboot_of(str(c.get("message") or "")) is not None
+    )
 
 
 def audit_check(
@@ -145,12 +165,14 @@ def audit_check(
     lease_seconds: float,
     since: float,
     into: WriteAudit | None = None,
+    condition: str = MIP,
 ) -> WriteAudit:
     """Rebuild the lease periods from the audit log and check each kumaco node-status write.
 
     Only successful writes received since ``since`` count: Lease ``lease_ns/lease_name``
     writes, and status writes to nodes named ``node_prefix...`` by a ``kumaco/`` user
     agent. The verdict is filled into ``into`` (a fresh :class:`WriteAudit` if None).
+    ``condition`` is the in-progress condition (a follower's release writes it alone).
     """
     result = into if into is not None else WriteAudit()
     periods: dict[str, list[list[float]]] = {}  # identity -> [[start, end], ...]
@@ -178,6 +200,11 @@ def audit_check(
     for w in writes:
         identity, received, done, node = w.identity, w.received, w.done, w.name
         result.writes_by_replica[identity] = result.writes_by_replica.get(identity, 0) + 1
+        own = periods.get(identity, [])
+        fenced = any(start <= received and done < end for start, end in own)
+        if not fenced and _release_by_reboot(w, condition):
+            result.follower_releases.append(f"{identity} released {node} at {received:.3f}")
+            continue
         for other, spans in periods.items():
             if other == identity:
                 continue
@@ -187,8 +214,7 @@ def audit_check(
                     result.overlaps.append(
                         f"{identity} wrote {node} at {received:.3f} while {other} held {held}"
                     )
-        own = periods.get(identity, [])
-        if not any(start <= received and done < end for start, end in own):
+        if not fenced:
             result.unfenced.append(
                 f"{identity} wrote {node} at {received:.3f} outside its own lease period"
             )
