@@ -3,7 +3,7 @@
 Contract: :class:`Consumer` watches one test run's nodes on its own connection
 (a :class:`~tests.support.env.harness.NodeWatcher` with a callback). When a node
 with ``RebootRequired=True`` gets ``MaintenanceInProgress=True`` it starts a
-"reboot" there (recording the instant it saw the grant), and ``duration(node)``
+"reboot" there, once per grant (recording the instant it saw the grant), and ``duration(node)``
 seconds later finishes it: it records the finish, then (``new_boot``) gives the
 node a new ``status.nodeInfo.bootID``, as a kubelet back from a real reboot does,
 then (``clears``, the default) clears ``RebootRequired`` -- what kured does after
@@ -84,7 +84,9 @@ class Consumer:
 
     It watches on its own connection (a :class:`NodeWatcher` with a callback). A
     reboot starts when it sees ``MaintenanceInProgress=True`` on a node whose
-    ``RebootRequired`` is True and that it is not rebooting already; it ends after
+    ``RebootRequired`` is True and that it is not rebooting already, once per grant (it
+    has seen the node without ``MaintenanceInProgress=True`` since its last reboot
+    started: a node back from its reboot still shows the grant until the release); it ends after
     its planned duration, when the finish is recorded and ``RebootRequired`` is
     cleared (in that order, so the record never ends after kumaco could react).
     """
@@ -109,6 +111,9 @@ class Consumer:
         self.state: dict[str, dict[str, str]] = {}  # node -> {condition type: status}
         self.errors: list[str] = []
         self._rebooting: dict[str, Reboot] = {}
+        # Nodes rebooted for a grant that it has not seen end yet: one reboot per grant
+        # (a node back from its reboot still shows the grant until kumaco's release lands).
+        self._served: set[str] = set()
         self._timers: list[threading.Timer] = []
         self._lock = threading.Lock()
         self._stopped = False
@@ -125,6 +130,8 @@ class Consumer:
         statuses = {t: str(c.get("status", "")) for t, c in conds.items()}
         with self._lock:
             self.state[name] = statuses
+            if statuses.get(MIP) != "True":
+                self._served.discard(name)
             current = self._rebooting.get(name)
             if current is not None:
                 if statuses.get(MIP) != "True":
@@ -132,6 +139,9 @@ class Consumer:
                 return
             if self._stopped or statuses.get(MIP) != "True" or statuses.get(REQUIRED) != "True":
                 return
+            if name in self._served:  # the grant it rebooted for, not yet released
+                return
+            self._served.add(name)
             planned = self.duration(name)
             reboot = Reboot(name, at, round(planned, 2))
             self._rebooting[name] = reboot
