@@ -58,14 +58,13 @@ def main() -> int:
     a = p.parse_args()
     root = Path(__file__).resolve().parent.parent
     workdir = a.workdir or Path(tempfile.mkdtemp(prefix="skew-record-"))
-    record = skew_record(
-        workdir, kumaco_path=a.kumaco_path, unrelated_s=a.unrelated_seconds, fresh=a.fresh
-    )
+    tree = a.kumaco_path or root  # this tree's kumaco, whatever the working directory
+    record = skew_record(workdir, kumaco_path=tree, unrelated_s=a.unrelated_seconds, fresh=a.fresh)
     doc = {
         "command": " ".join(["python", "hack/skew_before.py", *sys.argv[1:]]),
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "commit": _commit(root),
-        "kumaco_commit": _commit(a.kumaco_path or root),
+        "kumaco_commit": _commit(tree),
         **record,
     }
     print(json.dumps(doc, indent=2, sort_keys=True), file=sys.stderr)
