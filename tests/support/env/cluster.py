@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import json
 import os
 import shutil
@@ -202,6 +203,54 @@ def read_tunables() -> dict[str, str]:
     return {k: Path(f"/proc/sys/{k}").read_text().strip() for k in _TUNABLES}
 
 
+def cluster_pids(trace: Trace) -> list[int]:
+    """The processes of the traced cluster: in one of its namespaces, or naming its directory."""
+    pids = []
+    ours = set(trace.namespaces)
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            inodes = {(k, os.stat(proc / "ns" / k).st_ino) for k in ("net", "mnt", "pid")}
+        except OSError:
+            continue
+        if inodes & ours or trace.workdir in cmdline:
+            pids.append(int(proc.name))
+    return pids
+
+
+def usage(trace: Trace, seconds: float = 30.0) -> dict[str, float]:
+    """The traced cluster's resident memory (MiB, summed over its processes) and CPU (cores,
+    averaged over ``seconds``): every process of :func:`cluster_pids` but the caller."""
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def cpu() -> dict[int, int]:
+        out = {}
+        for pid in cluster_pids(trace):
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                out[pid] = int(fields[11]) + int(fields[12])  # utime + stime
+        return out
+
+    before, t0 = cpu(), time.monotonic()
+    time.sleep(seconds)
+    after, took = cpu(), time.monotonic() - t0
+    used = sum(t - before.get(pid, t) for pid, t in after.items())
+    rss = 0
+    for pid in after:
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    rss += int(line.split()[1])
+    return {
+        "rss_mib": round(rss / 1024, 1),
+        "cpu_cores": round(used / tick / took, 3),
+        "processes": len(after),
+        "seconds": round(took, 1),
+    }
+
+
 def leftovers(trace: Trace) -> list[str]:
     """Everything of the traced cluster still on the machine: processes (in one of its
     namespaces, or naming its directory), mounts of the machine naming its directory,
@@ -235,6 +284,16 @@ def leftovers(trace: Trace) -> list[str]:
         if now.get(k) != v:
             found.append(f"kernel tunable {k} is {now.get(k)}, was {v}")
     return found
+
+
+def _make_cgroup(name: str) -> None:
+    """``name`` in every cgroup hierarchy (cpuset's CPUs and memory nodes copied from the root)."""
+    for hierarchy in sorted(CGROUP_FS.iterdir()):
+        d = hierarchy / name
+        d.mkdir(exist_ok=True)
+        for f in ("cpuset.cpus", "cpuset.mems"):
+            if (hierarchy / f).exists():
+                (d / f).write_text((hierarchy / f).read_text())
 
 
 def _remove_cgroup(path: Path, timeout: float = 20) -> None:
@@ -294,6 +353,7 @@ class Cluster:
     workdir: Path | None = None
     assets: Path | None = None
     node_assets: Path | None = None
+    keep_logs: Path | None = None  # where stop() copies the logs before removing everything
 
     def __post_init__(self) -> None:
         if self.workdir is None:
@@ -316,7 +376,7 @@ class Cluster:
 
     @property
     def pki(self) -> Path:
-        return self.dir / "pki"
+        return self.dir / "cp" / "pki"  # the control plane's (ControlPlane.pki.dir)
 
     def kubeconfig(self) -> Path:
         """The admin kubeconfig (server https://127.0.0.1:PORT)."""
@@ -366,6 +426,8 @@ class Cluster:
             "kubelet-client-certificate": str(pki / "apiserver-kubelet-client.crt"),
             "kubelet-client-key": str(pki / "apiserver-kubelet-client.key"),
             "egress-selector-config-file": str(egress_cfg),
+            # kubeadm's order: a kubelet is dialled at its address, not its (unresolvable) name
+            "kubelet-preferred-address-types": "InternalIP,ExternalIP,Hostname",
             **self.apiserver_args,
         }
         cp = self.cp = ControlPlane(
@@ -386,9 +448,7 @@ class Cluster:
             node.dir.joinpath("go").touch()
         for node in self.real:
             wait_ready(
-                lambda n=node: (
-                    n.socket.exists() and _ok(["ctr", "--address", str(n.socket), "version"])
-                ),
+                functools.partial(_containerd_up, node.socket),
                 60,
                 f"containerd of {node.name}",
                 node.unshare,
@@ -480,6 +540,7 @@ class Cluster:
         cgroup_root = f"{CGROUP_PREFIX}{self.id}-{name}"
         node = RealNode(name, i, d, cgroup_root)
         self.trace.cgroups.append(cgroup_root)
+        _make_cgroup(cgroup_root)  # the kubelet wants its cgroupRoot to exist in every hierarchy
         pki = self.pki
         crt, key = issue_cert(pki, f"kubelet-{name}", f"system:node:{name}", ["system:nodes"])
         kc = write_kubeconfig(
@@ -669,6 +730,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 
     def stop(self) -> None:
         """Stop everything and remove every trace (see the module contract)."""
+        t0 = time.monotonic()
         for node in self.real:
             if node.pid1:
                 with contextlib.suppress(ProcessLookupError):
@@ -680,6 +742,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
                 except subprocess.TimeoutExpired:
                     node.unshare.kill()  # --kill-child: the node's PID 1 gets SIGKILL
                     node.unshare.wait()
+        log(f"real nodes stopped in {time.monotonic() - t0:.1f}s")
         for proc in (self.scheduler, self.kcm):
             stop_process(proc)
         if self.hub is not None:
@@ -688,11 +751,19 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
                 self.hub.stdout.close()
         if self.cp is not None:
             self.cp.stop()
+        log(f"controllers, hub and control plane stopped at {time.monotonic() - t0:.1f}s")
         for name in self.trace.cgroups:
             if CGROUP_FS.exists():
                 for hierarchy in CGROUP_FS.iterdir():
                     _remove_cgroup(hierarchy / name)
+        if self.keep_logs is not None and self.dir.exists():
+            for log_file in self.dir.rglob("*.log"):
+                if "containerd-root" not in log_file.parts and "kubelet" not in log_file.parts:
+                    dest = self.keep_logs / log_file.relative_to(self.dir)
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(log_file, dest)
         shutil.rmtree(self.dir, ignore_errors=True)
+        log(f"cluster stopped and removed in {time.monotonic() - t0:.1f}s")
         self.real, self.hub, self.kcm, self.scheduler = [], None, None, None
 
     def __enter__(self) -> Cluster:
@@ -703,8 +774,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
         self.stop()
 
 
-def _ok(cmd: Sequence[str]) -> bool:
-    return subprocess.run(list(cmd), capture_output=True, check=False).returncode == 0
+def _containerd_up(socket: Path) -> bool:
+    cmd = ["ctr", "--address", str(socket), "version"]
+    return socket.exists() and subprocess.run(cmd, capture_output=True, check=False).returncode == 0
 
 
 def _child_of(unshare: subprocess.Popen[bytes], timeout: float = 10) -> int:
