@@ -80,6 +80,7 @@ CPU_LANES = {
     "test_kured_latency_small": "cpu-lane-b",
     "test_image": "cpu-lane-b",
     "test_quickstart": "cpu-lane-b",  # builds (or reuses) test_image's image
+    "test_cluster": "cpu-lane-b",  # real kubelets and containerd (tests/support/env/cluster.py)
 }
 
 

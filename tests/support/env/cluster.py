@@ -702,7 +702,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
             _run(["nsenter", net, *cmd])
 
     def wait_nodes_ready(self, timeout: float) -> float:
-        """Wait until every real node reports Ready=True; the seconds waited."""
+        """Wait until every real node reports Ready=True and the default namespace has its
+        ServiceAccount and ``kube-root-ca.crt`` (pods can be created); the seconds waited."""
         names = {n.name for n in self.real}
 
         def ready() -> bool:
@@ -720,11 +721,25 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
             }
             return names <= ok
 
+        def controllers_ready() -> bool:
+            # What a pod of the default namespace needs from kube-controller-manager.
+            assert self.cp is not None
+            return all(
+                self.cp.get(f"/api/v1/namespaces/default/{what}")[0] == 200
+                for what in ("serviceaccounts/default", "configmaps/kube-root-ca.crt")
+            )
+
         assert self.real
         first = self.real[0]
-        return wait_ready(
+        log_path = self.dir / "logs" / "kube-controller-manager.log"
+        t0 = time.monotonic()
+        wait_ready(
+            controllers_ready, timeout, "the default ServiceAccount", self.kcm, log_path, 0.2
+        )
+        wait_ready(
             ready, timeout, "the real nodes Ready", first.unshare, first.dir / "kubelet.log", 0.5
         )
+        return time.monotonic() - t0
 
     # -- stop
 

@@ -1,0 +1,253 @@
+"""Smoke tests of the real-cluster fixture (tests/support/env/cluster.py): real kubelets.
+
+Two real nodes (kubelet + containerd each, in PID, mount and network namespaces of their
+own) beside the test control plane, kube-controller-manager and kube-scheduler. What a
+cluster must do before kumaco's deployment is judged on it: both nodes Ready at addresses
+that exist only in the fixture's namespaces; a Deployment with a readiness probe Ready on
+each node, its pods reaching the API server at the ``kubernetes`` Service's address and each
+other across nodes; a hostPID pod seeing its node's PID 1 (the fixture's process, never the
+machine's init); a container exiting 3 in CrashLoopBackOff; and a cluster stopped with pods
+running leaves no process, mount, cgroup, namespace, directory or kernel tunable behind.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.env.auditing import audit_args
+from tests.support.env.cluster import (
+    HUB_ADDR,
+    SERVICE_IP,
+    Cluster,
+    cluster_pids,
+    leftovers,
+    node_addr,
+)
+from tests.support.env.clusterimage import ensure_node_image
+
+pytestmark = pytest.mark.real_server("the real cluster's kube-apiserver runs in its fixture")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    logs = tmp_path_factory.mktemp("cluster-logs")
+    c = Cluster(nodes=2, apiserver_args=audit_args(logs / "audit"), keep_logs=logs)
+    c.start()
+    print(f"real cluster up in {c.timings['up_seconds']}s")
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+def get(cluster: Cluster, path: str) -> dict[str, Any]:
+    assert cluster.cp is not None
+    status, body = cluster.cp.get(path)
+    assert status == 200, (path, body[:300])
+    doc: dict[str, Any] = json.loads(body)
+    return doc
+
+
+def until(check: Callable[[], Any], timeout: float, what: str) -> Any:
+    """``check()``'s first truthy answer, polled every 0.5 s; fails after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = check()
+        if got:
+            return got
+        assert time.monotonic() < deadline, f"timed out after {timeout}s waiting for {what}"
+        time.sleep(0.5)
+
+
+def apply(cluster: Cluster, manifest: dict[str, Any]) -> None:
+    proc = subprocess.run(
+        ["kubectl", f"--kubeconfig={cluster.kubeconfig()}", "apply", "-f", "-"],
+        input=json.dumps(manifest),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+def pod(name: str, command: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "containers": [
+                {"name": "c", "image": ensure_node_image()[0], "command": ["sh", "-c", command]}
+            ],
+            **spec,
+        },
+    }
+
+
+def test_both_real_nodes_ready_at_addresses_only_the_fixture_has(cluster: Cluster) -> None:
+    nodes = {n["metadata"]["name"]: n for n in get(cluster, "/api/v1/nodes")["items"]}
+    assert sorted(nodes) == ["kumaco-real-1", "kumaco-real-2"]
+    for i, name in enumerate(sorted(nodes), 1):
+        status = nodes[name]["status"]
+        ready = {c["type"]: c["status"] for c in status["conditions"]}
+        assert ready["Ready"] == "True", status["conditions"]
+        assert status["nodeInfo"]["kubeletVersion"] == "v1.37.2"
+        assert status["nodeInfo"]["containerRuntimeVersion"].startswith("containerd://1.6")
+        internal = [a["address"] for a in status["addresses"] if a["type"] == "InternalIP"]
+        assert internal == [node_addr(i)]
+    # None of the cluster's addresses exists in the machine's own network namespace.
+    mine = subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True, check=True).stdout
+    for addr in (HUB_ADDR, SERVICE_IP, node_addr(1), node_addr(2), "10.244."):
+        assert f" {addr}" not in mine, mine
+
+
+def test_a_deployment_with_a_readiness_probe_is_ready_on_each_node(cluster: Cluster) -> None:
+    image = ensure_node_image()[0]
+    apply(
+        cluster,
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {
+                "replicas": 2,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {
+                        "topologySpreadConstraints": [
+                            {
+                                "maxSkew": 1,
+                                "topologyKey": "kubernetes.io/hostname",
+                                "whenUnsatisfiable": "DoNotSchedule",
+                                "labelSelector": {"matchLabels": {"app": "web"}},
+                            }
+                        ],
+                        "containers": [
+                            {
+                                "name": "web",
+                                "image": image,
+                                "command": ["httpd", "-f", "-p", "8080", "-h", "/var/www"],
+                                "readinessProbe": {
+                                    "httpGet": {"path": "/index.html", "port": 8080},
+                                    "periodSeconds": 1,
+                                },
+                            }
+                        ],
+                    },
+                },
+            },
+        },
+    )
+    t0 = time.monotonic()
+
+    def ready_pods() -> list[dict[str, Any]]:
+        pods = get(cluster, "/api/v1/namespaces/default/pods?labelSelector=app%3Dweb")["items"]
+        ok = [
+            p
+            for p in pods
+            if any(
+                c["type"] == "Ready" and c["status"] == "True"
+                for c in p["status"].get("conditions", [])
+            )
+        ]
+        return ok if len(ok) == 2 else []
+
+    pods = until(ready_pods, 120, "both replicas Ready")
+    print(f"Deployment Ready on both nodes in {time.monotonic() - t0:.1f}s")
+    assert sorted(p["spec"]["nodeName"] for p in pods) == ["kumaco-real-1", "kumaco-real-2"]
+    # A pod reaches the API server at the kubernetes Service (no kube-proxy: the hub's
+    # forwarder), and the other node's pod directly (the hub routes the pod networks).
+    first, other = pods
+    script = (
+        'echo | nc -w 5 "$KUBERNETES_SERVICE_HOST" "$KUBERNETES_SERVICE_PORT" && echo api-ok; '
+        f"wget -qO- http://{other['status']['podIP']}:8080/index.html"
+    )
+    out = cluster.kubectl("exec", first["metadata"]["name"], "--", "sh", "-c", script)
+    assert out.split() == ["api-ok", "ok"], out
+
+
+def test_a_host_pid_pod_sees_its_node_pid_1_not_the_machine_init(cluster: Cluster) -> None:
+    node = cluster.real[0]
+    apply(
+        cluster,
+        pod(
+            "hostpid",
+            "tr '\\0' ' ' < /proc/1/cmdline; echo; sleep 3600",
+            hostPID=True,
+            nodeName=node.name,
+        ),
+    )
+
+    def logged() -> str:
+        proc = subprocess.run(
+            ["kubectl", f"--kubeconfig={cluster.kubeconfig()}", "logs", "hostpid"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return proc.stdout.strip() if proc.returncode == 0 else ""
+
+    seen = until(logged, 120, "the hostPID pod's output")
+    expected = Path(f"/proc/{node.pid1}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    assert seen == expected.strip(), (seen, expected)
+    assert "tests.support.env.cluster_node" in seen and str(node.dir) in seen
+    machine_init = Path("/proc/1/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+    assert seen != machine_init
+
+
+def test_a_container_exiting_3_goes_into_crash_loop_back_off(cluster: Cluster) -> None:
+    apply(cluster, pod("crash", "exit 3"))
+
+    def backing_off() -> dict[str, Any] | None:
+        statuses = get(cluster, "/api/v1/namespaces/default/pods/crash")["status"].get(
+            "containerStatuses", []
+        )
+        if not statuses:
+            return None
+        s: dict[str, Any] = statuses[0]
+        waiting = s.get("state", {}).get("waiting", {})
+        return s if waiting.get("reason") == "CrashLoopBackOff" else None
+
+    status = until(backing_off, 120, "CrashLoopBackOff")
+    assert status["lastState"]["terminated"]["exitCode"] == 3
+    assert status["restartCount"] >= 1
+
+
+def test_a_stopped_cluster_leaves_nothing(tmp_path: Path) -> None:
+    """A cluster of its own, with a pod running on each node, stopped: nothing is left."""
+    c = Cluster(nodes=2, keep_logs=tmp_path / "logs")
+    try:
+        c.start()
+        for node in c.real:
+            apply(c, pod(f"sleeper-{node.index}", "sleep 3600", nodeName=node.name))
+
+        def running() -> bool:
+            pods = get(c, "/api/v1/namespaces/default/pods")["items"]
+            return sum(p["status"].get("phase") == "Running" for p in pods) == 2
+
+        until(running, 120, "a pod running on each node")
+        assert len(cluster_pids(c.trace)) >= 13  # control plane, nodes, shims, containers
+        mounts = [
+            m
+            for pid in (n.pid1 for n in c.real)
+            for m in Path(f"/proc/{pid}/mountinfo").read_text().splitlines()
+            if "overlay" in m
+        ]
+        assert mounts, "the containers' root filesystems are mounted in the nodes"
+        cgroups = [
+            p for name in c.trace.cgroups for p in Path("/sys/fs/cgroup/memory", name).rglob("*")
+        ]
+        assert cgroups, "the pods' cgroups exist"
+    finally:
+        t0 = time.monotonic()
+        c.stop()
+        print(f"stopped and removed in {time.monotonic() - t0:.1f}s")
+    assert leftovers(c.trace) == []
