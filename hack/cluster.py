@@ -62,16 +62,6 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def save_image(ref: str, out: Path) -> Path:
-    """``podman save`` (docker-archive, as kind loads ``docker save``'s) of ``ref`` to ``out``."""
-    subprocess.run(
-        ["podman", "save", "--format", "docker-archive", "-o", str(out), ref],
-        check=True,
-        capture_output=True,
-    )
-    return out
-
-
 def serve(kubeconfig: Path, nodes: int, image: str) -> int:
     """The supervisor: the cluster up, the image imported, state.json written; until SIGTERM."""
     stop = threading.Event()
@@ -84,10 +74,9 @@ def serve(kubeconfig: Path, nodes: int, image: str) -> int:
         cluster.start()
         (RUN / "trace.json").write_text(json.dumps(cluster.trace.to_json()))
         if image:
-            archive = save_image(image, cluster.dir / "image.tar")
-            for node in cluster.real:
-                node.import_image(archive)
-            archive.unlink()
+            log(
+                f"{image} imported into every real node in {cluster.import_podman_image(image):.1f}s"
+            )
         cluster.kubeconfig()
         assert cluster.cp is not None
         cluster.cp.write_kubeconfig(kubeconfig)

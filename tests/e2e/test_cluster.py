@@ -12,7 +12,10 @@ running leaves no process, mount, cgroup, namespace, directory or kernel tunable
 
 from __future__ import annotations
 
+import datetime as dt
+import itertools
 import json
+import os
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -31,6 +34,8 @@ from tests.support.env.cluster import (
     node_addr,
 )
 from tests.support.env.clusterimage import ensure_node_image
+from tests.support.env.image import REPO, build_image
+from tests.support.judges.audit import forbidden, read_audit_log
 
 pytestmark = pytest.mark.real_server("the real cluster's kube-apiserver runs in its fixture")
 
@@ -204,21 +209,45 @@ def test_a_host_pid_pod_sees_its_node_pid_1_not_the_machine_init(cluster: Cluste
 
 
 def test_a_container_exiting_3_goes_into_crash_loop_back_off(cluster: Cluster) -> None:
+    """The kubelet restarts it with a growing back-off (10 s, then 20 s, after a first
+    restart that may come at once: the starts of its runs as the pod's status records them) and says so: a ``BackOff`` Event of the pod.
+    (1.37's kubelet writes ``waiting: CrashLoopBackOff`` into the status only when a sync
+    falls inside a back-off, so the status alone shows ``terminated`` most of the time.)"""
     apply(cluster, pod("crash", "exit 3"))
+    starts: set[str] = set()
 
-    def backing_off() -> dict[str, Any] | None:
+    def four_runs() -> bool:
         statuses = get(cluster, "/api/v1/namespaces/default/pods/crash")["status"].get(
             "containerStatuses", []
         )
-        if not statuses:
-            return None
-        s: dict[str, Any] = statuses[0]
-        waiting = s.get("state", {}).get("waiting", {})
-        return s if waiting.get("reason") == "CrashLoopBackOff" else None
+        for s in statuses:
+            for state in (s.get("state", {}), s.get("lastState", {})):
+                done = state.get("terminated")
+                if done:
+                    assert done["exitCode"] == 3, done
+                    starts.add(done["startedAt"])
+        return len(starts) >= 4
 
-    status = until(backing_off, 120, "CrashLoopBackOff")
-    assert status["lastState"]["terminated"]["exitCode"] == 3
-    assert status["restartCount"] >= 1
+    until(four_runs, 150, "four runs of the container")
+    runs = sorted(dt.datetime.fromisoformat(t.replace("Z", "+00:00")) for t in starts)[:4]
+    gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(runs)]
+    print(f"restarts after {', '.join(f'{g:.0f}' for g in gaps)} s")
+    # The first restart may come at once; then 10 s, then 20 s (stamps in whole seconds).
+    assert gaps[1] >= 9, gaps
+    assert gaps[2] >= gaps[1] + 8, gaps
+
+    def back_off_event() -> list[dict[str, Any]]:
+        events = get(
+            cluster, "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dcrash"
+        )["items"]
+        return [e for e in events if e["reason"] == "BackOff"]
+
+    (event,) = until(back_off_event, 30, "the kubelet's BackOff Event")
+    assert "Back-off restarting failed container" in event["message"]
+    assert (
+        event["source"].get("component") == "kubelet"
+        or event.get("reportingComponent") == "kubelet"
+    )
 
 
 def test_a_stopped_cluster_leaves_nothing(tmp_path: Path) -> None:
@@ -251,3 +280,87 @@ def test_a_stopped_cluster_leaves_nothing(tmp_path: Path) -> None:
         c.stop()
         print(f"stopped and removed in {time.monotonic() - t0:.1f}s")
     assert leftovers(c.trace) == []
+
+
+KUMACO_SA = "system:serviceaccount:kumaco-system:kumaco"
+
+
+def test_kumaco_installed_as_a_deployer_does_runs_ha_under_restricted(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """docs/deploy.md's steps on real kubelets: the image of hack/image.sh imported into the
+    nodes (no registry), a deployer's overlay -- the delegated layout, components/ha, the
+    image through ``images:`` -- applied with ``kubectl apply --server-side -k``."""
+    ref, _, _ = build_image()
+    imported = cluster.import_podman_image(ref)
+    print(f"{ref} imported into both nodes in {imported:.1f}s")
+    name, tag = ref.rsplit(":", 1)
+    overlay = tmp_path / "my-kumaco"
+    overlay.mkdir()
+    rel = os.path.relpath(REPO / "kustomize", overlay)
+    (overlay / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+        f"resources:\n  - {rel}/overlays/delegated\n"
+        f"components:\n  - {rel}/components/ha\n"
+        f"images:\n  - name: ghcr.io/kubereboot/kumaco\n    newName: {name}\n"
+        f'    newTag: "{tag}"\n'
+    )
+    since = time.time()
+    cluster.kubectl("apply", "--server-side", "-k", str(overlay))
+    labels = get(cluster, "/api/v1/namespaces/kumaco-system")["metadata"]["labels"]
+    assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
+    t0 = time.monotonic()
+    cluster.kubectl(
+        "-n",
+        "kumaco-system",
+        "rollout",
+        "status",
+        "deployment/kumaco",
+        "--timeout=240s",
+        timeout=260,
+    )
+    print(f"kumaco's 3 replicas rolled out in {time.monotonic() - t0:.1f}s")
+    pods = get(
+        cluster,
+        "/api/v1/namespaces/kumaco-system/pods?labelSelector=app.kubernetes.io%2Fname%3Dkumaco",
+    )["items"]
+    assert len(pods) == 3
+    for p in pods:
+        assert p["status"]["phase"] == "Running", p["status"]
+        ready = {c["type"]: c["status"] for c in p["status"]["conditions"]}
+        assert ready["Ready"] == "True", p["status"]["conditions"]
+        assert p["spec"]["containers"][0]["image"] == ref
+    assert {p["spec"]["nodeName"] for p in pods} == {"kumaco-real-1", "kumaco-real-2"}
+    names = {p["metadata"]["name"] for p in pods}
+
+    def holder() -> str:
+        lease = get(cluster, "/apis/coordination.k8s.io/v1/namespaces/kumaco-system/leases/kumaco")
+        return str(lease["spec"].get("holderIdentity") or "")
+
+    leader = until(holder, 60, "a Lease holder")
+    assert leader.rsplit("_", 1)[0] in names  # POD_NAME_<a suffix per process>
+    # Exactly one holder: every Lease write since the apply names the same one.
+    assert cluster.cp is not None
+    writes = [
+        ev
+        for ev in read_audit_log(cluster.cp.audit_log, since, contains="leases")
+        if ev.resource == "leases"
+        and ev.namespace == "kumaco-system"
+        and ev.name == "kumaco"
+        and ev.verb in ("create", "update", "patch")
+        and ev.complete
+        and ev.code < 300
+    ]
+    holders = {ev.response_object.get("spec", {}).get("holderIdentity") for ev in writes}
+    assert holders == {leader}, holders
+    pdb = get(cluster, "/apis/policy/v1/namespaces/kumaco-system/poddisruptionbudgets/kumaco")
+    assert pdb["spec"]["maxUnavailable"] == 1
+
+    def counted() -> dict[str, Any] | None:
+        st = get(cluster, "/apis/policy/v1/namespaces/kumaco-system/poddisruptionbudgets/kumaco")
+        status: dict[str, Any] = st.get("status", {})
+        return status if status.get("currentHealthy") == 3 else None
+
+    status = until(counted, 60, "the disruption controller counting 3 healthy replicas")
+    assert status["expectedPods"] == 3 and status["disruptionsAllowed"] == 1
+    assert forbidden(cluster.cp.audit_log, KUMACO_SA, since) == []

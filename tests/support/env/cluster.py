@@ -701,6 +701,19 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
         ):
             _run(["nsenter", net, *cmd])
 
+    def import_podman_image(self, ref: str) -> float:
+        """``podman save`` (a docker archive, as ``kind load docker-image`` saves one) of
+        ``ref``, imported into every real node's containerd; the seconds it took."""
+        t0 = time.monotonic()
+        archive = self.dir / "image.tar"
+        _run(["podman", "save", "--format", "docker-archive", "-o", str(archive), ref])
+        try:
+            for node in self.real:
+                node.import_image(archive)
+        finally:
+            archive.unlink(missing_ok=True)
+        return time.monotonic() - t0
+
     def wait_nodes_ready(self, timeout: float) -> float:
         """Wait until every real node reports Ready=True and the default namespace has its
         ServiceAccount and ``kube-root-ca.crt`` (pods can be created); the seconds waited."""
