@@ -18,6 +18,11 @@ Command-line contract (``hack/cluster.sh`` passes its arguments here)::
         cluster goes, and its directory; then list what is left (nothing, or exit 1).
     cluster.py check
         List the leftovers of the last cluster (exit 1 when there are any).
+    cluster.py measure [--out FILE] [--idle SECONDS]
+        In the foreground: a cluster up (the binaries already built), the seconds to both
+        nodes Ready; then, after 30 s of settling, its idle RSS and CPU over SECONDS
+        (default 60); then down, its seconds and leftovers. Written as JSON (with the
+        command, the commit and the date) to FILE, default docs/cluster-figures.json.
 
 The run directory is ``$KUMACO_CLUSTER_RUN`` (default ``/tmp/kumaco-cluster-run``):
 ``state.json`` (the supervisor's pid, the kubeconfig, the image, the API server's URL,
@@ -165,6 +170,41 @@ def down(timeout: float = 180) -> int:
     return check()
 
 
+def measure(out: Path, idle: float) -> int:
+    """The figures of a warm cluster (see ``measure`` in the contract), as a record."""
+    import datetime as dt
+
+    from tests.support.env.cluster import usage
+
+    repo = Path(__file__).resolve().parent.parent
+    ensure_cluster_assets(ensure_assets())
+    cluster = Cluster(nodes=2)
+    try:
+        cluster.start()
+        time.sleep(30)
+        idle_usage = usage(cluster.trace, idle)
+    finally:
+        t0 = time.monotonic()
+        cluster.stop()
+        down_seconds = time.monotonic() - t0
+    commit = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    record = {
+        "command": f"python hack/cluster.py measure --idle {idle:g}",
+        "commit": commit,
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "nodes": 2,
+        "up_to_ready_seconds": cluster.timings["up_seconds"],
+        "idle": idle_usage,
+        "down_seconds": round(down_seconds, 1),
+        "leftovers": len(leftovers(cluster.trace)),
+    }
+    out.write_text(json.dumps(record, indent=2) + "\n")
+    print(json.dumps(record, indent=2))
+    return 0
+
+
 def check() -> int:
     path = RUN / "trace.json"
     if not path.exists():
@@ -186,7 +226,12 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("image")
     sub.add_parser("down")
     sub.add_parser("check")
+    m = sub.add_parser("measure")
+    m.add_argument("--out", type=Path, default=Path("docs/cluster-figures.json"))
+    m.add_argument("--idle", type=float, default=60.0)
     args = parser.parse_args(argv)
+    if args.cmd == "measure":
+        return measure(args.out, args.idle)
     if args.cmd == "up":
         return up(args.kubeconfig, args.nodes, args.image)
     if args.cmd == "serve":
