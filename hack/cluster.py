@@ -27,7 +27,8 @@ Command-line contract (``hack/cluster.sh`` passes its arguments here)::
 The run directory is ``$KUMACO_CLUSTER_RUN`` (default ``/tmp/kumaco-cluster-run``):
 ``state.json`` (the supervisor's pid, the kubeconfig, the image, the API server's URL,
 the cluster's trace), ``trace.json`` (kept after ``down`` for ``check``) and
-``supervisor.log``. ``serve`` is the supervisor itself (``up`` starts it; not for people).
+``supervisor.log``; ``last-logs/`` holds the daemons' and the containers' logs of the last
+cluster, copied when it stops. ``serve`` is the supervisor itself (``up`` starts it; not for people).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -72,6 +74,7 @@ def serve(kubeconfig: Path, nodes: int, image: str) -> int:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
+    shutil.rmtree(RUN / "last-logs", ignore_errors=True)  # the logs of this cluster only
     cluster = Cluster(nodes=nodes, keep_logs=RUN / "last-logs")
     (RUN / "trace.json").write_text(json.dumps(cluster.trace.to_json()))
     try:

@@ -17,6 +17,7 @@ import itertools
 import json
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -364,3 +365,16 @@ def test_kumaco_installed_as_a_deployer_does_runs_ha_under_restricted(
     status = until(counted, 60, "the disruption controller counting 3 healthy replicas")
     assert status["expectedPods"] == 3 and status["disruptionsAllowed"] == 1
     assert forbidden(cluster.cp.audit_log, KUMACO_SA, since) == []
+    # `kubectl kumaco status` from the machine: the plugin reads the Deployment and the Lease.
+    plugin = Path(sys.executable).with_name("kubectl-kumaco")
+    proc = subprocess.run(
+        [str(plugin), "status"],
+        env={**os.environ, "KUBECONFIG": str(cluster.kubeconfig())},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"LEADER (Lease kumaco-system/kumaco): {leader}" in proc.stdout, proc.stdout
+    assert "nodes in scope: 2" in proc.stdout, proc.stdout

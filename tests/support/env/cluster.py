@@ -784,12 +784,16 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
             if CGROUP_FS.exists():
                 for hierarchy in CGROUP_FS.iterdir():
                     _remove_cgroup(hierarchy / name)
+        log(f"cgroups removed at {time.monotonic() - t0:.1f}s")
         if self.keep_logs is not None and self.dir.exists():
-            for log_file in self.dir.rglob("*.log"):
-                if "containerd-root" not in log_file.parts and "kubelet" not in log_file.parts:
-                    dest = self.keep_logs / log_file.relative_to(self.dir)
-                    dest.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copy2(log_file, dest)
+            # The daemons' logs only: never a walk of containerd's image trees.
+            logs = [*self.dir.glob("logs/*.log"), *self.dir.glob("nodes/*/*.log")]
+            logs += self.dir.glob("nodes/*/pod-logs/*/*/*.log")  # the containers' output
+            for log_file in logs:
+                dest = self.keep_logs / log_file.relative_to(self.dir)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(log_file, dest)
+        log(f"logs kept at {time.monotonic() - t0:.1f}s")
         shutil.rmtree(self.dir, ignore_errors=True)
         log(f"cluster stopped and removed in {time.monotonic() - t0:.1f}s")
         self.real, self.hub, self.kcm, self.scheduler = [], None, None, None
