@@ -34,7 +34,7 @@ and ``restrict_oom_score_adj`` (root here cannot lower an OOM score), the local 
 GC off; daemons entered with ``nsenter --net``-style namespaces (never ``ip netns exec``,
 which remounts /sys). Identities are kubeadm's: each kubelet ``system:node:<name>`` (group
 ``system:nodes``; ``--authorization-mode=Node,RBAC``), ``system:kube-controller-manager``,
-``system:kube-scheduler``, the API server's kubelet client in ``system:masters``.
+``system:kube-scheduler``, the API server's kubelet client in ``system:masters`` (the control plane's admin certificate).
 
 :meth:`Cluster.stop` leaves nothing: every process (a node's PID 1 ends, the kernel kills
 the rest of its PID namespace), every mount (they live only in the nodes' mount
@@ -423,8 +423,10 @@ class Cluster:
         args = {
             "authorization-mode": "Node,RBAC",
             "enable-admission-plugins": "NodeRestriction",
-            "kubelet-client-certificate": str(pki / "apiserver-kubelet-client.crt"),
-            "kubelet-client-key": str(pki / "apiserver-kubelet-client.key"),
+            # The API server's client of the kubelets: the admin certificate, in system:masters
+            # as kubeadm's apiserver-kubelet-client (ControlPlane.start makes the PKI).
+            "kubelet-client-certificate": str(pki / "admin.crt"),
+            "kubelet-client-key": str(pki / "admin.key"),
             "egress-selector-config-file": str(egress_cfg),
             # kubeadm's order: a kubelet is dialled at its address, not its (unresolvable) name
             "kubelet-preferred-address-types": "InternalIP,ExternalIP,Hostname",
@@ -433,12 +435,7 @@ class Cluster:
         cp = self.cp = ControlPlane(
             assets, workdir=self.dir / "cp", apiserver_args=args, log_dir=self.dir / "logs"
         )
-        cp.pki.generate()
-        issue_cert(
-            pki, "apiserver-kubelet-client", "kube-apiserver-kubelet-client", ["system:masters"]
-        )
-        cp.start_etcd()
-        cp.start_apiserver()
+        cp.start()
         self._start_hub(cp.port, egress)
         self._start_controllers(node_assets)
         for i in range(1, self.nodes + 1):
