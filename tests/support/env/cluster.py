@@ -39,7 +39,8 @@ which remounts /sys). Identities are kubeadm's: each kubelet ``system:node:<name
 :meth:`Cluster.stop` leaves nothing: every process (a node's PID 1 ends, the kernel kills
 the rest of its PID namespace), every mount (they live only in the nodes' mount
 namespaces), every namespace, every cgroup (removed bottom-up) and the work directory.
-:func:`leftovers` lists what remains of a cluster from its :class:`Trace`, for the tests.
+:func:`leftovers` lists what remains of a cluster from its :class:`Trace`, for the tests;
+:func:`reap` removes it when the cluster's owner died before stopping it.
 """
 
 from __future__ import annotations
@@ -203,8 +204,19 @@ def read_tunables() -> dict[str, str]:
     return {k: Path(f"/proc/sys/{k}").read_text().strip() for k in _TUNABLES}
 
 
+def _in_cgroups(proc: Path, trace: Trace) -> bool:
+    """Whether the process ``proc`` (``/proc/PID``) is in one of the cluster's cgroups."""
+    try:
+        text = (proc / "cgroup").read_text()
+    except OSError:
+        return False
+    paths = [line.rsplit(":", 1)[-1] + "/" for line in text.splitlines()]
+    return any(f"/{name}/" in path for path in paths for name in trace.cgroups)
+
+
 def cluster_pids(trace: Trace) -> list[int]:
-    """The processes of the traced cluster: in one of its namespaces, or naming its directory."""
+    """The processes of the traced cluster: in one of its namespaces or cgroups, or naming
+    its directory."""
     pids = []
     ours = set(trace.namespaces)
     for proc in Path("/proc").iterdir():
@@ -215,7 +227,7 @@ def cluster_pids(trace: Trace) -> list[int]:
             inodes = {(k, os.stat(proc / "ns" / k).st_ino) for k in ("net", "mnt", "pid")}
         except OSError:
             continue
-        if inodes & ours or trace.workdir in cmdline:
+        if inodes & ours or trace.workdir in cmdline or _in_cgroups(proc, trace):
             pids.append(int(proc.name))
     return pids
 
@@ -253,7 +265,8 @@ def usage(trace: Trace, seconds: float = 30.0) -> dict[str, float]:
 
 def leftovers(trace: Trace) -> list[str]:
     """Everything of the traced cluster still on the machine: processes (in one of its
-    namespaces, or naming its directory), mounts of the machine naming its directory,
+    namespaces or cgroups -- a container has PID and mount namespaces of its own -- or
+    naming its directory), mounts of the machine naming its directory,
     its cgroups in any hierarchy, its work directory, a kernel tunable changed. [] when none."""
     found: list[str] = []
     ours = set(trace.namespaces)
@@ -270,6 +283,8 @@ def leftovers(trace: Trace) -> list[str]:
             found.append(f"process {proc.name} in the cluster's {'/'.join(kinds)} ns: {cmdline}")
         elif trace.workdir in cmdline:
             found.append(f"process {proc.name} names {trace.workdir}: {cmdline}")
+        elif _in_cgroups(proc, trace):  # a container in a PID namespace of its own
+            found.append(f"process {proc.name} in the cluster's cgroups: {cmdline}")
     for line in Path("/proc/self/mountinfo").read_text().splitlines():
         if trace.workdir in line:
             found.append(f"mount: {line}")
@@ -284,6 +299,25 @@ def leftovers(trace: Trace) -> list[str]:
         if now.get(k) != v:
             found.append(f"kernel tunable {k} is {now.get(k)}, was {v}")
     return found
+
+
+def reap(trace: Trace, timeout: float = 30) -> list[str]:
+    """Remove what is left of a cluster whose owner died (a killed supervisor or test run):
+    SIGKILL every process of :func:`cluster_pids` (a node's PID 1 takes its namespace's
+    processes with it), then its cgroups and directory. Returns :func:`leftovers` after."""
+    deadline = time.monotonic() + timeout
+    while (pids := [p for p in cluster_pids(trace) if p != os.getpid()]) and (
+        time.monotonic() < deadline
+    ):
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.2)
+    for name in trace.cgroups:
+        for hierarchy in sorted(CGROUP_FS.iterdir()) if CGROUP_FS.exists() else []:
+            _remove_cgroup(hierarchy / name)
+    shutil.rmtree(trace.workdir, ignore_errors=True)
+    return leftovers(trace)
 
 
 def _make_cgroup(name: str) -> None:
