@@ -10,7 +10,9 @@ Command-line contract (other tools script against it; keep it stable)::
         look-up with TEST_ASSET_HELM: tests/support/env/helm.py) and kured
         v2's prototype agents (the real-agents tests; found through
         TEST_ASSET_KURED_V2 or the cache, built from the shared archive
-        otherwise: tests/support/env/kured.py);
+        otherwise: tests/support/env/kured.py) and the real cluster's kubelet,
+        kube-controller-manager and kube-scheduler (the same release as
+        kube-apiserver; tests/support/env/clusterassets.py);
         print the directory holding kube-apiserver and etcd (one line on
         stdout; progress on stderr).
     python hack/controlplane.py up --kubeconfig PATH [--nodes N]
@@ -32,6 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from tests.support.env.clusterassets import ensure_cluster_assets
 from tests.support.env.controlplane import ensure_assets, ensure_kwok, log, serve
 from tests.support.env.helm import ensure_helm
 
@@ -41,7 +44,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="cmd", required=True)
     sub.add_parser(
         "assets",
-        help="ensure kube-apiserver, etcd, kwok, helm and kured v2; print kube-apiserver's directory",
+        help="ensure kube-apiserver, etcd, kwok, helm, kured v2 and the real cluster's binaries; "
+        "print kube-apiserver's directory",
     )
     up = sub.add_parser("up", help="run etcd + kube-apiserver on loopback until SIGTERM/SIGINT")
     up.add_argument(
@@ -64,6 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             from tests.support.env.kured import ensure_kured  # its YAML needs the test extra
 
             log(f"kured v2 prototype: {ensure_kured()}")
+            log(
+                f"kubelet, kube-controller-manager, kube-scheduler: {ensure_cluster_assets(assets)}"
+            )
     except RuntimeError as exc:
         log(str(exc))
         return 1

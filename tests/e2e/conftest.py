@@ -58,6 +58,7 @@ LONGEST = {
     "test_lifecycle": 120,
     "test_ha": 110,
     "test_monitoring": 90,
+    "test_cluster": 90,
     "test_controller": 80,
     "test_kwok": 80,
     "test_deploy": 70,
@@ -83,6 +84,7 @@ CPU_LANES = {
     "test_kured_latency_small": "cpu-lane-b",
     "test_image": "cpu-lane-b",
     "test_quickstart": "cpu-lane-b",  # builds (or reuses) test_image's image
+    "test_cluster": "cpu-lane-b",  # real kubelets and containerd (tests/support/env/cluster.py)
 }
 
 

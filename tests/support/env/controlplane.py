@@ -163,31 +163,43 @@ def _release_gomod(version: str, workdir: Path) -> str:
 
 
 def _build_apiserver(version: str, out: Path) -> None:
+    build_k8s_command(version, "kube-apiserver", out, fresh=True)
+
+
+def build_k8s_command(version: str, command: str, out: Path, *, fresh: bool = False) -> None:
+    """Build ``k8s.io/kubernetes/cmd/<command>`` at ``version`` to ``out``, through the wrapper
+    module (``build/kube-apiserver-<version>``: one module for every binary of the release).
+
+    ``fresh`` rewrites the wrapper's ``go.mod`` from the release's staging replaces (as the
+    first build does); otherwise an existing one is kept and only ``command``'s packages are
+    resolved into it (the node binaries, :mod:`tests.support.env.clusterassets`).
+    """
     major, minor, patch = version.lstrip("v").split(".")
     work = cache_dir() / "build" / f"kube-apiserver-{version}"
     work.mkdir(parents=True, exist_ok=True)
-    staging = re.findall(
-        r"^\s*(k8s\.io/[\w.-]+)\s+=>\s+\./staging/", _release_gomod(version, work), re.M
-    )
-    if not staging:
-        raise RuntimeError(f"no ./staging replaces found in k8s.io/kubernetes@{version}/go.mod")
-    lines = [
-        "module kumaco.test/kube-apiserver-build",
-        "",
-        "go 1.26.0",
-        "",
-        f"require k8s.io/kubernetes {version}",
-        "",
-        "replace (",
-    ]
-    lines += [f"\t{m} => {m} v0.{minor}.{patch}" for m in staging]
-    lines.append(")")
-    (work / "go.mod").write_text("\n".join(lines) + "\n")
-    (work / "go.sum").unlink(missing_ok=True)
+    if fresh or not (work / "go.mod").exists():
+        staging = re.findall(
+            r"^\s*(k8s\.io/[\w.-]+)\s+=>\s+\./staging/", _release_gomod(version, work), re.M
+        )
+        if not staging:
+            raise RuntimeError(f"no ./staging replaces found in k8s.io/kubernetes@{version}/go.mod")
+        lines = [
+            "module kumaco.test/kube-apiserver-build",
+            "",
+            "go 1.26.0",
+            "",
+            f"require k8s.io/kubernetes {version}",
+            "",
+            "replace (",
+        ]
+        lines += [f"\t{m} => {m} v0.{minor}.{patch}" for m in staging]
+        lines.append(")")
+        (work / "go.mod").write_text("\n".join(lines) + "\n")
+        (work / "go.sum").unlink(missing_ok=True)
     _run_go(
-        ["get", f"k8s.io/kubernetes/cmd/kube-apiserver@{version}"],
+        ["get", f"k8s.io/kubernetes/cmd/{command}@{version}"],
         work,
-        f"resolve kube-apiserver {version}",
+        f"resolve {command} {version}",
     )
     build_date = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     xs = {
@@ -211,10 +223,10 @@ def _build_apiserver(version: str, out: Path) -> None:
             " ".join(ld),
             "-o",
             str(out),
-            "k8s.io/kubernetes/cmd/kube-apiserver",
+            f"k8s.io/kubernetes/cmd/{command}",
         ],
         work,
-        f"build kube-apiserver {version}",
+        f"build {command} {version}",
     )
 
 
@@ -491,6 +503,7 @@ class PKI:
         self.dir.mkdir(parents=True, exist_ok=True)
         files = {
             "ca.crt": ca.public_bytes(serialization.Encoding.PEM),
+            "ca.key": pem_key(ca_key),  # the real cluster's component certificates (cluster.py)
             "serving.crt": serving,
             "serving.key": serving_key,
             "admin.crt": client,

@@ -1,0 +1,400 @@
+"""Smoke tests of the real-cluster fixture (tests/support/env/cluster.py): real kubelets.
+
+Two real nodes (kubelet + containerd each, in PID, mount and network namespaces of their
+own) beside the test control plane, kube-controller-manager and kube-scheduler. What a
+cluster must do before kumaco's deployment is judged on it: both nodes Ready at addresses
+that exist only in the fixture's namespaces; a Deployment with a readiness probe Ready on
+each node, its pods reaching the API server at the ``kubernetes`` Service's address and each
+other across nodes; a hostPID pod seeing its node's PID 1 (the fixture's process, never the
+machine's init); a container exiting 3 in CrashLoopBackOff; and a cluster stopped with pods
+running leaves no process, mount, cgroup, namespace, directory or kernel tunable behind.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.env.auditing import audit_args
+from tests.support.env.cluster import (
+    HUB_ADDR,
+    SERVICE_IP,
+    Cluster,
+    cluster_pids,
+    leftovers,
+    node_addr,
+)
+from tests.support.env.clusterimage import ensure_node_image
+from tests.support.env.image import REPO, build_image
+from tests.support.judges.audit import AuditEvent, forbidden, read_audit_log
+
+pytestmark = pytest.mark.real_server("the real cluster's kube-apiserver runs in its fixture")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    logs = tmp_path_factory.mktemp("cluster-logs")
+    c = Cluster(nodes=2, apiserver_args=audit_args(logs / "audit"), keep_logs=logs)
+    c.start()
+    print(f"real cluster up in {c.timings['up_seconds']}s")
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+def get(cluster: Cluster, path: str) -> dict[str, Any]:
+    assert cluster.cp is not None
+    status, body = cluster.cp.get(path)
+    assert status == 200, (path, body[:300])
+    doc: dict[str, Any] = json.loads(body)
+    return doc
+
+
+def until(check: Callable[[], Any], timeout: float, what: str) -> Any:
+    """``check()``'s first truthy answer, polled every 0.5 s; fails after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = check()
+        if got:
+            return got
+        assert time.monotonic() < deadline, f"timed out after {timeout}s waiting for {what}"
+        time.sleep(0.5)
+
+
+def apply(cluster: Cluster, manifest: dict[str, Any]) -> None:
+    proc = subprocess.run(
+        ["kubectl", f"--kubeconfig={cluster.kubeconfig()}", "apply", "-f", "-"],
+        input=json.dumps(manifest),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+def pod(name: str, command: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "containers": [
+                {"name": "c", "image": ensure_node_image()[0], "command": ["sh", "-c", command]}
+            ],
+            **spec,
+        },
+    }
+
+
+def test_both_real_nodes_ready_at_addresses_only_the_fixture_has(cluster: Cluster) -> None:
+    nodes = {n["metadata"]["name"]: n for n in get(cluster, "/api/v1/nodes")["items"]}
+    assert sorted(nodes) == ["kumaco-real-1", "kumaco-real-2"]
+    for i, name in enumerate(sorted(nodes), 1):
+        status = nodes[name]["status"]
+        ready = {c["type"]: c["status"] for c in status["conditions"]}
+        assert ready["Ready"] == "True", status["conditions"]
+        assert status["nodeInfo"]["kubeletVersion"] == "v1.37.2"
+        assert status["nodeInfo"]["containerRuntimeVersion"].startswith("containerd://1.6")
+        internal = [a["address"] for a in status["addresses"] if a["type"] == "InternalIP"]
+        assert internal == [node_addr(i)]
+    # None of the cluster's addresses exists in the machine's own network namespace.
+    mine = subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True, check=True).stdout
+    for addr in (HUB_ADDR, SERVICE_IP, node_addr(1), node_addr(2), "10.244."):
+        assert f" {addr}" not in mine, mine
+
+
+def test_a_deployment_with_a_readiness_probe_is_ready_on_each_node(cluster: Cluster) -> None:
+    image = ensure_node_image()[0]
+    apply(
+        cluster,
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {
+                "replicas": 2,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {
+                        "topologySpreadConstraints": [
+                            {
+                                "maxSkew": 1,
+                                "topologyKey": "kubernetes.io/hostname",
+                                "whenUnsatisfiable": "DoNotSchedule",
+                                "labelSelector": {"matchLabels": {"app": "web"}},
+                            }
+                        ],
+                        "containers": [
+                            {
+                                "name": "web",
+                                "image": image,
+                                "command": ["httpd", "-f", "-p", "8080", "-h", "/var/www"],
+                                "readinessProbe": {
+                                    "httpGet": {"path": "/index.html", "port": 8080},
+                                    "periodSeconds": 1,
+                                },
+                            }
+                        ],
+                    },
+                },
+            },
+        },
+    )
+    t0 = time.monotonic()
+
+    def ready_pods() -> list[dict[str, Any]]:
+        pods = get(cluster, "/api/v1/namespaces/default/pods?labelSelector=app%3Dweb")["items"]
+        ok = [
+            p
+            for p in pods
+            if any(
+                c["type"] == "Ready" and c["status"] == "True"
+                for c in p["status"].get("conditions", [])
+            )
+        ]
+        return ok if len(ok) == 2 else []
+
+    pods = until(ready_pods, 120, "both replicas Ready")
+    print(f"Deployment Ready on both nodes in {time.monotonic() - t0:.1f}s")
+    assert sorted(p["spec"]["nodeName"] for p in pods) == ["kumaco-real-1", "kumaco-real-2"]
+    # A pod reaches the API server at the kubernetes Service (no kube-proxy: the hub's
+    # forwarder), and the other node's pod directly (the hub routes the pod networks).
+    first, other = pods
+    script = (
+        'echo | nc -w 5 "$KUBERNETES_SERVICE_HOST" "$KUBERNETES_SERVICE_PORT" && echo api-ok; '
+        f"wget -qO- http://{other['status']['podIP']}:8080/index.html"
+    )
+    out = cluster.kubectl("exec", first["metadata"]["name"], "--", "sh", "-c", script)
+    assert out.split() == ["api-ok", "ok"], out
+
+
+def test_a_host_pid_pod_sees_its_node_pid_1_not_the_machine_init(cluster: Cluster) -> None:
+    node = cluster.real[0]
+    apply(
+        cluster,
+        pod(
+            "hostpid",
+            "tr '\\0' ' ' < /proc/1/cmdline; echo; sleep 3600",
+            hostPID=True,
+            nodeName=node.name,
+        ),
+    )
+
+    def logged() -> str:
+        proc = subprocess.run(
+            ["kubectl", f"--kubeconfig={cluster.kubeconfig()}", "logs", "hostpid"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return proc.stdout.strip() if proc.returncode == 0 else ""
+
+    seen = until(logged, 120, "the hostPID pod's output")
+    expected = Path(f"/proc/{node.pid1}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    assert seen == expected.strip(), (seen, expected)
+    assert "tests.support.env.cluster_node" in seen and str(node.dir) in seen
+    machine_init = Path("/proc/1/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+    assert seen != machine_init
+
+
+def test_a_container_exiting_3_goes_into_crash_loop_back_off(cluster: Cluster) -> None:
+    """The kubelet restarts it with a growing back-off (10 s, then 20 s, after a first
+    restart that may come at once: the starts of its runs as the pod's status records them) and says so: a ``BackOff`` Event of the pod.
+    (1.37's kubelet writes ``waiting: CrashLoopBackOff`` into the status only when a sync
+    falls inside a back-off, so the status alone shows ``terminated`` most of the time.)"""
+    apply(cluster, pod("crash", "exit 3"))
+    starts: set[str] = set()
+
+    def four_runs() -> bool:
+        statuses = get(cluster, "/api/v1/namespaces/default/pods/crash")["status"].get(
+            "containerStatuses", []
+        )
+        for s in statuses:
+            for state in (s.get("state", {}), s.get("lastState", {})):
+                done = state.get("terminated")
+                if done:
+                    assert done["exitCode"] == 3, done
+                    starts.add(done["startedAt"])
+        return len(starts) >= 4
+
+    until(four_runs, 150, "four runs of the container")
+    runs = sorted(dt.datetime.fromisoformat(t.replace("Z", "+00:00")) for t in starts)[:4]
+    gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(runs)]
+    print(f"restarts after {', '.join(f'{g:.0f}' for g in gaps)} s")
+    # The first restart may come at once; then 10 s, then 20 s (stamps in whole seconds).
+    assert gaps[1] >= 9, gaps
+    assert gaps[2] >= gaps[1] + 8, gaps
+
+    def back_off_event() -> list[dict[str, Any]]:
+        events = get(
+            cluster, "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dcrash"
+        )["items"]
+        return [e for e in events if e["reason"] == "BackOff"]
+
+    (event,) = until(back_off_event, 30, "the kubelet's BackOff Event")
+    assert "Back-off restarting failed container" in event["message"]
+    assert (
+        event["source"].get("component") == "kubelet"
+        or event.get("reportingComponent") == "kubelet"
+    )
+
+
+def test_a_stopped_cluster_leaves_nothing(tmp_path: Path) -> None:
+    """A cluster of its own, with a pod running on each node, stopped: nothing is left."""
+    c = Cluster(nodes=2, keep_logs=tmp_path / "logs")
+    try:
+        c.start()
+        for node in c.real:
+            apply(c, pod(f"sleeper-{node.index}", "sleep 3600", nodeName=node.name))
+
+        def running() -> bool:
+            pods = get(c, "/api/v1/namespaces/default/pods")["items"]
+            return sum(p["status"].get("phase") == "Running" for p in pods) == 2
+
+        until(running, 120, "a pod running on each node")
+        assert len(cluster_pids(c.trace)) >= 13  # control plane, nodes, shims, containers
+        mounts = [
+            m
+            for pid in (n.pid1 for n in c.real)
+            for m in Path(f"/proc/{pid}/mountinfo").read_text().splitlines()
+            if "overlay" in m
+        ]
+        assert mounts, "the containers' root filesystems are mounted in the nodes"
+        cgroups = [
+            p for name in c.trace.cgroups for p in Path("/sys/fs/cgroup/memory", name).rglob("*")
+        ]
+        assert cgroups, "the pods' cgroups exist"
+    finally:
+        t0 = time.monotonic()
+        c.stop()
+        print(f"stopped and removed in {time.monotonic() - t0:.1f}s")
+    assert leftovers(c.trace) == []
+
+
+KUMACO_SA = "system:serviceaccount:kumaco-system:kumaco"
+
+
+def two_holders_at_once(writes: list[AuditEvent]) -> list[str]:
+    """The takeovers of a Lease, from its successful writes in order, that came while the
+    previous holder's lease still ran (its last write + its duration, unless released)."""
+    found: list[str] = []
+    holder, until_t = "", 0.0
+    for ev in sorted(writes, key=lambda e: e.received):
+        spec = ev.response_object.get("spec") or {}
+        new = str(spec.get("holderIdentity") or "")
+        if not new:  # a release
+            holder, until_t = "", 0.0
+            continue
+        if holder and new != holder and ev.received < until_t:
+            found.append(
+                f"{new} took the Lease at {ev.received:.3f} from {holder} (until {until_t:.3f})"
+            )
+        holder, until_t = new, ev.received + float(spec.get("leaseDurationSeconds") or 15)
+    return found
+
+
+def test_kumaco_installed_as_a_deployer_does_runs_ha_under_restricted(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """docs/deploy.md's steps on real kubelets: the image of hack/image.sh imported into the
+    nodes (no registry), a deployer's overlay -- the delegated layout, components/ha, the
+    image through ``images:`` -- applied with ``kubectl apply --server-side -k``."""
+    ref, _, _ = build_image()
+    imported = cluster.import_podman_image(ref)
+    print(f"{ref} imported into both nodes in {imported:.1f}s")
+    name, tag = ref.rsplit(":", 1)
+    overlay = tmp_path / "my-kumaco"
+    overlay.mkdir()
+    rel = os.path.relpath(REPO / "kustomize", overlay)
+    (overlay / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+        f"resources:\n  - {rel}/overlays/delegated\n"
+        f"components:\n  - {rel}/components/ha\n"
+        f"images:\n  - name: ghcr.io/kubereboot/kumaco\n    newName: {name}\n"
+        f'    newTag: "{tag}"\n'
+    )
+    since = time.time()
+    cluster.kubectl("apply", "--server-side", "-k", str(overlay))
+    labels = get(cluster, "/api/v1/namespaces/kumaco-system")["metadata"]["labels"]
+    assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
+    t0 = time.monotonic()
+    cluster.kubectl(
+        "-n",
+        "kumaco-system",
+        "rollout",
+        "status",
+        "deployment/kumaco",
+        "--timeout=240s",
+        timeout=260,
+    )
+    print(f"kumaco's 3 replicas rolled out in {time.monotonic() - t0:.1f}s")
+    pods = get(
+        cluster,
+        "/api/v1/namespaces/kumaco-system/pods?labelSelector=app.kubernetes.io%2Fname%3Dkumaco",
+    )["items"]
+    assert len(pods) == 3
+    for p in pods:
+        assert p["status"]["phase"] == "Running", p["status"]
+        ready = {c["type"]: c["status"] for c in p["status"]["conditions"]}
+        assert ready["Ready"] == "True", p["status"]["conditions"]
+        assert p["spec"]["containers"][0]["image"] == ref
+    assert {p["spec"]["nodeName"] for p in pods} == {"kumaco-real-1", "kumaco-real-2"}
+    names = {p["metadata"]["name"] for p in pods}
+
+    def holder() -> str:
+        lease = get(cluster, "/apis/coordination.k8s.io/v1/namespaces/kumaco-system/leases/kumaco")
+        return str(lease["spec"].get("holderIdentity") or "")
+
+    leader = until(holder, 60, "a Lease holder")
+    assert leader.rsplit("_", 1)[0] in names  # POD_NAME_<a suffix per process>
+    # Exactly one holder at any time: a new holder's first write comes after the previous
+    # holder's lease expired or was released (a replica restarted under load may take over).
+    assert cluster.cp is not None
+    writes = [
+        ev
+        for ev in read_audit_log(cluster.cp.audit_log, since, contains="leases")
+        if ev.resource == "leases"
+        and ev.namespace == "kumaco-system"
+        and ev.name == "kumaco"
+        and ev.verb in ("create", "update", "patch")
+        and ev.complete
+        and ev.code < 300
+    ]
+    assert writes, "kumaco wrote its Lease"
+    assert two_holders_at_once(writes) == []
+    pdb = get(cluster, "/apis/policy/v1/namespaces/kumaco-system/poddisruptionbudgets/kumaco")
+    assert pdb["spec"]["maxUnavailable"] == 1
+
+    def counted() -> dict[str, Any] | None:
+        st = get(cluster, "/apis/policy/v1/namespaces/kumaco-system/poddisruptionbudgets/kumaco")
+        status: dict[str, Any] = st.get("status", {})
+        return status if status.get("currentHealthy") == 3 else None
+
+    status = until(counted, 60, "the disruption controller counting 3 healthy replicas")
+    assert status["expectedPods"] == 3 and status["disruptionsAllowed"] == 1
+    assert forbidden(cluster.cp.audit_log, KUMACO_SA, since) == []
+    # `kubectl kumaco status` from the machine: the plugin reads the Deployment and the Lease.
+    plugin = Path(sys.executable).with_name("kubectl-kumaco")
+    proc = subprocess.run(
+        [str(plugin), "status"],
+        env={**os.environ, "KUBECONFIG": str(cluster.kubeconfig())},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"LEADER (Lease kumaco-system/kumaco): {leader}" in proc.stdout, proc.stdout
+    assert "nodes in scope: 2" in proc.stdout, proc.stdout

@@ -1,0 +1,104 @@
+"""The real-cluster fixture's pure parts: the leftover check finds what is left, the node image
+is a well-formed OCI archive whose digests chain, the assets' release is read as recorded."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from tests.support.env import clusterimage
+from tests.support.env.cluster import Trace, leftovers, read_tunables, reap
+from tests.support.env.clusterassets import release_of
+
+
+def test_leftovers_are_none_for_a_cluster_that_left_nothing(tmp_path: Path) -> None:
+    trace = Trace(str(tmp_path / "gone"), ["kumaco-cluster-none-x"], [], read_tunables())
+    assert leftovers(trace) == []
+
+
+def test_leftovers_name_a_directory_a_process_and_a_changed_tunable(tmp_path: Path) -> None:
+    work = tmp_path / "kumaco-cluster-left"
+    work.mkdir()
+    tunables = read_tunables()
+    tunables["kernel/panic"] = tunables["kernel/panic"] + "0"  # "was" something else
+    proc = subprocess.Popen(["sh", "-c", "sleep 60; :", str(work)])  # sh names work
+    try:
+        found = leftovers(Trace(str(work), [], [], tunables))
+    finally:
+        proc.kill()
+        proc.wait()
+    assert f"directory {work}" in found
+    assert any(f.startswith(f"process {proc.pid} names {work}") for f in found), found
+    assert any(f.startswith("kernel tunable kernel/panic is") for f in found), found
+
+
+def test_leftovers_name_a_process_in_a_traced_namespace(tmp_path: Path) -> None:
+    proc = subprocess.Popen(["sleep", "60"])
+    try:
+        inode = Path(f"/proc/{proc.pid}/ns/net").stat().st_ino  # the machine's: shared
+        found = leftovers(Trace(str(tmp_path / "gone"), [], [("net", inode)], read_tunables()))
+    finally:
+        proc.kill()
+        proc.wait()
+    assert any(f.startswith(f"process {proc.pid} in the cluster's net ns") for f in found), found
+
+
+def test_trace_round_trips_through_json() -> None:
+    trace = Trace("/tmp/kumaco-cluster-x", ["a"], [("pid", 4026531836)], {"kernel/panic": "1"})
+    assert Trace.from_json(json.loads(json.dumps(trace.to_json()))) == trace
+
+
+@pytest.mark.skipif(not clusterimage.BUSYBOX.exists(), reason="busybox-static is not installed")
+def test_the_node_image_is_an_oci_archive_whose_digests_chain(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KUMACO_CACHE_DIR", str(tmp_path))
+    ref, archive = clusterimage.ensure_node_image()
+    assert clusterimage.ensure_node_image() == (ref, archive)  # cached by its inputs
+    with tarfile.open(archive) as tar:
+        files = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}  # type: ignore[union-attr]
+
+    def blob(digest: str) -> bytes:
+        data = files[f"blobs/sha256/{digest.removeprefix('sha256:')}"]
+        assert "sha256:" + hashlib.sha256(data).hexdigest() == digest
+        return data
+
+    index = json.loads(files["index.json"])
+    (entry,) = index["manifests"]
+    assert entry["annotations"]["io.containerd.image.name"] == ref
+    manifest = json.loads(blob(entry["digest"]))
+    config = json.loads(blob(manifest["config"]["digest"]))
+    (layer_ref,) = manifest["layers"]
+    layer = blob(layer_ref["digest"])
+    assert config["rootfs"]["diff_ids"] == [layer_ref["digest"]]
+    assert config["config"]["Entrypoint"] == clusterimage.ENTRYPOINT
+    with tarfile.open(fileobj=io.BytesIO(layer)) as tar:
+        names = set(tar.getnames())
+    assert {"bin/busybox", "bin/sh", "bin/sleep", "bin/httpd"} <= names
+
+
+def test_the_release_of_the_control_plane_assets(tmp_path: Path) -> None:
+    d = tmp_path / "kubernetes-v1.36.3-etcd-v3.6.16"
+    d.mkdir()
+    assert release_of(d) == "v1.36.3"
+    (d / "build-info.json").write_text(json.dumps({"kubernetes": "v1.37.2"}))
+    assert release_of(d) == "v1.37.2"
+
+
+def test_reap_kills_the_processes_and_removes_the_directory_of_a_dead_owner_s_cluster(
+    tmp_path: Path,
+) -> None:
+    work = tmp_path / "kumaco-cluster-orphan"
+    work.mkdir()
+    proc = subprocess.Popen(["sh", "-c", "sleep 60; :", str(work)])
+    trace = Trace(str(work), [], [], read_tunables())
+    assert leftovers(trace)
+    assert reap(trace, timeout=10) == []
+    assert proc.wait(5) == -9  # SIGKILL
+    assert not work.exists()
