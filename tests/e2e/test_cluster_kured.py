@@ -32,8 +32,8 @@ from typing import Any
 
 import pytest
 
-from tests.support.env.cluster import Cluster
-from tests.support.env.harness import RUN_LABEL, Api, Kumaco, unique, wait_for
+from tests.support.env.cluster import Cluster, leftovers
+from tests.support.env.harness import RUN_LABEL, Api, unique, wait_for
 from tests.support.env.kured import (
     IN_PROGRESS,
     INHIBITED,
@@ -53,16 +53,17 @@ from tests.support.env.kuredpods import (
     node_reboots,
     write_sentinel,
 )
-from tests.support.env.supervisor import Timings
+from tests.support.env.supervisor import ReplicaFactory, Supervisor
 from tests.support.judges.audit import forbidden, judge_ceiling, read_audit_log
 from tests.support.judges.figures import Figures
 from tests.support.judges.kured import judge_disruption
 
 pytestmark = pytest.mark.real_server("the real cluster's kube-apiserver runs in its fixture")
 
-FAST = Timings(lease=4.0, renew=3.0, retry=1.0)
 AGENTS_NS = "kured"
 WORKLOAD_NS = "shop"
+# Measured 48 s from the window to both settled on a quiet machine; room for a loaded one.
+SETTLE_TIMEOUT = 420
 READINESS_DELAY = 15  # seconds: the replacement replica is unready while the next drain starts
 
 
@@ -76,6 +77,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         yield c
     finally:
         c.stop()
+    # The reboots' containers, mounts and cgroups went with the cluster.
+    assert leftovers(c.trace) == []
 
 
 def _epoch(text: str) -> float:
@@ -257,16 +260,17 @@ def test_kured_v2_pods_reboot_each_real_node_once_within_the_budget(
     since = time.time()
     windows = api.namespace(f"{run}-windows")
     api.window(windows, "w", window_open_for(600))
-    kumaco = Kumaco(
-        cluster.kubeconfig(),
-        kumaco_flags(run, windows, 1, *FAST.flags()),
-        tmp_path / "kumaco.log",
-    ).start()
+    # One replica at kumaco's own lease timings, restarted when it exits as the kubelet
+    # would (a replica that cannot renew its Lease in time exits 4 by design).
+    factory = ReplicaFactory(cluster.kubeconfig(), kumaco_flags(run, windows, 1), tmp_path, run)
+    kumaco = Supervisor(factory, 1)
     try:
         with ReadyWatcher(api) as watcher:
 
             def settled() -> bool:
                 log = node_reboots(cluster)
+                loop = {n: len(log.of("reboot", n)) for n in names}
+                assert max(loop.values()) <= 1, f"a reboot loop: {loop}"
                 if any(len(log.of("up", n)) < 1 for n in names):
                     return False
                 for n in names:
@@ -284,7 +288,9 @@ def test_kured_v2_pods_reboot_each_real_node_once_within_the_budget(
                         return False
                 return bool(web_ready()) and agents_ready() and not agents_restarted()
 
-            wait_for(settled, 240, 1.0, "both nodes rebooted, back, uncordoned and settled")
+            wait_for(
+                settled, SETTLE_TIMEOUT, 1.0, "both nodes rebooted, back, uncordoned and settled"
+            )
             total = time.time() - since
             time.sleep(6)  # two detector periods: no further reboot
     finally:
@@ -384,6 +390,7 @@ def test_kured_v2_pods_reboot_each_real_node_once_within_the_budget(
         evictions_refused=len(refused),
         fewest_ready=fewest,
         whole_test_s=round(time.time() - t_start, 1),
+        kumaco_restarts=kumaco.restarts,
     )
     print(
         f"reboots: down {durations} s, Ready with the new boot {back_ready} s, total {total:.1f} s, import {imported:.1f} s, "
