@@ -5,24 +5,29 @@ containerd under the fixture's own PID 1 in PID, mount and network namespaces of
 audited with ``KURED_AUDIT_POLICY``. The prototype's agents from a local image
 (``tests/support/env/kuredpods.py``) imported into both nodes: the detector and the
 reboot-daemon (hostPID, ``--reboot-method=signal``) as DaemonSets, the inhibitors as a
-Deployment, bound to the RBAC of the prototype's own manifests. kumaco runs as a process
-against the cluster's API server with the agents' condition names, ``--max-in-progress 1``
-and ``--count-unavailable``. A workload Deployment of two replicas spread over both nodes
+Deployment, bound to the RBAC of the prototype's own manifests. kumaco is installed as
+docs/deploy.md tells a kured v2 user: hack/image.sh's image imported into the nodes and
+``kustomize/overlays/kured`` (the agents' condition names, ``--max-in-progress 1``,
+``--count-unavailable``; two replicas, one per node) applied with ``kubectl apply
+--server-side -k`` -- so each drain also evicts a kumaco replica, through kumaco's own
+PodDisruptionBudget, and the maintenance survives its leader moving. A workload Deployment of two replicas spread over both nodes
 (``DoNotSchedule``) has a PodDisruptionBudget ``minAvailable: 1``; its readiness probe
 waits 15 s, so that the second node's drain meets the budget while the first node's
 replacement replica is not yet Ready: the daemon must wait for it through the eviction API.
 
 Judged from the fixture's reboot log (every SIGRTMIN+5 a node's PID 1 handled), the audit
 log (kumaco's in-progress holders, the nodes cordoned or not Ready, the evictions and the
-agents' refused requests) and a watcher of the workload's Ready replicas: each real node
-rebooted exactly once, never both at once, NotReady then Ready with the new bootID and its
-agents' pods back, the budget never broken, both nodes schedulable again at the end.
+agents' and kumaco's refused requests) and a watcher of the workload's Ready replicas:
+each real node rebooted exactly once, never both at once, NotReady then Ready with the new
+bootID and its agents' pods back, the budget never broken, both nodes schedulable again and
+kumaco's two replicas Ready at the end.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import subprocess
 import threading
 import time
@@ -33,14 +38,14 @@ from typing import Any
 import pytest
 
 from tests.support.env.cluster import Cluster, leftovers
-from tests.support.env.harness import RUN_LABEL, Api, unique, wait_for
+from tests.support.env.harness import Api, wait_for
+from tests.support.env.image import REPO, build_image
 from tests.support.env.kured import (
     IN_PROGRESS,
     INHIBITED,
     REBOOT_REQUIRED,
     UNSCHEDULABLE_ANNOTATION,
     ensure_kured,
-    kumaco_flags,
     kured_audit_args,
     window_open_for,
 )
@@ -53,7 +58,6 @@ from tests.support.env.kuredpods import (
     node_reboots,
     write_sentinel,
 )
-from tests.support.env.supervisor import ReplicaFactory, Supervisor
 from tests.support.judges.audit import forbidden, judge_ceiling, read_audit_log
 from tests.support.judges.figures import Figures
 from tests.support.judges.kured import judge_disruption
@@ -61,6 +65,8 @@ from tests.support.judges.kured import judge_disruption
 pytestmark = pytest.mark.real_server("the real cluster's kube-apiserver runs in its fixture")
 
 AGENTS_NS = "kured"
+KUMACO_NS = "kumaco-system"  # kustomize/overlays/kured (single-namespace)
+KUMACO_SA = f"system:serviceaccount:{KUMACO_NS}:kumaco"
 WORKLOAD_NS = "shop"
 # Measured 48 s from the window to both settled on a quiet machine; room for a loaded one.
 SETTLE_TIMEOUT = 420
@@ -79,6 +85,28 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         c.stop()
     # The reboots' containers, mounts and cgroups went with the cluster.
     assert leftovers(c.trace) == []
+
+
+def install_kumaco(cluster: Cluster, tmp_path: Path) -> None:
+    """kumaco as docs/deploy.md tells a kured v2 user: hack/image.sh's image imported into
+    the nodes, an overlay of ``kustomize/overlays/kured`` naming it, ``kubectl apply
+    --server-side -k``, rolled out (two replicas, one per node)."""
+    ref, _, _ = build_image()
+    cluster.import_podman_image(ref)
+    name, tag = ref.rsplit(":", 1)
+    overlay = tmp_path / "my-kumaco"
+    overlay.mkdir()
+    rel = os.path.relpath(REPO / "kustomize", overlay)
+    (overlay / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+        f"resources:\n  - {rel}/overlays/kured\n"
+        f"images:\n  - name: ghcr.io/kubereboot/kumaco\n    newName: {name}\n"
+        f'    newTag: "{tag}"\n'
+    )
+    cluster.kubectl("apply", "--server-side", "-k", str(overlay))
+    cluster.kubectl(
+        "-n", KUMACO_NS, "rollout", "status", "deployment/kumaco", "--timeout=240s", timeout=260
+    )
 
 
 def _epoch(text: str) -> float:
@@ -193,9 +221,6 @@ def test_kured_v2_pods_reboot_each_real_node_once_within_the_budget(
         node.import_image(archive)
     imported = time.monotonic() - t0
     names = [n.name for n in cluster.real]
-    run = unique("kpods")
-    for n in names:
-        cluster.kubectl("label", "node", n, f"{RUN_LABEL}={run}")
     boot0 = {n: get(api, f"/api/v1/nodes/{n}")["status"]["nodeInfo"]["bootID"] for n in names}
     first = node_reboots(cluster)
     assert {e["node"]: e["boot_id"] for e in first.of("boot")} == boot0, "the fixture's boot IDs"
@@ -257,13 +282,11 @@ def test_kured_v2_pods_reboot_each_real_node_once_within_the_budget(
         "the detector's reboot-required=True and the inhibitors' report on both nodes",
     )
 
+    t0 = time.monotonic()
+    install_kumaco(cluster, tmp_path)
+    kumaco_up = time.monotonic() - t0
     since = time.time()
-    windows = api.namespace(f"{run}-windows")
-    api.window(windows, "w", window_open_for(600))
-    # One replica at kumaco's own lease timings, restarted when it exits as the kubelet
-    # would (a replica that cannot renew its Lease in time exits 4 by design).
-    factory = ReplicaFactory(cluster.kubeconfig(), kumaco_flags(run, windows, 1), tmp_path, run)
-    kumaco = Supervisor(factory, 1)
+    api.window(KUMACO_NS, "w", window_open_for(600))
     try:
         with ReadyWatcher(api) as watcher:
 
@@ -294,7 +317,11 @@ def test_kured_v2_pods_reboot_each_real_node_once_within_the_budget(
             total = time.time() - since
             time.sleep(6)  # two detector periods: no further reboot
     finally:
-        kumaco.stop()
+        print(cluster.kubectl("-n", KUMACO_NS, "get", "pods", "-o", "wide", check=False))
+    # kumaco itself, drained off each node in turn, is back: both replicas Ready.
+    cluster.kubectl(
+        "-n", KUMACO_NS, "rollout", "status", "deployment/kumaco", "--timeout=120s", timeout=140
+    )
     log = node_reboots(cluster)
     reboots = {n: len(log.of("reboot", n)) for n in names}
     assert reboots == dict.fromkeys(names, 1), reboots
@@ -380,6 +407,28 @@ def test_kured_v2_pods_reboot_each_real_node_once_within_the_budget(
     assert deletes == [], "the daemon deleted a pod instead of evicting it"
     for sa in PROGRAMS:
         assert forbidden(audit, f"system:serviceaccount:{AGENTS_NS}:{sa}", since) == []
+    assert forbidden(audit, KUMACO_SA, since) == []
+    # kumaco's own replicas were drained through the eviction API too (its budget).
+    kumaco_evicted = [
+        ev
+        for ev in read_audit_log(audit, since, contains="eviction")
+        if ev.complete
+        and ev.subresource == "eviction"
+        and ev.namespace == KUMACO_NS
+        and ev.user == daemon
+        and ev.code < 300
+    ]
+    assert kumaco_evicted, "no kumaco replica was on a drained node"
+    holders = {
+        ev.response_object.get("spec", {}).get("holderIdentity")
+        for ev in read_audit_log(audit, since, contains="leases")
+        if ev.resource == "leases"
+        and ev.namespace == KUMACO_NS
+        and ev.name == "kumaco"
+        and ev.verb in ("create", "update", "patch")
+        and ev.complete
+        and ev.code < 300
+    }
     figures.record(
         "cluster_kured",
         down_s=sorted(durations.values()),
@@ -390,9 +439,13 @@ def test_kured_v2_pods_reboot_each_real_node_once_within_the_budget(
         evictions_refused=len(refused),
         fewest_ready=fewest,
         whole_test_s=round(time.time() - t_start, 1),
-        kumaco_restarts=kumaco.restarts,
+        kumaco_install_s=round(kumaco_up, 1),
+        kumaco_evictions=len(kumaco_evicted),
+        lease_holders=len(holders - {None, ""}),
     )
     print(
         f"reboots: down {durations} s, Ready with the new boot {back_ready} s, total {total:.1f} s, import {imported:.1f} s, "
-        f"agents Ready {agents_up:.1f} s, evictions refused {len(refused)}"
+        f"agents Ready {agents_up:.1f} s, evictions refused {len(refused)}, kumaco installed "
+        f"in {kumaco_up:.1f} s, its replicas evicted {len(kumaco_evicted)}, "
+        f"Lease holders {len(holders - {None, ''})}"
     )
