@@ -15,7 +15,8 @@ Command-line contract (``hack/cluster.sh`` passes its arguments here)::
         Print the imported image's reference again (exit 1 when no cluster is up).
     cluster.py down
         Stop the supervisor (SIGTERM): every process, mount, cgroup and namespace of the
-        cluster goes, and its directory; then list what is left (nothing, or exit 1).
+        cluster goes, and its directory; a cluster whose supervisor died is removed from
+        its trace (SIGKILL, cgroups, directory). Then list what is left (nothing, or exit 1).
     cluster.py check
         List the leftovers of the last cluster (exit 1 when there are any).
     cluster.py measure [--out FILE] [--idle SECONDS]
@@ -27,7 +28,8 @@ Command-line contract (``hack/cluster.sh`` passes its arguments here)::
 The run directory is ``$KUMACO_CLUSTER_RUN`` (default ``/tmp/kumaco-cluster-run``):
 ``state.json`` (the supervisor's pid, the kubeconfig, the image, the API server's URL,
 the cluster's trace), ``trace.json`` (kept after ``down`` for ``check``) and
-``supervisor.log``. ``serve`` is the supervisor itself (``up`` starts it; not for people).
+``supervisor.log``; ``last-logs/`` holds the daemons' and the containers' logs of the last
+cluster, copied when it stops. ``serve`` is the supervisor itself (``up`` starts it; not for people).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -44,7 +47,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.support.env.cluster import Cluster, Trace, leftovers
+from tests.support.env.cluster import Cluster, Trace, leftovers, reap
 from tests.support.env.clusterassets import ensure_cluster_assets
 from tests.support.env.controlplane import ensure_assets, log
 
@@ -72,6 +75,7 @@ def serve(kubeconfig: Path, nodes: int, image: str) -> int:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
+    shutil.rmtree(RUN / "last-logs", ignore_errors=True)  # the logs of this cluster only
     cluster = Cluster(nodes=nodes, keep_logs=RUN / "last-logs")
     (RUN / "trace.json").write_text(json.dumps(cluster.trace.to_json()))
     try:
@@ -167,6 +171,12 @@ def down(timeout: float = 180) -> int:
             return 1
     elif state is None:
         log("no cluster is up")
+    path = RUN / "trace.json"
+    if path.exists():  # the supervisor died without stopping it: remove what is left
+        trace = Trace.from_json(json.loads(path.read_text()))
+        if leftovers(trace):
+            log("the last cluster was not stopped by its supervisor: removing what is left")
+            reap(trace)
     return check()
 
 

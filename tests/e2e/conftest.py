@@ -55,6 +55,7 @@ LONGEST = {
     "test_lifecycle": 120,
     "test_ha": 110,
     "test_monitoring": 90,
+    "test_cluster": 90,
     "test_controller": 80,
     "test_kwok": 80,
     "test_deploy": 70,

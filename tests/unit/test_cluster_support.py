@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.env import clusterimage
-from tests.support.env.cluster import Trace, leftovers, read_tunables
+from tests.support.env.cluster import Trace, leftovers, read_tunables, reap
 from tests.support.env.clusterassets import release_of
 
 
@@ -89,3 +89,16 @@ def test_the_release_of_the_control_plane_assets(tmp_path: Path) -> None:
     assert release_of(d) == "v1.36.3"
     (d / "build-info.json").write_text(json.dumps({"kubernetes": "v1.37.2"}))
     assert release_of(d) == "v1.37.2"
+
+
+def test_reap_kills_the_processes_and_removes_the_directory_of_a_dead_owner_s_cluster(
+    tmp_path: Path,
+) -> None:
+    work = tmp_path / "kumaco-cluster-orphan"
+    work.mkdir()
+    proc = subprocess.Popen(["sh", "-c", "sleep 60; :", str(work)])
+    trace = Trace(str(work), [], [], read_tunables())
+    assert leftovers(trace)
+    assert reap(trace, timeout=10) == []
+    assert proc.wait(5) == -9  # SIGKILL
+    assert not work.exists()

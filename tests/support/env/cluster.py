@@ -34,7 +34,7 @@ and ``restrict_oom_score_adj`` (root here cannot lower an OOM score), the local 
 GC off; daemons entered with ``nsenter --net``-style namespaces (never ``ip netns exec``,
 which remounts /sys). Identities are kubeadm's: each kubelet ``system:node:<name>`` (group
 ``system:nodes``; ``--authorization-mode=Node,RBAC``), ``system:kube-controller-manager``,
-``system:kube-scheduler``, the API server's kubelet client in ``system:masters``.
+``system:kube-scheduler``, the API server's kubelet client in ``system:masters`` (the control plane's admin certificate).
 
 Each node's PID 1 reboots its node on SIGRTMIN+5 (what kured's ``reboot-daemon
 --reboot-method=signal`` sends from a hostPID pod): every process of the node killed, what
@@ -44,7 +44,8 @@ each reboot is logged in :attr:`Cluster.reboot_log` (down ``reboot_seconds``).
 :meth:`Cluster.stop` leaves nothing: every process (a node's PID 1 ends, the kernel kills
 the rest of its PID namespace), every mount (they live only in the nodes' mount
 namespaces), every namespace, every cgroup (removed bottom-up) and the work directory.
-:func:`leftovers` lists what remains of a cluster from its :class:`Trace`, for the tests.
+:func:`leftovers` lists what remains of a cluster from its :class:`Trace`, for the tests;
+:func:`reap` removes it when the cluster's owner died before stopping it.
 """
 
 from __future__ import annotations
@@ -208,8 +209,19 @@ def read_tunables() -> dict[str, str]:
     return {k: Path(f"/proc/sys/{k}").read_text().strip() for k in _TUNABLES}
 
 
+def _in_cgroups(proc: Path, trace: Trace) -> bool:
+    """Whether the process ``proc`` (``/proc/PID``) is in one of the cluster's cgroups."""
+    try:
+        text = (proc / "cgroup").read_text()
+    except OSError:
+        return False
+    paths = [line.rsplit(":", 1)[-1] + "/" for line in text.splitlines()]
+    return any(f"/{name}/" in path for path in paths for name in trace.cgroups)
+
+
 def cluster_pids(trace: Trace) -> list[int]:
-    """The processes of the traced cluster: in one of its namespaces, or naming its directory."""
+    """The processes of the traced cluster: in one of its namespaces or cgroups, or naming
+    its directory."""
     pids = []
     ours = set(trace.namespaces)
     for proc in Path("/proc").iterdir():
@@ -220,7 +232,7 @@ def cluster_pids(trace: Trace) -> list[int]:
             inodes = {(k, os.stat(proc / "ns" / k).st_ino) for k in ("net", "mnt", "pid")}
         except OSError:
             continue
-        if inodes & ours or trace.workdir in cmdline:
+        if inodes & ours or trace.workdir in cmdline or _in_cgroups(proc, trace):
             pids.append(int(proc.name))
     return pids
 
@@ -258,7 +270,8 @@ def usage(trace: Trace, seconds: float = 30.0) -> dict[str, float]:
 
 def leftovers(trace: Trace) -> list[str]:
     """Everything of the traced cluster still on the machine: processes (in one of its
-    namespaces, or naming its directory), mounts of the machine naming its directory,
+    namespaces or cgroups -- a container has PID and mount namespaces of its own -- or
+    naming its directory), mounts of the machine naming its directory,
     its cgroups in any hierarchy, its work directory, a kernel tunable changed. [] when none."""
     found: list[str] = []
     ours = set(trace.namespaces)
@@ -275,6 +288,8 @@ def leftovers(trace: Trace) -> list[str]:
             found.append(f"process {proc.name} in the cluster's {'/'.join(kinds)} ns: {cmdline}")
         elif trace.workdir in cmdline:
             found.append(f"process {proc.name} names {trace.workdir}: {cmdline}")
+        elif _in_cgroups(proc, trace):  # a container in a PID namespace of its own
+            found.append(f"process {proc.name} in the cluster's cgroups: {cmdline}")
     for line in Path("/proc/self/mountinfo").read_text().splitlines():
         if trace.workdir in line:
             found.append(f"mount: {line}")
@@ -289,6 +304,25 @@ def leftovers(trace: Trace) -> list[str]:
         if now.get(k) != v:
             found.append(f"kernel tunable {k} is {now.get(k)}, was {v}")
     return found
+
+
+def reap(trace: Trace, timeout: float = 30) -> list[str]:
+    """Remove what is left of a cluster whose owner died (a killed supervisor or test run):
+    SIGKILL every process of :func:`cluster_pids` (a node's PID 1 takes its namespace's
+    processes with it), then its cgroups and directory. Returns :func:`leftovers` after."""
+    deadline = time.monotonic() + timeout
+    while (pids := [p for p in cluster_pids(trace) if p != os.getpid()]) and (
+        time.monotonic() < deadline
+    ):
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.2)
+    for name in trace.cgroups:
+        for hierarchy in sorted(CGROUP_FS.iterdir()) if CGROUP_FS.exists() else []:
+            _remove_cgroup(hierarchy / name)
+    shutil.rmtree(trace.workdir, ignore_errors=True)
+    return leftovers(trace)
 
 
 def _make_cgroup(name: str) -> None:
@@ -429,8 +463,10 @@ class Cluster:
         args = {
             "authorization-mode": "Node,RBAC",
             "enable-admission-plugins": "NodeRestriction",
-            "kubelet-client-certificate": str(pki / "apiserver-kubelet-client.crt"),
-            "kubelet-client-key": str(pki / "apiserver-kubelet-client.key"),
+            # The API server's client of the kubelets: the admin certificate, in system:masters
+            # as kubeadm's apiserver-kubelet-client (ControlPlane.start makes the PKI).
+            "kubelet-client-certificate": str(pki / "admin.crt"),
+            "kubelet-client-key": str(pki / "admin.key"),
             "egress-selector-config-file": str(egress_cfg),
             # kubeadm's order: a kubelet is dialled at its address, not its (unresolvable) name
             "kubelet-preferred-address-types": "InternalIP,ExternalIP,Hostname",
@@ -439,12 +475,7 @@ class Cluster:
         cp = self.cp = ControlPlane(
             assets, workdir=self.dir / "cp", apiserver_args=args, log_dir=self.dir / "logs"
         )
-        cp.pki.generate()
-        issue_cert(
-            pki, "apiserver-kubelet-client", "kube-apiserver-kubelet-client", ["system:masters"]
-        )
-        cp.start_etcd()
-        cp.start_apiserver()
+        cp.start()
         self._start_hub(cp.port, egress)
         self._start_controllers(node_assets)
         for i in range(1, self.nodes + 1):
@@ -678,7 +709,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     @property
     def reboot_log(self) -> Path:
         """The nodes' reboot log (JSON lines; cluster_node's contract, "Reboots")."""
-        return self.dir / "reboots.log"
+        return self.dir / "logs" / "reboots.log"  # kept by stop() with the other logs
 
     def _reboot_spec(self, name: str, kubeconfig: Path, cgroup_root: str) -> dict[str, Any]:
         """What a node's PID 1 needs to reboot the node on SIGRTMIN+5 (cluster_node)."""
@@ -806,12 +837,16 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
             if CGROUP_FS.exists():
                 for hierarchy in CGROUP_FS.iterdir():
                     _remove_cgroup(hierarchy / name)
+        log(f"cgroups removed at {time.monotonic() - t0:.1f}s")
         if self.keep_logs is not None and self.dir.exists():
-            for log_file in self.dir.rglob("*.log"):
-                if "containerd-root" not in log_file.parts and "kubelet" not in log_file.parts:
-                    dest = self.keep_logs / log_file.relative_to(self.dir)
-                    dest.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copy2(log_file, dest)
+            # The daemons' logs only: never a walk of containerd's image trees.
+            logs = [*self.dir.glob("logs/*.log"), *self.dir.glob("nodes/*/*.log")]
+            logs += self.dir.glob("nodes/*/pod-logs/*/*/*.log")  # the containers' output
+            for log_file in logs:
+                dest = self.keep_logs / log_file.relative_to(self.dir)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(log_file, dest)
+        log(f"logs kept at {time.monotonic() - t0:.1f}s")
         shutil.rmtree(self.dir, ignore_errors=True)
         log(f"cluster stopped and removed in {time.monotonic() - t0:.1f}s")
         self.real, self.hub, self.kcm, self.scheduler = [], None, None, None
