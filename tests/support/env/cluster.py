@@ -36,6 +36,11 @@ which remounts /sys). Identities are kubeadm's: each kubelet ``system:node:<name
 ``system:nodes``; ``--authorization-mode=Node,RBAC``), ``system:kube-controller-manager``,
 ``system:kube-scheduler``, the API server's kubelet client in ``system:masters`` (the control plane's admin certificate).
 
+Each node's PID 1 reboots its node on SIGRTMIN+5 (what kured's ``reboot-daemon
+--reboot-method=signal`` sends from a hostPID pod): every process of the node killed, what
+a boot loses unmounted, a new boot ID, ``Reboots`` in :mod:`tests.support.env.cluster_node`;
+each reboot is logged in :attr:`Cluster.reboot_log` (down ``reboot_seconds``).
+
 :meth:`Cluster.stop` leaves nothing: every process (a node's PID 1 ends, the kernel kills
 the rest of its PID namespace), every mount (they live only in the nodes' mount
 namespaces), every namespace, every cgroup (removed bottom-up) and the work directory.
@@ -388,6 +393,7 @@ class Cluster:
     assets: Path | None = None
     node_assets: Path | None = None
     keep_logs: Path | None = None  # where stop() copies the logs before removing everything
+    reboot_seconds: float = 1.0  # how long a node rebooted by SIGRTMIN+5 stays down
 
     def __post_init__(self) -> None:
         if self.workdir is None:
@@ -659,7 +665,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
             "resolvConf": "",
         }
         (d / "kubelet.yaml").write_text(json.dumps(kubelet_config, indent=2))
-        spec = {
+        spec: dict[str, Any] = {
             "dir": str(d),
             "containerd_socket": str(node.socket),
             "containerd": ["containerd", "--config", str(d / "containerd.toml")],
@@ -674,6 +680,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
                 "--v=1",
             ],
         }
+        spec["reboot"] = self._reboot_spec(name, kc, cgroup_root)
         (d / "spec.json").write_text(json.dumps(spec, indent=2))
         node.unshare = spawn(
             [
@@ -698,6 +705,21 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
             pid = node.pid1 if kind == "pid" else node.unshare.pid
             self.trace.namespaces.append((kind, _ns_inode(pid, kind)))
         self.real.append(node)
+
+    @property
+    def reboot_log(self) -> Path:
+        """The nodes' reboot log (JSON lines; cluster_node's contract, "Reboots")."""
+        return self.dir / "logs" / "reboots.log"  # kept by stop() with the other logs
+
+    def _reboot_spec(self, name: str, kubeconfig: Path, cgroup_root: str) -> dict[str, Any]:
+        """What a node's PID 1 needs to reboot the node on SIGRTMIN+5 (cluster_node)."""
+        return {
+            "node": name,
+            "log": str(self.reboot_log),
+            "kubeconfig": str(kubeconfig),
+            "cgroup_root": cgroup_root,
+            "seconds": self.reboot_seconds,
+        }
 
     def _wire_node(self, node: RealNode) -> None:
         assert self.hub is not None and node.unshare is not None
