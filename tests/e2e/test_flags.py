@@ -193,7 +193,7 @@ def test_custom_condition_names_are_written_and_read_back_and_the_defaults_never
         # (the second replica, started after the first, may still be starting: its /readyz
         # says when its metrics are served; CI runs on a loaded machine refused it once).
         for k, (um, mip) in ((by_flag, (CUSTOM_UM, CUSTOM_MIP)), (by_env, (ENV_UM, ENV_MIP))):
-            wait_for(k.ready, 60, f"{k.name} ready")
+            wait_for(k.ready, 60, what=f"{k.name} ready")
             (labels,) = samples(k, "kumaco_policy_info")
             assert f'under_maintenance_condition="{um}"' in labels, labels
             assert f'in_progress_condition="{mip}"' in labels, labels
