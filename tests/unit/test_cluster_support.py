@@ -7,6 +7,7 @@ import hashlib
 import io
 import json
 import subprocess
+import time
 import tarfile
 from pathlib import Path
 
@@ -29,6 +30,13 @@ def test_leftovers_name_a_directory_a_process_and_a_changed_tunable(tmp_path: Pa
     tunables["kernel/panic"] = tunables["kernel/panic"] + "0"  # "was" something else
     proc = subprocess.Popen(["sh", "-c", "sleep 60; :", str(work)])  # sh names work
     try:
+        # Popen returns once forked: until the child has exec'd sh, /proc shows this
+        # interpreter's command line (a CI run read it then). Wait for the exec, not a time.
+        cmdline = Path(f"/proc/{proc.pid}/cmdline")
+        for _ in range(10_000):
+            if str(work).encode() in cmdline.read_bytes():
+                break
+            time.sleep(0.001)
         found = leftovers(Trace(str(work), [], [], tunables))
     finally:
         proc.kill()
