@@ -7,8 +7,8 @@ import hashlib
 import io
 import json
 import subprocess
-import time
 import tarfile
+import time
 from pathlib import Path
 
 import pytest
