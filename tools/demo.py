@@ -72,7 +72,6 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, ClassVar, TextIO
 
 if TYPE_CHECKING:
@@ -248,37 +247,40 @@ class Demo:
 
     # -- signals
 
-    def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
-        if not self.stop.is_set():
-            self.stop_reason = signal.Signals(signum).name
+    def _on_signal(self, _signum: signal.Signals) -> None:
+        """In the signal relay's thread (kumaco.cmd.signals): setting an Event is safe there."""
         self.stop.set()
+
+    def _in_handler(self, signum: signal.Signals) -> None:
+        """In the handler itself, in the main thread: plain assignments and a raise, no lock."""
+        self.stop_reason = self.stop_reason or signum.name
         if self.phase == "setup":
-            raise Interrupted(signal.Signals(signum).name)
+            raise Interrupted(signum.name)  # a set-up step is cut short
 
     # -- lifecycle
 
     def run(self) -> int:
         rc = 0
-        old = {
-            s: signal.signal(s, self._on_signal)
-            for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-        }
-        try:
-            self.setup()
-            self.phase = "run"
-            if not self.stop.is_set():
-                self.watch()
-        except Interrupted:
-            pass
-        except (RuntimeError, OSError, AssertionError) as exc:
-            self.phase = "cleanup"
-            print(f"demo: set-up or run failed: {exc}", file=sys.stderr, flush=True)
-            rc = 1
-        finally:
-            self.phase = "cleanup"
-            self.cleanup()
-            for s, h in old.items():
-                signal.signal(s, h)
+        from kumaco.cmd.signals import SignalRelay
+
+        signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+        actions = dict.fromkeys(signals, self._on_signal)
+        inline = dict.fromkeys(signals, self._in_handler)
+        with SignalRelay(actions, inline=inline, name="demo-signals"):
+            try:
+                self.setup()
+                self.phase = "run"
+                if not self.stop.is_set():
+                    self.watch()
+            except Interrupted:
+                pass
+            except (RuntimeError, OSError, AssertionError) as exc:
+                self.phase = "cleanup"
+                print(f"demo: set-up or run failed: {exc}", file=sys.stderr, flush=True)
+                rc = 1
+            finally:
+                self.phase = "cleanup"
+                self.cleanup()
         return rc
 
     def setup(self) -> None:

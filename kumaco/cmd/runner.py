@@ -20,13 +20,13 @@ import signal
 import threading
 import urllib.parse
 from collections.abc import Callable
-from types import FrameType
 from typing import Any
 
 from kumaco import __version__
 from kumaco.cmd.common import now_ns
 from kumaco.cmd.observability import HealthServer, serve_metrics, setup_logging
 from kumaco.cmd.settings import EXIT_START_FAILED, Settings, parse_bind_address
+from kumaco.cmd.signals import SignalRelay
 from kumaco.controller.loop import Controller, Planner
 from kumaco.controller.metrics import Metrics
 from kumaco.core.errors import error_text
@@ -166,23 +166,24 @@ def run(settings: Settings, now_ns: Callable[[], int] = now_ns, planner: Planner
     if health is not None:
         health.start()
 
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        log.info("stopping", extra={"signal": signal.Signals(signum).name})
+    def on_signal(signum: signal.Signals) -> None:
+        log.info("stopping", extra={"signal": signum.name})
         controller.request_exit(0)
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    election_thread = threading.Thread(target=election.run, name="election", daemon=True)
-    election_thread.start()
-    try:
-        code = controller.run()
-    finally:
-        election.stop.set()
-        if health is not None:
-            health.stop()
-        if metrics_server is not None:
-            metrics_server.shutdown()
-        kube.close()
-        lease_kube.close()
+    # Relayed to a thread (kumaco.cmd.signals): the main thread runs the loop, which
+    # waits on the Event request_exit sets; a handler setting it there could deadlock.
+    with SignalRelay(dict.fromkeys((signal.SIGTERM, signal.SIGINT), on_signal)):
+        election_thread = threading.Thread(target=election.run, name="election", daemon=True)
+        election_thread.start()
+        try:
+            code = controller.run()
+        finally:
+            election.stop.set()
+            if health is not None:
+                health.stop()
+            if metrics_server is not None:
+                metrics_server.shutdown()
+            kube.close()
+            lease_kube.close()
     log.info("stopped", extra={"exitCode": code, "identity": settings.identity})
     return code

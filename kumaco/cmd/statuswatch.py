@@ -44,11 +44,11 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from types import FrameType
 from typing import Any, Protocol, TextIO
 
 from kumaco.cmd.cluster import Cluster, configmap_selector
 from kumaco.cmd.common import EXIT_OK, now_ns
+from kumaco.cmd.signals import SignalRelay
 from kumaco.cmd.statusfeed import Feed
 from kumaco.cmd.statusreport import STATUSES, Shown, required, status_report, use_color
 from kumaco.core.instance import Instance
@@ -161,18 +161,6 @@ def in_place(output: str, out: TextIO, env: Mapping[str, str]) -> bool:
 
 
 @contextlib.contextmanager
-def _signals(
-    handlers: Mapping[signal.Signals, Callable[[int, FrameType | None], None]],
-) -> Iterator[None]:
-    old = {s: signal.signal(s, h) for s, h in handlers.items()}
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-
-
-@contextlib.contextmanager
 def _quiet_kube_logs() -> Iterator[None]:
     """The reflectors' retry warnings stay out of the output: the problems are shown."""
     logger = logging.getLogger("kumaco.kube")
@@ -257,21 +245,23 @@ def watch(
     painted = use_color(out, os.environ) if color is None else color
     view = _View(args.output, out, err, screen, painted, host)
 
-    def on_stop(_signum: int, _frame: FrameType | None) -> None:
+    def on_stop(_signum: signal.Signals) -> None:
         ended.set()
         feed.wake.set()
 
-    def on_resize(_signum: int, _frame: FrameType | None) -> None:
+    def on_resize(_signum: signal.Signals) -> None:
         if screen is not None:
             screen.resized = True
         feed.wake.set()
 
-    handlers: dict[signal.Signals, Callable[[int, FrameType | None], None]] = {}
+    # Relayed to a thread (kumaco.cmd.signals): a handler setting feed.wake in the main
+    # thread, which waits on that very Event, could wait for itself for ever.
+    actions: dict[signal.Signals, Callable[[signal.Signals], None]] = {}
     if stop is None:
-        handlers.update(dict.fromkeys((signal.SIGINT, signal.SIGTERM, signal.SIGHUP), on_stop))
+        actions.update(dict.fromkeys((signal.SIGINT, signal.SIGTERM, signal.SIGHUP), on_stop))
     if screen is not None:
-        handlers[signal.SIGWINCH] = on_resize
-    with _signals(handlers), _quiet_kube_logs():
+        actions[signal.SIGWINCH] = on_resize
+    with SignalRelay(actions, name="status-watch-signals"), _quiet_kube_logs():
         try:
             feed.start()
             if screen is not None:

@@ -1017,13 +1017,13 @@ def seed_nodes(
 
 @contextlib.contextmanager
 def _signals_to_event() -> Iterator[threading.Event]:
+    from kumaco.cmd.signals import SignalRelay
+
     stop = threading.Event()
-    old = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGTERM, signal.SIGINT)}
-    try:
+    # relayed to a thread: a handler setting ``stop`` while the main thread waits on it
+    # could wait for itself (kumaco.cmd.signals)
+    with SignalRelay(dict.fromkeys((signal.SIGTERM, signal.SIGINT), lambda _s: stop.set())):
         yield stop
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
 
 
 def serve(

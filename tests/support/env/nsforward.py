@@ -32,6 +32,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from kumaco.cmd.signals import SignalRelay
+
 CLONE_NEWNET = 0x40000000
 IP_FREEBIND = 15
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -150,13 +152,14 @@ def main(argv: list[str]) -> int:
         s.listen(128)
         listeners.append((s, rule))
     stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
-    for s, rule in listeners:
-        threading.Thread(target=_serve, args=(s, rule, ns), daemon=True).start()
-    print("ready", flush=True)
-    while not stop.wait(1):
-        pass
+    # relayed to a thread: a handler setting ``stop`` while the main thread waits on it
+    # could wait for itself (kumaco.cmd.signals)
+    with SignalRelay(dict.fromkeys((signal.SIGTERM, signal.SIGINT), lambda _s: stop.set())):
+        for s, rule in listeners:
+            threading.Thread(target=_serve, args=(s, rule, ns), daemon=True).start()
+        print("ready", flush=True)
+        while not stop.wait(1):
+            pass
     for s, _ in listeners:
         s.close()
     return 0
