@@ -34,9 +34,9 @@ from tests.support.env.cluster import (
     leftovers,
     node_addr,
 )
+from tests.support.env.clusterdeploy import install_kumaco, kumaco_pods, lease_writes
 from tests.support.env.clusterimage import ensure_node_image
-from tests.support.env.image import REPO, build_image
-from tests.support.judges.audit import AuditEvent, forbidden, read_audit_log
+from tests.support.judges.audit import forbidden, two_holders_at_once
 
 pytestmark = pytest.mark.real_server("the real cluster's kube-apiserver runs in its fixture")
 
@@ -286,64 +286,19 @@ def test_a_stopped_cluster_leaves_nothing(tmp_path: Path) -> None:
 KUMACO_SA = "system:serviceaccount:kumaco-system:kumaco"
 
 
-def two_holders_at_once(writes: list[AuditEvent]) -> list[str]:
-    """The takeovers of a Lease, from its successful writes in order, that came while the
-    previous holder's lease still ran (its last write + its duration, unless released)."""
-    found: list[str] = []
-    holder, until_t = "", 0.0
-    for ev in sorted(writes, key=lambda e: e.received):
-        spec = ev.response_object.get("spec") or {}
-        new = str(spec.get("holderIdentity") or "")
-        if not new:  # a release
-            holder, until_t = "", 0.0
-            continue
-        if holder and new != holder and ev.received < until_t:
-            found.append(
-                f"{new} took the Lease at {ev.received:.3f} from {holder} (until {until_t:.3f})"
-            )
-        holder, until_t = new, ev.received + float(spec.get("leaseDurationSeconds") or 15)
-    return found
-
-
 def test_kumaco_installed_as_a_deployer_does_runs_ha_under_restricted(
     cluster: Cluster, tmp_path: Path
 ) -> None:
     """docs/deploy.md's steps on real kubelets: the image of hack/image.sh imported into the
     nodes (no registry), a deployer's overlay -- the delegated layout, components/ha, the
     image through ``images:`` -- applied with ``kubectl apply --server-side -k``."""
-    ref, _, _ = build_image()
-    imported = cluster.import_podman_image(ref)
-    print(f"{ref} imported into both nodes in {imported:.1f}s")
-    name, tag = ref.rsplit(":", 1)
-    overlay = tmp_path / "my-kumaco"
-    overlay.mkdir()
-    rel = os.path.relpath(REPO / "kustomize", overlay)
-    (overlay / "kustomization.yaml").write_text(
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
-        f"resources:\n  - {rel}/overlays/delegated\n"
-        f"components:\n  - {rel}/components/ha\n"
-        f"images:\n  - name: ghcr.io/kubereboot/kumaco\n    newName: {name}\n"
-        f'    newTag: "{tag}"\n'
-    )
     since = time.time()
-    cluster.kubectl("apply", "--server-side", "-k", str(overlay))
+    t0 = time.monotonic()
+    ref = install_kumaco(cluster, tmp_path)
+    print(f"kumaco imported, applied and its 3 replicas rolled out in {time.monotonic() - t0:.1f}s")
     labels = get(cluster, "/api/v1/namespaces/kumaco-system")["metadata"]["labels"]
     assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
-    t0 = time.monotonic()
-    cluster.kubectl(
-        "-n",
-        "kumaco-system",
-        "rollout",
-        "status",
-        "deployment/kumaco",
-        "--timeout=240s",
-        timeout=260,
-    )
-    print(f"kumaco's 3 replicas rolled out in {time.monotonic() - t0:.1f}s")
-    pods = get(
-        cluster,
-        "/api/v1/namespaces/kumaco-system/pods?labelSelector=app.kubernetes.io%2Fname%3Dkumaco",
-    )["items"]
+    pods = kumaco_pods(cluster)
     assert len(pods) == 3
     for p in pods:
         assert p["status"]["phase"] == "Running", p["status"]
@@ -362,16 +317,7 @@ def test_kumaco_installed_as_a_deployer_does_runs_ha_under_restricted(
     # Exactly one holder at any time: a new holder's first write comes after the previous
     # holder's lease expired or was released (a replica restarted under load may take over).
     assert cluster.cp is not None
-    writes = [
-        ev
-        for ev in read_audit_log(cluster.cp.audit_log, since, contains="leases")
-        if ev.resource == "leases"
-        and ev.namespace == "kumaco-system"
-        and ev.name == "kumaco"
-        and ev.verb in ("create", "update", "patch")
-        and ev.complete
-        and ev.code < 300
-    ]
+    writes = lease_writes(cluster.cp.audit_log, since)
     assert writes, "kumaco wrote its Lease"
     assert two_holders_at_once(writes) == []
     pdb = get(cluster, "/apis/policy/v1/namespaces/kumaco-system/poddisruptionbudgets/kumaco")

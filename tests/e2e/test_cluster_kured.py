@@ -38,8 +38,8 @@ from typing import Any
 import pytest
 
 from tests.support.env.cluster import Cluster, leftovers
+from tests.support.env.clusterdeploy import install_kumaco
 from tests.support.env.harness import Api, wait_for
-from tests.support.env.image import REPO, build_image
 from tests.support.env.kured import (
     IN_PROGRESS,
     INHIBITED,
@@ -89,28 +89,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     # test_kured_v2 "in the cluster's mnt ns").
     stopped = time.time()
     assert [x for x in leftovers(c.trace) if not started_after(x, stopped)] == []
-
-
-def install_kumaco(cluster: Cluster, tmp_path: Path) -> None:
-    """kumaco as docs/deploy.md tells a kured v2 user: hack/image.sh's image imported into
-    the nodes, an overlay of ``kustomize/overlays/kured`` naming it, ``kubectl apply
-    --server-side -k``, rolled out (two replicas, one per node)."""
-    ref, _, _ = build_image()
-    cluster.import_podman_image(ref)
-    name, tag = ref.rsplit(":", 1)
-    overlay = tmp_path / "my-kumaco"
-    overlay.mkdir()
-    rel = os.path.relpath(REPO / "kustomize", overlay)
-    (overlay / "kustomization.yaml").write_text(
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
-        f"resources:\n  - {rel}/overlays/kured\n"
-        f"images:\n  - name: ghcr.io/kubereboot/kumaco\n    newName: {name}\n"
-        f'    newTag: "{tag}"\n'
-    )
-    cluster.kubectl("apply", "--server-side", "-k", str(overlay))
-    cluster.kubectl(
-        "-n", KUMACO_NS, "rollout", "status", "deployment/kumaco", "--timeout=240s", timeout=260
-    )
 
 
 def _epoch(text: str) -> float:
@@ -304,7 +282,7 @@ def test_kured_v2_pods_reboot_each_real_node_once_within_the_budget(
     )
 
     t0 = time.monotonic()
-    install_kumaco(cluster, tmp_path)
+    install_kumaco(cluster, tmp_path, resources=("overlays/kured",), components=())
     kumaco_up = time.monotonic() - t0
     since = time.time()
     api.window(KUMACO_NS, "w", window_open_for(600))

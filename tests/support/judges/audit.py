@@ -36,6 +36,9 @@ says why an upper bound suffices.
 :func:`forbidden` lists one identity's requests the server refused with 403;
 :func:`node_reads` one client's LISTs and WATCHes of Nodes, in order, with the
 resourceVersion each asked for (the relist after an expired watch).
+:func:`lease_writes` reads one Lease's successful writes and :func:`two_holders_at_once`
+lists every takeover that came while the previous holder's lease still ran (the real
+cluster's "exactly one Lease holder").
 """
 
 from __future__ import annotations
@@ -507,4 +510,39 @@ def forbidden(audit_log: Path, user: str, since: float = 0.0) -> list[str]:
         f"{ev.namespace + '/' if ev.namespace else ''}{ev.name}: 403"
         for ev in requests_of(audit_log, user, since)
         if ev.code == 403
+    ]
+
+
+def two_holders_at_once(writes: list[AuditEvent]) -> list[str]:
+    """The takeovers of a Lease, from its successful writes in order, that came while the
+    previous holder's lease still ran (its last write + its duration, unless released)."""
+    found: list[str] = []
+    holder, until_t = "", 0.0
+    for ev in sorted(writes, key=lambda e: e.received):
+        spec = ev.response_object.get("spec") or {}
+        new = str(spec.get("holderIdentity") or "")
+        if not new:  # a release
+            holder, until_t = "", 0.0
+            continue
+        if holder and new != holder and ev.received < until_t:
+            found.append(
+                f"{new} took the Lease at {ev.received:.3f} from {holder} (until {until_t:.3f})"
+            )
+        holder, until_t = new, ev.received + float(spec.get("leaseDurationSeconds") or 15)
+    return found
+
+
+def lease_writes(
+    audit_log: Path, since: float, namespace: str = "kumaco-system", name: str = "kumaco"
+) -> list[AuditEvent]:
+    """The successful writes of the Lease ``namespace/name`` since ``since``."""
+    return [
+        ev
+        for ev in read_audit_log(audit_log, since, contains="leases")
+        if ev.resource == "leases"
+        and ev.namespace == namespace
+        and ev.name == name
+        and ev.verb in ("create", "update", "patch")
+        and ev.complete
+        and ev.code < 300
     ]
