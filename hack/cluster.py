@@ -41,7 +41,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -72,9 +71,9 @@ def _alive(pid: int) -> bool:
 
 def serve(kubeconfig: Path, nodes: int, image: str) -> int:
     """The supervisor: the cluster up, the image imported, state.json written; until SIGTERM."""
-    stop = threading.Event()
+    stopping: list[int] = []  # the handler only appends: no lock (kumaco/cmd/signals.py)
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, lambda signum, _frame: stopping.append(signum))
     shutil.rmtree(RUN / "last-logs", ignore_errors=True)  # the logs of this cluster only
     cluster = Cluster(nodes=nodes, keep_logs=RUN / "last-logs")
     (RUN / "trace.json").write_text(json.dumps(cluster.trace.to_json()))
@@ -102,7 +101,8 @@ def serve(kubeconfig: Path, nodes: int, image: str) -> int:
         tmp.write_text(json.dumps(state, indent=2) + "\n")
         tmp.replace(RUN / "state.json")
         log(f"up in {state['up_seconds']}s: {cluster.cp.url}")
-        while not stop.wait(1):
+        while not stopping:
+            time.sleep(0.2)
             for proc, name in (
                 (cluster.kcm, "kube-controller-manager"),
                 (cluster.scheduler, "kube-scheduler"),
@@ -116,6 +116,7 @@ def serve(kubeconfig: Path, nodes: int, image: str) -> int:
         return 1
     finally:
         cluster.stop()
+        (RUN / "trace.json").write_text(json.dumps(cluster.trace.to_json()))  # its stop time
         (RUN / "state.json").unlink(missing_ok=True)
         log("stopped; everything removed")
 

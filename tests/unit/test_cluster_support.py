@@ -57,8 +57,30 @@ def test_leftovers_name_a_process_in_a_traced_namespace(tmp_path: Path) -> None:
     assert any(f.startswith(f"process {proc.pid} in the cluster's net ns") for f in found), found
 
 
+def test_leftovers_skip_a_process_that_started_after_the_stop_in_a_reused_namespace(
+    tmp_path: Path,
+) -> None:
+    """The kernel reuses a freed namespace's inode: a later process there is not ours."""
+    before = time.time() - 5  # a stop that came before the process started
+    proc = subprocess.Popen(["sleep", "60"])
+    try:
+        inode = Path(f"/proc/{proc.pid}/ns/net").stat().st_ino
+        tunables = read_tunables()
+        gone = str(tmp_path / "gone")
+        later = leftovers(Trace(gone, [], [("net", inode)], tunables, stopped_at=before))
+        after = time.time() + 5  # a stop that came after it started: it is a leftover
+        kept = leftovers(Trace(gone, [], [("net", inode)], tunables, stopped_at=after))
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not any(f.startswith(f"process {proc.pid} ") for f in later), later
+    assert any(f.startswith(f"process {proc.pid} in the cluster's net ns") for f in kept), kept
+
+
 def test_trace_round_trips_through_json() -> None:
     trace = Trace("/tmp/kumaco-cluster-x", ["a"], [("pid", 4026531836)], {"kernel/panic": "1"})
+    assert Trace.from_json(json.loads(json.dumps(trace.to_json()))) == trace
+    trace.stopped_at = 1764806400.25
     assert Trace.from_json(json.loads(json.dumps(trace.to_json()))) == trace
 
 

@@ -186,6 +186,10 @@ class Trace:
     cgroups: list[str] = field(default_factory=list)  # cgroup directory names (roots)
     namespaces: list[tuple[str, int]] = field(default_factory=list)  # (kind, inode)
     tunables: dict[str, str] = field(default_factory=dict)  # the machine's, before
+    #: When the cluster finished stopping (epoch seconds); None while it runs or if its
+    #: owner died. The kernel reuses a freed namespace's inode number: a process that
+    #: started after this instant, in a namespace with one of ours, is in a later one.
+    stopped_at: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -193,16 +197,33 @@ class Trace:
             "cgroups": self.cgroups,
             "namespaces": [list(n) for n in self.namespaces],
             "tunables": self.tunables,
+            "stopped_at": self.stopped_at,
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Trace:
+        stopped = data.get("stopped_at")
         return cls(
             str(data["workdir"]),
             list(data["cgroups"]),
             [(str(k), int(i)) for k, i in data["namespaces"]],
             dict(data["tunables"]),
+            None if stopped is None else float(stopped),
         )
+
+
+def started_at(pid: int) -> float | None:
+    """When process ``pid`` started (epoch seconds, to the clock tick); None once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    btime = next(
+        int(line.split()[1])
+        for line in Path("/proc/stat").read_text().splitlines()
+        if line.startswith("btime ")
+    )
+    return btime + int(fields[19]) / os.sysconf("SC_CLK_TCK")
 
 
 def read_tunables() -> dict[str, str]:
@@ -284,6 +305,9 @@ def leftovers(trace: Trace) -> list[str]:
         except OSError:
             continue
         if inodes & ours:
+            began = started_at(int(proc.name))
+            if trace.stopped_at is not None and (began is None or began > trace.stopped_at + 1):
+                continue  # gone, or in a later namespace that reuses the inode (Trace)
             kinds = sorted(k for k, _ in inodes & ours)
             found.append(f"process {proc.name} in the cluster's {'/'.join(kinds)} ns: {cmdline}")
         elif trace.workdir in cmdline:
@@ -849,6 +873,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
         log(f"logs kept at {time.monotonic() - t0:.1f}s")
         shutil.rmtree(self.dir, ignore_errors=True)
         log(f"cluster stopped and removed in {time.monotonic() - t0:.1f}s")
+        self.trace.stopped_at = time.time()
         self.real, self.hub, self.kcm, self.scheduler = [], None, None, None
 
     def __enter__(self) -> Cluster:
