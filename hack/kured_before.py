@@ -18,30 +18,14 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from tests.support.judges.figures import commit_of
 from tools.kured_record import fleet_record
-
-
-def _commit(tree: Path) -> str:
-    out = subprocess.run(
-        ["git", "-C", str(tree), "rev-parse", "--short", "HEAD"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    dirty = subprocess.run(
-        ["git", "-C", str(tree), "status", "--porcelain", "--", "kumaco"],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
-    return out.stdout.strip() + ("-dirty" if dirty else "")
 
 
 def main() -> int:
@@ -65,13 +49,13 @@ def main() -> int:
             seconds=a.seconds,
         )
         if kind == "kumaco":
-            r["kumaco_commit"] = _commit(a.kumaco_path or root)
+            r["kumaco_commit"] = commit_of(a.kumaco_path or root)
         runs[kind] = r
         print(f"{kind}: {json.dumps(r)}", file=sys.stderr)
     doc = {
         "command": " ".join(["python", "hack/kured_before.py", *sys.argv[1:]]),
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "commit": _commit(root),
+        "commit": commit_of(root),
         "kured_v2_prototype": "c06d381 (branch SPLIT-IN-DIFFERENT-CLIS)",
         "runs": runs,
     }

@@ -22,30 +22,14 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from tests.support.judges.figures import commit_of
 from tools.skew_record import skew_record
-
-
-def _commit(tree: Path) -> str:
-    out = subprocess.run(
-        ["git", "-C", str(tree), "rev-parse", "--short", "HEAD"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    dirty = subprocess.run(
-        ["git", "-C", str(tree), "status", "--porcelain", "--", "kumaco"],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
-    return out.stdout.strip() + ("-dirty" if dirty else "")
 
 
 def main() -> int:
@@ -63,8 +47,8 @@ def main() -> int:
     doc = {
         "command": " ".join(["python", "hack/skew_before.py", *sys.argv[1:]]),
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "commit": _commit(root),
-        "kumaco_commit": _commit(tree),
+        "commit": commit_of(root),
+        "kumaco_commit": commit_of(tree),
         **record,
     }
     print(json.dumps(doc, indent=2, sort_keys=True), file=sys.stderr)

@@ -82,6 +82,7 @@ from tests.support.env.harness import (
     wait_for,
 )
 from tests.support.env.kwok import Kwok, KwokSettings
+from tests.support.judges.figures import commit_of
 from tools.churn import Churn, ChurnRates
 
 REPO = Path(__file__).resolve().parents[1]
@@ -426,20 +427,6 @@ class Plan:
         ]
 
 
-def commit() -> str:
-    """The commit measured; "-dirty" when kumaco/ differs from it (code no commit holds)."""
-    head = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-    )
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--", "kumaco"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
-
-
 def run_scale(sc: Scale, workdir: Path) -> dict[str, Any]:
     """One scale on its own control plane; the result so far even when a phase fails."""
     log(
@@ -447,7 +434,7 @@ def run_scale(sc: Scale, workdir: Path) -> dict[str, Any]:
         f"kwok {'on' if sc.kwok else 'off'}, churn {'on' if sc.churn else 'off'}"
     )
     res: dict[str, Any] = {"nodes": sc.nodes, "windows": sc.windows}
-    res["kumaco_commit"] = commit()
+    res["kumaco_commit"] = commit_of()
     res["settings"] = {
         "repeats": sc.repeats,
         "quiet_seconds": sc.quiet,

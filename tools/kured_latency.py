@@ -64,6 +64,7 @@ from tests.support.env.harness import UM, Api, ApiError, Kumaco, NodeWatcher, cr
 from tests.support.env.kwok import Kwok, KwokSettings
 from tests.support.env.ports import free_port
 from tests.support.env.process import stop_process
+from tests.support.judges.figures import commit_of
 from tools.bench import busy_percent, converge, machine_busy, proc_stats
 from tools.churn import Churn, ChurnRates
 
@@ -398,24 +399,6 @@ def set_true(watcher: NodeWatcher, ctype: str, nodes: set[str], since: float) ->
 # ----------------------------------------------------------------------------- runs
 
 
-def commit() -> str:
-    out = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--", "kumaco"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
-    return out + ("-dirty" if dirty else "")
-
-
 def machine_facts(bin_dir: Path) -> dict[str, Any]:
     def first_line(*cmd: str) -> str:
         r = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -462,7 +445,7 @@ def run(s: Settings, workdir: Path) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "command": " ".join(["python", "hack/kured_latency.py", *sys.argv[1:]]),
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "kumaco_commit": commit(),
+        "kumaco_commit": commit_of(),
         "machine": machine_facts(bin_dir),
         "settings": {
             "nodes": s.nodes,

@@ -53,10 +53,10 @@ from kumaco.core.disruptions import refusals_of
 from tests.support.env.controlplane import ControlPlane, ensure_assets, seed_nodes
 from tests.support.env.harness import MIP, REQUIRED, Api, ApiError, Kumaco, cron_at, wait_for
 from tests.support.env.kwok import Kwok, KwokSettings
+from tests.support.judges.figures import commit_of
 from tools.bench import (
     REPO,
     busy_percent,
-    commit,
     log,
     machine,
     machine_busy,
@@ -520,7 +520,7 @@ def pdb_cost(
         },
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d"),
         "machine": machine(),
-        "kumaco_commit": commit(),
+        "kumaco_commit": commit_of(),
         "load_before": [round(x, 2) for x in os.getloadavg()],
     }
     cp = ControlPlane(ensure_assets(), log_dir=workdir / "controlplane")

@@ -100,25 +100,34 @@ class Figures:
         doc = {
             "command": command,
             "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            "commit": _commit(),
+            "commit": commit_of(),
             "figures": self.sections,
         }
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
 
 
-def _commit() -> str:
+def commit_of(tree: Path | None = None, dirty: str = "kumaco") -> str:
+    """The short commit of the git tree at ``tree`` (default: this one), with "-dirty" when
+    ``dirty`` (a path in it, default kumaco/) differs from it -- code no commit holds.
+    "" outside a git tree. What every record (docs/*.json) names as what it measured."""
+    where = tree if tree is not None else Path(__file__).parent
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
+        head = subprocess.run(
+            ["git", "-C", str(where), "rev-parse", "--short", "HEAD"],
             capture_output=True,
             text=True,
             check=False,
-            cwd=Path(__file__).parent,
-        )
+        ).stdout.strip()
+        changed = subprocess.run(
+            ["git", "-C", str(where), "status", "--porcelain", "--", f":/{dirty}"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
     except OSError:
         return ""
-    return out.stdout.strip()
+    return head + ("-dirty" if head and changed else "")
 
 
 # ----------------------------------------------------------------------------- checking
