@@ -1,4 +1,4 @@
-"""The package's layout holds: layers, no import cycles, every module importable on its own, none long.
+"""The package's layout holds: layers, no import cycles, every module importable on its own and in the code map.
 
 The same two checks of each module hold for the test library (tests/support) and the
 programs (tools/): each imports alone in a fresh interpreter and states its contract.
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -134,11 +135,26 @@ def test_the_package_docstring_names_the_layers_of_the_contract_in_order() -> No
     assert sorted(layer.split(".")[1] for layer in layers) == subpackages
 
 
-def test_no_kumaco_module_is_above_500_lines() -> None:
-    """Issue 27: a room holds one concern; a module past 500 lines is split, not grown."""
-    long = {
-        p.relative_to(ROOT).as_posix(): n
-        for p in (ROOT / "kumaco").rglob("*.py")
-        if (n := len(p.read_text().splitlines())) > 500
-    }
-    assert long == {}
+#: The code map's rows (CONTRIBUTING.md): a package, then what lives there.
+_MAP_ROW = re.compile(r"^\| `(?P<package>[a-z_/]+/)` \|(?P<text>[^|]*)\|", re.MULTILINE)
+
+
+def test_every_module_is_in_the_code_map() -> None:
+    """A module is as long as its concept; the code map names every one of them.
+
+    Each Python or shell file under a package the map lists (subpackages included) appears
+    in that package's row, by its name in backticks (``stem``, ``file.py`` or ``sub/``).
+    """
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    rows = {m["package"]: m["text"] for m in _MAP_ROW.finditer(text)}
+    assert {"kumaco/core/", "kumaco/cmd/", "tests/support/env/", "tools/", "hack/"} <= set(rows)
+    missing = []
+    for package, row in rows.items():
+        for path in sorted((ROOT / package).rglob("*")):
+            if path.suffix not in (".py", ".sh") or path.stem == "__init__":
+                continue
+            inner = path.relative_to(ROOT / package)
+            names = {path.stem, path.name, inner.as_posix(), f"{inner.parts[0]}/"}
+            if not any(f"`{n}`" in row for n in names):
+                missing.append(f"{path.relative_to(ROOT)} (row {package})")
+    assert missing == [], "name them in CONTRIBUTING.md's code map:\n" + "\n".join(missing)
