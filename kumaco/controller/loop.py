@@ -179,7 +179,7 @@ class Controller:
             monotonic=monotonic,
             stop=self.stop,
         )
-        self.departures = Departures(api, self.nodes, self.writer, policy, now_ns)
+        self.departures = Departures(api, self.nodes, self.writer, policy)
         self.follower_releases = FollowerReleases(
             api,
             self.nodes,
@@ -189,7 +189,6 @@ class Controller:
             field_manager=options.field_manager,
             planner=planner,
             refusals=self._refusals,
-            now_ns=now_ns,
         )
         self.announcer = Announcer(int(options.event_lookback * 1e9))
         self.reporter = Reporter(metrics, policy.in_progress)
@@ -325,29 +324,36 @@ class Controller:
     # ------------------------------------------------------------------ one pass
 
     def step(self) -> int | None:
-        """One level-triggered pass; returns the next instant (ns) to look again, if any."""
+        """One level-triggered pass; returns the next instant (ns) to look again, if any.
+
+        The pass reads kumaco's clock once: every decision, write and metric of it is of
+        that one instant (a plan, its window Events and its release stamps never disagree
+        about what time it is).
+        """
+        now = self.now_ns()
         entries = self._windows()
-        hold = self._config_changed(entries)
+        hold = self._config_changed(entries, now)
         if hold is not None or self.exit_code is not None:
             return hold
-        window_change = self.metrics.observe_windows(entries, self.now_ns())
+        window_change = self.metrics.observe_windows(entries, now)
         leader = self.election.is_leader
         self.metrics.set_leading(self.options.instance, leader)
         if not leader:
             self._was_leader = False
             # A rebooted holder's release waits for no leader (see releases.py).
-            self.follower_releases.step([p.result for p in entries if isinstance(p.result, Window)])
+            windows = [p.result for p in entries if isinstance(p.result, Window)]
+            self.follower_releases.step(windows, now)
             return window_change  # followers keep the window gauges right too
         if not self._was_leader:
-            self._rebuild()
+            self._rebuild(now)
             self._was_leader = True
             self._announced_loaded = False
             self.announcer.reset()
         windows = [p.result for p in entries if isinstance(p.result, Window)]
         # Conditions first: a new leader's first writes must not wait behind one
         # Event per window ConfigMap (hundreds with a large or broken config).
-        next_change = self.reconcile(windows)
-        self.departures.check()
+        next_change = self.reconcile(windows, now)
+        self.departures.check(now)
         if not self._announced_loaded:
             self._announce_config(entries)
         return next_change
@@ -377,7 +383,7 @@ class Controller:
         self.metrics.windows.labels(state="invalid").set(len(parsed) - valid)
         return list(parsed.values())
 
-    def _config_changed(self, entries: list[ParsedWindow]) -> int | None:
+    def _config_changed(self, entries: list[ParsedWindow], now: int) -> int | None:
         """Act on :class:`~kumaco.core.configchange.ConfigChange`'s answer for this pass.
 
         Returns an instant to look again if the pass stops there (the leader
@@ -401,9 +407,9 @@ class Controller:
                     "window ConfigMaps changing; waiting for the changes to settle",
                     extra={"configSettleSeconds": self.config.settle, **d.change},
                 )
-            return self.now_ns() + int(d.wait * 1e9) + 1
+            return now + int(d.wait * 1e9) + 1
         elif isinstance(d, Settled):
-            self._announce_deleted(d.deleted)
+            self._announce_deleted(d.deleted, now)
             log.warning(
                 "window ConfigMaps changed: exiting so that a restart rebuilds the state",
                 extra={"configHashBefore": d.before, "configHashAfter": d.after, **d.change},
@@ -411,9 +417,10 @@ class Controller:
             self.request_exit(EXIT_CONFIG_CHANGED)
         return None
 
-    def _announce_deleted(self, deleted: tuple[tuple[Window, WindowConfigMap], ...]) -> None:
+    def _announce_deleted(
+        self, deleted: tuple[tuple[Window, WindowConfigMap], ...], now: int
+    ) -> None:
         """WindowEnded for an open window whose ConfigMap was deleted (before the exit)."""
-        now = self.now_ns()
         for w, cm in deleted:
             a = self.announcer.deleted(w, now)
             if a is not None:
@@ -421,7 +428,7 @@ class Controller:
                     EventSpec(cm, a.reason, "Close", a.note, key=a.run, aggregate=False)
                 )
 
-    def _rebuild(self) -> None:
+    def _rebuild(self, now: int) -> None:
         """A new leader re-reads nodes and ConfigMaps (consistent LISTs) before its first write."""
         o = self.options
         nodes: list[Any] = []
@@ -432,7 +439,7 @@ class Controller:
             items, _rv2 = self.api.configmaps(ns, o.configmap_selector).list_all()
             self.configmaps.sink(ns).replace([self.configmaps.trim(obj) for obj in items])
         if o.node_selector:
-            self.departures.sweep()  # nodes that left the scope while nobody led
+            self.departures.sweep(now)  # nodes that left the scope while nobody led
         log.info(
             "leading: view rebuilt from the cluster",
             extra={"nodes": len(nodes), "identity": o.identity},
@@ -450,10 +457,9 @@ class Controller:
 
     # ------------------------------------------------------------------ reconcile
 
-    def reconcile(self, windows: list[Window]) -> int | None:
-        """Plan at the current instant and write what differs; return the next change instant."""
+    def reconcile(self, windows: list[Window], now: int) -> int | None:
+        """Plan at the pass's instant and write what differs; return the next change instant."""
         started = self.monotonic()
-        now = self.now_ns()
         with self.nodes.read() as (nodeset, versions):
             result = self.planner(windows, nodeset, now, self.policy, self._refusals(nodeset))
             due = changes(result, nodeset, versions, now, self.policy)

@@ -104,7 +104,6 @@ class FollowerReleases:
         field_manager: str,
         planner: PlanFunction,
         refusals: Callable[[NodeSet], Refusals],
-        now_ns: Callable[[], int],
     ) -> None:
         self.api = api
         self.store = store
@@ -114,13 +113,11 @@ class FollowerReleases:
         self.field_manager = field_manager
         self.planner = planner
         self.refusals = refusals
-        self.now_ns = now_ns
         self._sent: set[tuple[str, str]] = set()  # (node, resourceVersion) written once
 
-    def step(self, windows: list[Window]) -> int:
-        """Plan, and write each release by an observed reboot not yet sent; how many landed."""
+    def step(self, windows: list[Window], now: int) -> int:
+        """Plan at ``now``, the pass's instant; write each release not yet sent; how many landed."""
         in_progress = self.policy.in_progress
-        now = self.now_ns()
         with self.store.read() as (nodeset, versions):
             if not any(n.is_true(in_progress) for n in nodeset):
                 self._sent.clear()

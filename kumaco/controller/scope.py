@@ -17,7 +17,6 @@ through :meth:`~kumaco.controller.writer.StatusWriter.write_out_of_scope`;
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import Any
 
 from kumaco.controller.stores import NodeStore
@@ -40,15 +39,13 @@ class Departures:
         nodes: NodeStore,
         writer: StatusWriter,
         policy: Policy,
-        now_ns: Callable[[], int],
     ) -> None:
         self.api = api
         self.nodes = nodes
         self.writer = writer
         self.policy = policy
-        self.now_ns = now_ns
 
-    def check(self) -> None:
+    def check(self, now: int) -> None:
         """Nodes that left the watch: deleted, or relabelled out of the scope."""
         for name in sorted(self.nodes.departed()):
             try:
@@ -65,23 +62,23 @@ class Departures:
                     "cannot read a departed node", extra={"node": name, "error": error_text(exc)}
                 )
                 continue
-            self.leave(obj)
+            self.leave(obj, now)
 
-    def sweep(self) -> None:
+    def sweep(self, now: int) -> None:
         """Every node out of the scope (those that left it while no replica led)."""
         for page, _rv in self.api.nodes("").list_pages(shrink=self.nodes.shrink):
             for obj in page:
                 view = node_view(obj, self.policy.owned)
                 if view is not None and not self.policy.scope.matches(view.labels):
-                    self.leave(obj)
+                    self.leave(obj, now)
 
-    def leave(self, obj: Any) -> None:
+    def leave(self, obj: Any, now: int) -> None:
         """Write what a node out of the scope gets (nothing if it is back in scope)."""
         view = node_view(obj, self.policy.owned)
         if view is None or self.policy.scope.matches(view.labels):
             return  # back in scope (the watch brings it back) or unusable
         rv = obj.get("metadata", {}).get("resourceVersion")
-        change, holding = out_of_scope(view, rv, self.now_ns(), self.policy)
+        change, holding = out_of_scope(view, rv, now, self.policy)
         if holding:
             log.info(
                 "node left the scope while in maintenance: MaintenanceInProgress is left for "

@@ -51,6 +51,7 @@ longer than :data:`MAX_VALUE_LENGTH` characters is rejected before parsing.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TypeVar
 
@@ -230,13 +231,17 @@ def _nth_weekday(fields: list[str], prefix: str) -> str:
     )
 
 
+#: A number a person writes before a unit: 2, 1.5, .5, 2. (never "..0" or "0..").
+_DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")
+
+
 def _duration_hint(text: str, reason: str) -> str:
     """The fix for a duration mistake a person is likely to make, or ''."""
     stripped = text.strip().lower()
     too_long = overflow_hint(text)
     if too_long:
         return too_long
-    if stripped.endswith(("d", "w")) and stripped[:-1].replace(".", "").isdigit():
+    if stripped.endswith(("d", "w")) and _DECIMAL.fullmatch(stripped[:-1]):
         n = float(stripped[:-1]) * (24 if stripped.endswith("d") else 168)
         return f"Go durations have no days or weeks: write {n:g}h"
     if " " in text:

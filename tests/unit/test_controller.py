@@ -1120,3 +1120,43 @@ def test_the_state_run_writes_is_a_fixed_point_of_plan(make: Any) -> None:
         assert list(left) == [], [(ch.name, ch.conditions) for ch in left]
 
     check()
+
+
+def test_one_pass_reads_one_instant_whatever_the_clock_does_meanwhile(make: Any) -> None:
+    """As kopf guards: a clock that moves on at every read, and still one pass decides,
+    stamps and measures at one instant -- the plan, the metrics and every write agree."""
+    policy = Policy(ceiling=parse_ceiling("1"), require=(REQ,), manager=MANAGER)
+    seen: list[tuple[str, int]] = []
+
+    def planner(windows: Any, nodes: Any, now: int, policy: Policy, refusals: Any) -> Any:
+        seen.append(("plan", now))
+        return plan(windows, nodes, now, policy, refusals)
+
+    nodes = [node(n, str(10 + i), kured_dev__RebootRequired="True") for i, n in enumerate("ab")]
+    c, world, _e, _clock = make(nodes, [cm("w")], policy=policy, planner=planner)
+    reads = [0]
+
+    def ticking() -> int:
+        reads[0] += 1
+        return OPEN + reads[0] * SECOND  # a second later at every read
+
+    c.now_ns = ticking
+    observe = c.metrics.observe_windows
+
+    def observe_windows(entries: Any, now: int) -> int | None:
+        seen.append(("metrics", now))
+        return observe(entries, now)
+
+    c.metrics.observe_windows = observe_windows  # type: ignore[method-assign]
+    c.step()
+    instants = {now for _what, now in seen}
+    assert [w for w, _ in seen] == ["metrics", "plan"] and len(instants) == 1, seen
+    (instant,) = instants
+    stamp = dt.datetime.fromtimestamp(instant // SECOND, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    written = [
+        c_["lastTransitionTime"]
+        for p in world.patches()
+        for c_ in p.body["status"]["conditions"]
+        if "lastTransitionTime" in c_
+    ]
+    assert written and set(written) == {stamp}, (written, stamp)

@@ -130,3 +130,25 @@ def test_format_then_parse_round_trips(ns: int) -> None:
 def test_only_invalid_input_is_raised(text: str) -> None:
     with contextlib.suppress(InvalidInput):
         parse_go_duration(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [
+        ("1d", "write 24h"),
+        ("1.5w", "write 252h"),
+        (".5d", "write 12h"),
+        ("..0D", ""),  # found by the fuzzer: the hint itself raised on these
+        ("0..D", ""),
+        (".d", ""),
+    ],
+)
+def test_a_window_duration_in_days_gets_its_hours_and_a_malformed_one_no_crash(
+    text: str, hint: str
+) -> None:
+    from kumaco.core.windowdata import parse_window
+
+    result = parse_window("ns", "w", {"startTime": "0 2 * * *", "duration": text})
+    message = str(getattr(result, "reason", result))
+    assert "duration" in message, message
+    assert hint in message and ("no days or weeks" in message) == bool(hint), message

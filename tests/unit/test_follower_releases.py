@@ -177,7 +177,7 @@ def test_a_conflicting_release_is_dropped_and_never_retried(make: Any) -> None:
 def test_a_follower_that_leads_again_writes_as_the_leader(make: Any) -> None:
     c, world, election, _clock = follower(make, [holder("a", "200", boot="b2")])
     election.is_leader = True
-    c.follower_releases.step([])  # called while leading: it sends nothing
+    c.follower_releases.step([], _clock[0])  # called while leading: it sends nothing
     assert world.calls() == []
 
 
