@@ -1,0 +1,263 @@
+"""kumaco's probes on real kubelets, and a leader whose API server connection goes dead.
+
+Contract. One real cluster (two nodes, an audit log) with kumaco installed as a deployer
+does (the delegated overlay + ``components/ha``: three replicas). What the Deployment's
+probes ask and what each answer makes the kubelet do, on the real kubelet:
+
+* ``/healthz`` (liveness: every 10 s, 3 failures -> the kubelet kills the container) is
+  false only when the controller loop has not turned for ``RESYNC_SECONDS + 60`` s or
+  the election loop for ``lease duration + 2 x retry period`` (19 s): a stuck process.
+  A dead connection does not make it fail: every Lease request is bounded, so the
+  election loop keeps turning.
+* ``/readyz`` (readiness: every 5 s) is false until the node and window caches have
+  been listed once, and never false again in that process.
+
+The fault: the packets between the LEADER's pod and the API server silently dropped
+(``iptables -j DROP`` in the FORWARD chain of its node's network namespace, both ways, by
+the pod's address: no RST, no ICMP -- a half-open connection, as a dead link or a
+firewall makes one; the kubelet's probes, from the node itself, still reach the pod).
+What is judged: the leader's renewals time out, it stops acting at its renew deadline and
+exits 4 (``leadership lost``); another replica takes the Lease once it expired (exactly
+one holder at any time, from the audit log); the kubelet restarts the container (exit 4,
+not a liveness kill); the new process cannot list, so ``/readyz`` answers 503 and the pod
+is NotReady while ``/healthz`` answers 200 and the kubelet never kills it; once the fault
+is healed the pod is Ready again by itself, restarted exactly once; no 403. The times
+(takeover, exit, Ready again) are recorded as figures ``cluster_probes``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from tests.support.env.auditing import audit_args
+from tests.support.env.cluster import SERVICE_IP, Cluster, RealNode
+from tests.support.env.clusterdeploy import NAMESPACE, install_kumaco, kumaco_pods
+from tests.support.judges.audit import forbidden, lease_writes, two_holders_at_once
+from tests.support.judges.figures import Figures
+
+pytestmark = pytest.mark.real_server("the real cluster's kube-apiserver runs in its fixture")
+
+KUMACO_SA = f"system:serviceaccount:{NAMESPACE}:kumaco"
+LEASE = f"/apis/coordination.k8s.io/v1/namespaces/{NAMESPACE}/leases/kumaco"
+#: The base Deployment's lease timings (kumaco's defaults): duration, renew deadline, retry.
+LEASE_S, RENEW_S, RETRY_S = 15.0, 10.0, 2.0
+#: How long the fault is kept after the restart: past three liveness periods (3 x 10 s after
+#: the 5 s initial delay), so that a liveness kill would have come.
+HOLD_AFTER_RESTART_S = 40.0
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    logs = tmp_path_factory.mktemp("cluster-logs")
+    c = Cluster(nodes=2, apiserver_args=audit_args(logs / "audit"), keep_logs=logs)
+    c.start()
+    print(f"real cluster up in {c.timings['up_seconds']}s")
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+@pytest.fixture(scope="module")
+def installed(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> float:
+    """kumaco installed (delegated overlay + components/ha); returns when it was applied."""
+    since = time.time()
+    install_kumaco(cluster, tmp_path_factory.mktemp("deploy"))
+    return since
+
+
+def get(cluster: Cluster, path: str) -> dict[str, Any]:
+    assert cluster.cp is not None
+    status, body = cluster.cp.get(path)
+    assert status == 200, (path, body[:300])
+    doc: dict[str, Any] = json.loads(body)
+    return doc
+
+
+def until(check: Callable[[], Any], timeout: float, what: str) -> Any:
+    """``check()``'s first truthy answer, polled every 0.5 s; fails after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = check()
+        if got:
+            return got
+        assert time.monotonic() < deadline, f"timed out after {timeout}s waiting for {what}"
+        time.sleep(0.5)
+
+
+def probe(node: RealNode, ip: str, path: str) -> int:
+    """The status of ``GET http://IP:8081/PATH`` from the node's own network namespace, as
+    the kubelet sends its probes (0: no answer within 3 s, the probes' timeout)."""
+    code = (
+        "import sys, urllib.request, urllib.error\n"
+        "try:\n"
+        f"    print(urllib.request.urlopen('http://{ip}:8081{path}', timeout=3).status)\n"
+        "except urllib.error.HTTPError as e:\n"
+        "    print(e.code)\n"
+        "except OSError:\n"
+        "    print(0)\n"
+    )
+    out = subprocess.run(
+        ["nsenter", f"--net={node.netns()}", sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    ).stdout
+    return int(out.strip())
+
+
+def blackhole(node: RealNode, pod_ip: str, on: bool) -> None:
+    """Drop (or stop dropping) every packet between ``pod_ip`` and the API server's address,
+    both ways, in the FORWARD chain of the pod's node (the pod's traffic to the hub)."""
+    for rule in (["-s", pod_ip, "-d", SERVICE_IP], ["-s", SERVICE_IP, "-d", pod_ip]):
+        command = ["iptables", "-I" if on else "-D", "FORWARD", *rule, "-j", "DROP"]
+        subprocess.run(
+            ["nsenter", f"--net={node.netns()}", *command],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
+
+
+def holder(cluster: Cluster) -> str:
+    return str(get(cluster, LEASE)["spec"].get("holderIdentity") or "")
+
+
+def ready(pod: dict[str, Any]) -> bool:
+    return any(
+        c["type"] == "Ready" and c["status"] == "True" for c in pod["status"].get("conditions", [])
+    )
+
+
+def the_pod(cluster: Cluster, name: str) -> dict[str, Any]:
+    return get(cluster, f"/api/v1/namespaces/{NAMESPACE}/pods/{name}")
+
+
+def restarts(pod: dict[str, Any]) -> int:
+    return sum(s.get("restartCount", 0) for s in pod["status"].get("containerStatuses", []))
+
+
+def test_the_probes_are_the_documented_ones_and_answer_on_every_replica(
+    cluster: Cluster, installed: float
+) -> None:
+    """The rendered probes (docs/deploy.md "The base"), and each replica's answers as the
+    kubelet gets them: 200 and 200 on a synced replica, leader or not."""
+    deployment = get(cluster, f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments/kumaco")
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    live, ready_probe = container["livenessProbe"], container["readinessProbe"]
+    assert live["httpGet"] == {"path": "/healthz", "port": "health", "scheme": "HTTP"}
+    assert (live["periodSeconds"], live["failureThreshold"], live["timeoutSeconds"]) == (10, 3, 3)
+    assert live["initialDelaySeconds"] == 5
+    assert ready_probe["httpGet"] == {"path": "/readyz", "port": "health", "scheme": "HTTP"}
+    assert (ready_probe["periodSeconds"], ready_probe["failureThreshold"]) == (5, 3)
+    nodes = {n.name: n for n in cluster.real}
+    pods = kumaco_pods(cluster)
+    assert len(pods) == 3
+    for p in pods:
+        node, ip = nodes[p["spec"]["nodeName"]], p["status"]["podIP"]
+        assert probe(node, ip, "/healthz") == 200
+        assert probe(node, ip, "/readyz") == 200
+        assert probe(node, ip, "/livez") == 200
+        assert probe(node, ip, "/nothing") == 404
+
+
+def test_a_leader_cut_from_the_api_server_hands_over_and_recovers(
+    cluster: Cluster, installed: float, figures: Figures
+) -> None:
+    assert cluster.cp is not None
+    leader = until(lambda: holder(cluster), 60, "a Lease holder")
+    name = leader.rsplit("_", 1)[0]  # POD_NAME_<a suffix per process>
+    pod = the_pod(cluster, name)
+    assert ready(pod) and restarts(pod) == 0, pod["status"]
+    node = {n.name: n for n in cluster.real}[pod["spec"]["nodeName"]]
+    ip = pod["status"]["podIP"]
+
+    t_fault = time.time()
+    blackhole(node, ip, on=True)
+    print(f"fault: {name} ({ip} on {node.name}), the Lease holder as {leader}")
+
+    # The Lease moves to another replica; the faulted one exits and is restarted.
+    new = until(
+        lambda: (h := holder(cluster)) and h != leader and h, 120, "another replica's Lease"
+    )
+    t_takeover_seen = time.time()
+    assert new.rsplit("_", 1)[0] != name, (new, leader)
+
+    def restarted() -> dict[str, Any] | None:
+        p = the_pod(cluster, name)
+        return p if restarts(p) >= 1 else None
+
+    pod = until(restarted, 120, "the kubelet restarting the faulted replica")
+    t_restart_seen = time.time()
+    (status,) = pod["status"]["containerStatuses"]
+    done = status["lastState"]["terminated"]
+    assert done["exitCode"] == 4, done  # leadership lost (kumaco's own exit), not a kill
+    previous = cluster.kubectl("-n", NAMESPACE, "logs", name, "--previous")
+    assert "leadership lost" in previous, previous[-2000:]
+
+    # While the fault lasts the new process cannot list: unready, yet alive.
+    pod = until(lambda: (p := the_pod(cluster, name)) and not ready(p) and p, 60, "NotReady")
+    t_unready_seen = time.time()
+    assert probe(node, ip, "/readyz") == 503
+    assert probe(node, ip, "/healthz") == 200
+    while time.time() < t_restart_seen + HOLD_AFTER_RESTART_S:
+        time.sleep(2)
+        pod = the_pod(cluster, name)
+        assert restarts(pod) == 1, pod["status"]  # no liveness kill while cut off
+        assert not ready(pod), pod["status"]
+    assert probe(node, ip, "/healthz") == 200
+    assert probe(node, ip, "/readyz") == 503
+
+    blackhole(node, ip, on=False)
+    t_heal = time.time()
+    pod = until(lambda: (p := the_pod(cluster, name)) and ready(p) and p, 180, "Ready again")
+    t_ready_again = time.time()
+    assert restarts(pod) == 1, pod["status"]
+    assert probe(node, ip, "/readyz") == 200
+
+    # The audit log: the faulted leader's last renew came before the fault, the takeover
+    # only after its lease ran out, one holder at any time, and no 403.
+    time.sleep(2)  # the audit log's last lines
+    writes = lease_writes(cluster.cp.audit_log, installed)
+    assert two_holders_at_once(writes) == []
+    holders = [
+        (ev.received, str(ev.response_object["spec"].get("holderIdentity") or "")) for ev in writes
+    ]
+    old = [t for t, h in holders if h == leader]
+    assert old and max(old) < t_fault + 1, "the cut-off leader renewed after the fault"
+    takeover = min(t for t, h in holders if h == new)
+    assert takeover >= max(old) + LEASE_S - 1, (takeover, max(old))
+    assert forbidden(cluster.cp.audit_log, KUMACO_SA, installed) == []
+    finished = dt.datetime.fromisoformat(done["finishedAt"].replace("Z", "+00:00")).timestamp()
+
+    measured = {
+        "takeover_after_fault_s": round(takeover - t_fault, 1),
+        "takeover_after_last_renew_s": round(takeover - max(old), 1),
+        "exit_after_fault_s": round(finished - t_fault, 1),
+        "not_ready_seen_after_fault_s": round(t_unready_seen - t_fault, 1),
+        "fault_s": round(t_heal - t_fault, 1),
+        "ready_after_heal_s": round(t_ready_again - t_heal, 1),
+        "restart_count": restarts(pod),
+        "exit_code": done["exitCode"],
+        "lease_holders_at_once": 1,
+    }
+    print(f"measured: {json.dumps(measured)}")
+    print(
+        f"(takeover seen {t_takeover_seen - t_fault:.1f}s, restart seen "
+        f"{t_restart_seen - t_fault:.1f}s after the fault)"
+    )
+    figures.record("cluster_probes", **measured)
+    # Generous bounds (a loaded machine): the takeover comes within a lease duration and a
+    # few retry periods of the last renew; the faulted pod is Ready within 120 s of the heal.
+    assert takeover - max(old) < LEASE_S + 30, measured
+    assert t_ready_again - t_heal < 120, measured
