@@ -12,7 +12,8 @@ probes ask and what each answer makes the kubelet do, on the real kubelet:
 * ``/readyz`` (readiness: every 5 s) is false until the node and window caches have
   been listed once, and never false again in that process.
 
-The fault: the packets between the LEADER's pod and the API server silently dropped
+The fault: the packets between the LEADER's pod (and, at the same time, one follower's)
+and the API server silently dropped
 (``iptables -j DROP`` in the FORWARD chain of its node's network namespace, both ways, by
 the pod's address: no RST, no ICMP -- a half-open connection, as a dead link or a
 firewall makes one; the kubelet's probes, from the node itself, still reach the pod).
@@ -21,8 +22,11 @@ exits 4 (``leadership lost``); another replica takes the Lease once it expired (
 one holder at any time, from the audit log); the kubelet restarts the container (exit 4,
 not a liveness kill); the new process cannot list, so ``/readyz`` answers 503 and the pod
 is NotReady while ``/healthz`` answers 200 and the kubelet never kills it; once the fault
-is healed the pod is Ready again by itself, restarted exactly once; no 403. The times
-(takeover, exit, Ready again) are recorded as figures ``cluster_probes``.
+is healed the pod is Ready again by itself, restarted exactly once. The cut-off follower
+stays Ready and alive throughout (neither probe sees a dead connection) and, once healed,
+reads the Lease again by itself (it logs the new leader). No 403. The times (takeover,
+exit, Ready again, the follower's first Lease read) are recorded as figures
+``cluster_probes``.
 """
 
 from __future__ import annotations
@@ -171,33 +175,47 @@ def test_the_probes_are_the_documented_ones_and_answer_on_every_replica(
         assert probe(node, ip, "/nothing") == 404
 
 
+def log_lines(cluster: Cluster, pod: str) -> list[dict[str, Any]]:
+    """The JSON lines of ``pod``'s running container."""
+    out = cluster.kubectl("-n", NAMESPACE, "logs", pod)
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
 def test_a_leader_cut_from_the_api_server_hands_over_and_recovers(
     cluster: Cluster, installed: float, figures: Figures
 ) -> None:
+    """The leader and one follower cut off at once (the third replica must take over);
+    the leader exits and is restarted, NotReady until the heal; the follower stays Ready
+    and alive, blind, and reads the Lease again by itself after the heal."""
     assert cluster.cp is not None
     leader = until(lambda: holder(cluster), 60, "a Lease holder")
     name = leader.rsplit("_", 1)[0]  # POD_NAME_<a suffix per process>
-    pod = the_pod(cluster, name)
-    assert ready(pod) and restarts(pod) == 0, pod["status"]
-    node = {n.name: n for n in cluster.real}[pod["spec"]["nodeName"]]
-    ip = pod["status"]["podIP"]
+    pods = {p["metadata"]["name"]: p for p in kumaco_pods(cluster)}
+    assert len(pods) == 3 and name in pods
+    for p in pods.values():
+        assert ready(p) and restarts(p) == 0, p["status"]
+    follower, spare = sorted(set(pods) - {name})
+    nodes = {n.name: n for n in cluster.real}
+    node, ip = nodes[pods[name]["spec"]["nodeName"]], pods[name]["status"]["podIP"]
+    f_node, f_ip = nodes[pods[follower]["spec"]["nodeName"]], pods[follower]["status"]["podIP"]
 
     t_fault = time.time()
     blackhole(node, ip, on=True)
-    print(f"fault: {name} ({ip} on {node.name}), the Lease holder as {leader}")
+    blackhole(f_node, f_ip, on=True)
+    print(f"fault: leader {name} ({ip} on {node.name}), follower {follower} ({f_ip})")
 
-    # The Lease moves to another replica; the faulted one exits and is restarted.
+    # The Lease moves to the one replica left; the faulted leader exits and is restarted.
     new = until(
         lambda: (h := holder(cluster)) and h != leader and h, 120, "another replica's Lease"
     )
     t_takeover_seen = time.time()
-    assert new.rsplit("_", 1)[0] != name, (new, leader)
+    assert new.rsplit("_", 1)[0] == spare, (new, leader)
 
     def restarted() -> dict[str, Any] | None:
         p = the_pod(cluster, name)
         return p if restarts(p) >= 1 else None
 
-    pod = until(restarted, 120, "the kubelet restarting the faulted replica")
+    pod = until(restarted, 120, "the kubelet restarting the faulted leader")
     t_restart_seen = time.time()
     (status,) = pod["status"]["containerStatuses"]
     done = status["lastState"]["terminated"]
@@ -205,25 +223,42 @@ def test_a_leader_cut_from_the_api_server_hands_over_and_recovers(
     previous = cluster.kubectl("-n", NAMESPACE, "logs", name, "--previous")
     assert "leadership lost" in previous, previous[-2000:]
 
-    # While the fault lasts the new process cannot list: unready, yet alive.
+    # While the fault lasts the new process cannot list: unready, yet alive. The follower,
+    # synced before the fault, stays Ready and alive: neither probe sees a dead connection.
     pod = until(lambda: (p := the_pod(cluster, name)) and not ready(p) and p, 60, "NotReady")
     t_unready_seen = time.time()
     assert probe(node, ip, "/readyz") == 503
     assert probe(node, ip, "/healthz") == 200
     while time.time() < t_restart_seen + HOLD_AFTER_RESTART_S:
         time.sleep(2)
-        pod = the_pod(cluster, name)
+        pod, f_pod = the_pod(cluster, name), the_pod(cluster, follower)
         assert restarts(pod) == 1, pod["status"]  # no liveness kill while cut off
         assert not ready(pod), pod["status"]
-    assert probe(node, ip, "/healthz") == 200
-    assert probe(node, ip, "/readyz") == 503
+        assert restarts(f_pod) == 0 and ready(f_pod), f_pod["status"]
+    assert (probe(node, ip, "/healthz"), probe(node, ip, "/readyz")) == (200, 503)
+    assert (probe(f_node, f_ip, "/healthz"), probe(f_node, f_ip, "/readyz")) == (200, 200)
 
     blackhole(node, ip, on=False)
+    blackhole(f_node, f_ip, on=False)
     t_heal = time.time()
     pod = until(lambda: (p := the_pod(cluster, name)) and ready(p) and p, 180, "Ready again")
     t_ready_again = time.time()
     assert restarts(pod) == 1, pod["status"]
     assert probe(node, ip, "/readyz") == 200
+
+    # The follower reads the Lease again by itself: it logs the new leader, after the heal
+    # (it could not before: every request of its was dropped).
+    def follower_saw_new_leader() -> float | None:
+        seen = [
+            line["time"]
+            for line in log_lines(cluster, follower)
+            if line.get("msg") == "leader observed" and line.get("leader") == new
+        ]
+        return _stamp(seen[0]) if seen else None
+
+    f_seen = until(follower_saw_new_leader, 90, "the follower observing the new leader")
+    assert f_seen > t_heal - 1, (f_seen, t_heal)
+    assert restarts(the_pod(cluster, follower)) == 0
 
     # The audit log: the faulted leader's last renew came before the fault, the takeover
     # only after its lease ran out, one holder at any time, and no 403.
@@ -238,18 +273,23 @@ def test_a_leader_cut_from_the_api_server_hands_over_and_recovers(
     takeover = min(t for t, h in holders if h == new)
     assert takeover >= max(old) + LEASE_S - 1, (takeover, max(old))
     assert forbidden(cluster.cp.audit_log, KUMACO_SA, installed) == []
-    finished = dt.datetime.fromisoformat(done["finishedAt"].replace("Z", "+00:00")).timestamp()
+    # Fencing: the cut-off leader's process had ended (it stops writing at its renew
+    # deadline, before that) when the new holder first wrote (finishedAt: whole seconds).
+    exited = _stamp(done["finishedAt"])
+    assert exited < takeover, (exited, takeover)
 
     measured = {
         "takeover_after_fault_s": round(takeover - t_fault, 1),
         "takeover_after_last_renew_s": round(takeover - max(old), 1),
-        "exit_after_fault_s": round(finished - t_fault, 1),
+        "exit_after_fault_s": round(exited - t_fault, 1),
+        "exit_after_last_renew_s": round(exited - max(old), 1),
         "not_ready_seen_after_fault_s": round(t_unready_seen - t_fault, 1),
         "fault_s": round(t_heal - t_fault, 1),
         "ready_after_heal_s": round(t_ready_again - t_heal, 1),
+        "follower_reads_lease_after_heal_s": round(f_seen - t_heal, 1),
         "restart_count": restarts(pod),
+        "follower_restart_count": 0,
         "exit_code": done["exitCode"],
-        "lease_holders_at_once": 1,
     }
     print(f"measured: {json.dumps(measured)}")
     print(
@@ -258,6 +298,13 @@ def test_a_leader_cut_from_the_api_server_hands_over_and_recovers(
     )
     figures.record("cluster_probes", **measured)
     # Generous bounds (a loaded machine): the takeover comes within a lease duration and a
-    # few retry periods of the last renew; the faulted pod is Ready within 120 s of the heal.
+    # few retry periods of the last renew; the faulted leader is Ready, and the follower has
+    # read the Lease, within 120 s of the heal.
     assert takeover - max(old) < LEASE_S + 30, measured
     assert t_ready_again - t_heal < 120, measured
+    assert f_seen - t_heal < 120, measured
+
+
+def _stamp(text: str) -> float:
+    """An RFC 3339 UTC time (``...Z``) as a Unix time."""
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
