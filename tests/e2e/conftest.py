@@ -86,6 +86,7 @@ CPU_LANES = {
     "test_quickstart": "cpu-lane-b",  # builds (or reuses) test_image's image
     "test_cluster": "cpu-lane-b",  # real kubelets and containerd (tests/support/env/cluster.py)
     "test_cluster_kured": "cpu-lane-b",  # kured v2's agents as pods rebooting real nodes
+    "test_cluster_lifecycle": "cpu-lane-b",  # kumaco's exits, restarts and a rollout on kubelets
 }
 
 
