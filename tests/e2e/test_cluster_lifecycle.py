@@ -14,8 +14,9 @@ back-off shows whoever leads); the last edit, a few seconds before a minute boun
 moves the window's start to that minute. Judged: each edit makes the leader exit 3 (the
 containers' terminated states: exactly one exit per edit, all code 3), the kubelet restarts
 each (``restartCount``; a container's second restart waits out its back-off, at least 10 s,
-and the kubelet says ``BackOff``), a follower that adopted the change takes the Lease
-after each edit, never two holders at once (the audit log's Lease writes), and the window
+and the kubelet says ``BackOff``), another replica takes the Lease after each edit, released
+by the one that exited (the new leader had adopted the change: it does not exit for it
+too), never two holders at once (the audit log's Lease writes), and the window
 opens on both nodes within a generous bound of its start though its last edit moved the
 leader a few seconds before it (the gap: ``UnderMaintenance``'s lastTransitionTime minus
 the start).
@@ -260,13 +261,15 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 
 @pytest.fixture(scope="module")
-def kumaco(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> str:
+def kumaco(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory, figures: Figures) -> str:
     """kumaco installed, with the window already there (its first look is the baseline)."""
     cluster.kubectl("create", "namespace", WINDOWS_NS)
     apply(cluster, window("0 0 1 1 *", "1h"))  # New Year's Day: not open during the test
     t0 = time.monotonic()
     ref = install_kumaco(cluster, tmp_path_factory.mktemp("deploy"))
-    print(f"kumaco's 3 replicas rolled out in {time.monotonic() - t0:.1f}s")
+    took = time.monotonic() - t0
+    print(f"kumaco's 3 replicas rolled out in {took:.1f}s")
+    figures.record(SECTION, install_seconds=round(took, 1))
     return ref
 
 
@@ -279,6 +282,7 @@ class EditRun:
     runs: Runs
     since: float
     opened: dict[str, float]  # node -> UnderMaintenance's lastTransitionTime
+    settled: float  # every exit seen and three Ready replicas again
 
 
 @pytest.fixture(scope="module")
@@ -326,10 +330,11 @@ def edits(cluster: Cluster, kumaco: str) -> EditRun:
         # The last exit may wait out a back-off (10 s, or 20 s for a third exit).
         until(settled, 150, "an exit per edit and three Ready replicas again")
         runs.poll()
+        done = time.time()
     finally:
         runs.stop.set()
         watcher.join()
-    return EditRun(edited, start, runs, since, at)
+    return EditRun(edited, start, runs, since, at, done)
 
 
 # ----------------------------------------------------------------------------- the tests
@@ -378,6 +383,10 @@ def test_window_edits_exit_3_back_off_and_the_window_opens_on_time(
         assert h.seconds <= HANDOVER_BOUND, h
     exited = [pod for pod, _, _ in exits]
     assert [pod_of(h.old) for h in per_edit] == exited, (per_edit, exits)
+    # The new holder is a follower (another pod, which adopted the change) or, should its
+    # restart win the race, the exited pod's new process: never the process that exited.
+    assert all(h.new != h.old for h in per_edit), per_edit
+    by_followers = sum(pod_of(h.new) != pod_of(h.old) for h in per_edit)
 
     # The window opened on both nodes, late by no more than the bound.
     gaps = {node: t - edits.start for node, t in edits.opened.items()}
@@ -401,6 +410,8 @@ def test_window_edits_exit_3_back_off_and_the_window_opens_on_time(
         ],
         edit_handover_seconds=[round(h.seconds, 3) for h in per_edit],
         edit_handover_max_seconds=round(max(h.seconds for h in per_edit), 3),
+        edit_takeovers_by_followers=by_followers,
+        edits_to_settled_seconds=round(edits.settled - edits.edited[0], 1),
         opening_gap_seconds=max(gaps.values()),
         opening_gap_audit_seconds=max(audit_gaps.values()),
         last_edit_before_start_seconds=round(edits.start - edits.edited[-1], 1),
