@@ -59,6 +59,7 @@ LONGEST = {
     "test_ha": 110,
     "test_monitoring": 90,
     "test_cluster": 90,
+    "test_cluster_lifecycle": 180,  # 134 s to 253 s: up to a minute waits for a cron minute
     "test_controller": 80,
     "test_kwok": 80,
     "test_deploy": 70,
@@ -87,6 +88,7 @@ CPU_LANES = {
     "test_cluster": "cpu-lane-b",  # real kubelets and containerd (tests/support/env/cluster.py)
     "test_cluster_kured": "cpu-lane-b",  # kured v2's agents as pods rebooting real nodes
     "test_cluster_probes": "cpu-lane-b",  # real kubelets: a replica cut off from the API server
+    "test_cluster_lifecycle": "cpu-lane-b",  # kumaco's exits, restarts and a rollout on kubelets
 }
 
 
