@@ -81,6 +81,7 @@ CPU_LANES = {
     "test_timeline_browser": "cpu-lane-a",
     "test_transport_bench": "cpu-lane-a",
     "test_demo": "cpu-lane-a",  # a control plane, kumaco and its table of its own
+    "test_cluster_fleet": "cpu-lane-a",  # a real cluster and a kwok fleet around it
     "test_kured_v2": "cpu-lane-b",
     "test_kured_latency_small": "cpu-lane-b",
     "test_image": "cpu-lane-b",
