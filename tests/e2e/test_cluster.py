@@ -34,9 +34,9 @@ from tests.support.env.cluster import (
     leftovers,
     node_addr,
 )
-from tests.support.env.clusterdeploy import install_kumaco, kumaco_pods, lease_writes
+from tests.support.env.clusterdeploy import install_kumaco, kumaco_pods
 from tests.support.env.clusterimage import ensure_node_image
-from tests.support.judges.audit import forbidden, two_holders_at_once
+from tests.support.judges.audit import forbidden, lease_writes, two_holders_at_once
 
 pytestmark = pytest.mark.real_server("the real cluster's kube-apiserver runs in its fixture")
 
