@@ -18,6 +18,7 @@ tunable is left.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import itertools
 import json
@@ -402,17 +403,22 @@ def test_kumaco_installed_with_helm_runs_under_restricted(cluster: Cluster) -> N
 
 
 README = REPO / "README.md"
+DOWN = "hack/cluster.sh down"
 
 
-def readme_block(name: str) -> str:
-    """The shell block after ``<!-- real-cluster: NAME -->`` in README.md."""
-    m = re.search(rf"<!-- real-cluster: {name} -->\n```sh\n(.*?)```\n", README.read_text(), re.S)
-    assert m, f"README.md has no real-cluster block {name!r}"
-    return m.group(1)
+def readme_steps() -> tuple[str, str]:
+    """The shell block after ``<!-- real-cluster -->`` in README.md, split before its line
+    ``hack/cluster.sh down``: (up to the deploy, down)."""
+    m = re.search(r"<!-- real-cluster -->\n```sh\n(.*?)```\n", README.read_text(), re.S)
+    assert m, "README.md has no real-cluster block"
+    before, down, after = m.group(1).partition(f"\n{DOWN}")
+    assert down and "hack/cluster.sh up --kubeconfig" in before.split("\n", 1)[0], m.group(1)
+    assert "\n" not in after.strip(), "nothing after down"
+    return before + "\n", down.strip() + after
 
 
 def test_the_readme_steps_on_hack_cluster_sh_and_down_leaves_nothing(tmp_path: Path) -> None:
-    """README.md's "Trying it on a real local cluster", run as written: ``hack/cluster.sh up``
+    """README.md's steps on a real local cluster, run as written: ``hack/cluster.sh up``
     (a cluster of its own, its run directory in ``tmp_path``), the deployer's overlay naming
     the image ``up`` printed, ``kubectl apply --server-side -k``, the rollout and ``kubectl
     kumaco status``; kumaco's pods running on each node, their root filesystems mounted and
@@ -433,10 +439,11 @@ def test_the_readme_steps_on_hack_cluster_sh_and_down_leaves_nothing(tmp_path: P
             check=False,
         )
 
+    steps, down_step = readme_steps()
     t0 = time.monotonic()
     kubeconfig: Path | None = None
     try:
-        up = sh(readme_block("up"), 900)
+        up = sh(steps, 900)
         print(f"the README's steps, up to kubectl kumaco status, took {time.monotonic() - t0:.1f}s")
         assert up.returncode == 0, up.stderr[-4000:]
         state = json.loads((run_dir / "state.json").read_text())
@@ -444,39 +451,22 @@ def test_the_readme_steps_on_hack_cluster_sh_and_down_leaves_nothing(tmp_path: P
         assert "LEADER (Lease kumaco-system/kumaco): kumaco-" in up.stdout, up.stdout
         assert "nodes in scope: 2" in up.stdout, up.stdout
         trace = Trace.from_json(state["trace"])
-        pods = json.loads(
-            subprocess.run(
-                [
-                    "kubectl",
-                    f"--kubeconfig={kubeconfig}",
-                    "-n",
-                    NAMESPACE,
-                    "get",
-                    "pods",
-                    "-o",
-                    "json",
-                ],
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout
-        )["items"]
+        get_pods = ["kubectl", f"--kubeconfig={kubeconfig}", "-n", NAMESPACE, "get", "pods"]
+        listed = subprocess.run(
+            [*get_pods, "-o", "json"], capture_output=True, text=True, check=True
+        )
+        pods = json.loads(listed.stdout)["items"]
         running = [p for p in pods if p["status"].get("phase") == "Running"]
         assert sorted(p["spec"]["nodeName"] for p in running) == ["kumaco-real-1", "kumaco-real-2"]
         assert all(p["spec"]["containers"][0]["image"] == state["image"] for p in running)
         pids = cluster_pids(trace)
         assert len(pids) >= 13  # control plane, nodes, shims, containers
-        nodes = [
-            pid
-            for pid in pids
-            if b"tests.support.env.cluster_node" in Path(f"/proc/{pid}/cmdline").read_bytes()
-        ]
-        mounts = [
-            m
-            for pid in nodes
-            for m in Path(f"/proc/{pid}/mountinfo").read_text().splitlines()
-            if "overlay" in m
-        ]
+        mounts = []
+        for pid in pids:  # the nodes' PID 1s: the containers' mounts are in their namespaces
+            with contextlib.suppress(OSError):
+                if b"tests.support.env.cluster_node" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    text = Path(f"/proc/{pid}/mountinfo").read_text()
+                    mounts += [m for m in text.splitlines() if "overlay" in m]
         assert mounts, "the containers' root filesystems are mounted in the nodes"
         cgroups = [
             p for name in trace.cgroups for p in Path("/sys/fs/cgroup/memory", name).rglob("*")
@@ -484,7 +474,7 @@ def test_the_readme_steps_on_hack_cluster_sh_and_down_leaves_nothing(tmp_path: P
         assert cgroups, "the pods' cgroups exist"
     finally:
         t1 = time.monotonic()
-        down = sh(readme_block("down"), 300)
+        down = sh(down_step, 300)
         print(f"hack/cluster.sh down took {time.monotonic() - t1:.1f}s")
         if kubeconfig is not None and kubeconfig.parent.name.startswith("tmp."):
             shutil.rmtree(kubeconfig.parent)  # the README's mktemp -d
