@@ -399,7 +399,16 @@ def test_kumaco_installed_with_helm_runs_under_restricted(cluster: Cluster) -> N
         )
         judge_kumaco(cluster, HELM_NAMESPACE, 2, ref, since)
     finally:
-        helm(cluster, "uninstall", "kumaco", "-n", HELM_NAMESPACE, "--wait", "--timeout=120s")
+        helm(
+            cluster,
+            "uninstall",
+            "kumaco",
+            "-n",
+            HELM_NAMESPACE,
+            "--ignore-not-found",
+            "--wait",
+            "--timeout=120s",
+        )
         cluster.kubectl("delete", "namespace", HELM_NAMESPACE, "--wait=false")
 
 
