@@ -74,22 +74,24 @@ LONGEST = {
 #: The modules that keep both cores busy by themselves (kwok fleets, kured's agents, image
 #: builds, Chromium, request floods), in two lanes: each lane's modules run one after the
 #: other on one worker, so that at most two of them run together and the other workers'
-#: timing bounds keep their margins.
+#: timing bounds keep their margins; and the real clusters, in two lanes of their own.
 CPU_LANES = {
     "test_bench_small": "cpu-lane-a",
     "test_kwok": "cpu-lane-a",
     "test_timeline_browser": "cpu-lane-a",
     "test_transport_bench": "cpu-lane-a",
     "test_demo": "cpu-lane-a",  # a control plane, kumaco and its table of its own
-    "test_cluster_fleet": "cpu-lane-a",  # a real cluster and a kwok fleet around it
     "test_kured_v2": "cpu-lane-b",
     "test_kured_latency_small": "cpu-lane-b",
     "test_image": "cpu-lane-b",
     "test_quickstart": "cpu-lane-b",  # builds (or reuses) test_image's image
-    "test_cluster": "cpu-lane-b",  # real kubelets and containerd (tests/support/env/cluster.py)
-    "test_cluster_kured": "cpu-lane-b",  # kured v2's agents as pods rebooting real nodes
-    "test_cluster_probes": "cpu-lane-b",  # real kubelets: a replica cut off from the API server
-    "test_cluster_lifecycle": "cpu-lane-b",  # kumaco's exits, restarts and a rollout on kubelets
+    # Real clusters (tests/support/env/cluster.py): mostly waiting on kubelets, each ~800 MiB;
+    # two lanes, so that at most two run at once beside the CPU lanes.
+    "test_cluster": "cluster-lane-c",  # smoke, the overlay, helm, README's steps
+    "test_cluster_probes": "cluster-lane-c",  # a replica cut off from the API server
+    "test_cluster_fleet": "cluster-lane-c",  # a real cluster and a kwok fleet around it
+    "test_cluster_kured": "cluster-lane-d",  # kured v2's agents as pods rebooting real nodes
+    "test_cluster_lifecycle": "cluster-lane-d",  # kumaco's exits, restarts and a rollout
 }
 
 
