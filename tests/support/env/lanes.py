@@ -5,7 +5,8 @@ returns: xdist's scope scheduling (a work unit goes to one worker whole, its tes
 collection order) with the unit of a test being its module's file stem, or the lane a
 ``lanes`` table names for that stem (:func:`unit_of`). So a module's module-scoped
 fixtures and the order of its tests hold as in a serial run, and the modules of one lane
-run one after the other on one worker.
+run one after the other on one worker. A worker gets its next unit once one test of its
+current work is left (xdist's own rule: two), so that no unit waits behind a long tail.
 
 Why not ``--dist loadgroup`` and ``xdist_group`` marks: pytest-xdist 3.8 names a test's
 group by rewriting ``item._nodeid``, which pytest 9.2 no longer reads (its node ids are
@@ -36,5 +37,19 @@ def scheduler(config: Any, log: Any, lanes: Mapping[str, str]) -> Any:
     class ModulesInLanes(LoadScopeScheduling):  # type: ignore[misc]
         def _split_scope(self, nodeid: str) -> str:
             return unit_of(nodeid, table)
+
+        def _reschedule(self, node: Any) -> None:
+            # xdist tops a worker up once two of its tests are left; a module handed out then
+            # waits behind both (a lane ending in a two-minute scenario kept the tier's
+            # longest module waiting). Here: once one is left -- never none, since a worker
+            # runs its last test only when it knows the next one or is told to stop.
+            if node.shutting_down:
+                return
+            if not self.workqueue:
+                node.shutdown()
+                return
+            if self._pending_of(self.assigned_work[node]) > 1:
+                return
+            self._assign_work_unit(node)
 
     return ModulesInLanes(config, log)
