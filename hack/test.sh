@@ -82,6 +82,18 @@ t2=$(date +%s)
 pytest tests/e2e -n "${KUMACO_E2E_WORKERS:-4}" --dist loadscope \
   --junitxml=artifacts/junit-e2e.xml --durations=10 --durations-min=1
 note "e2e tier" "$t2" $?
+# The real-cluster tier (tests/e2e/test_cluster*.py, in two lanes of the e2e tier): its
+# modules' test time, from the e2e JUnit report.
+python - artifacts/junit-e2e.xml >> artifacts/tiers.txt <<'PY' || true
+import collections, sys, xml.etree.ElementTree as ET
+seconds = collections.Counter()
+for case in ET.parse(sys.argv[1]).iter("testcase"):
+    module = case.get("classname", "").rsplit(".", 1)[-1]
+    if module.startswith("test_cluster"):
+        seconds[module] += float(case.get("time") or 0)
+parts = ", ".join(f"{m} {s:.0f}s" for m, s in sorted(seconds.items()))
+print(f"real-cluster tier (within the e2e tier): {sum(seconds.values()):.0f}s of tests ({parts})")
+PY
 set -e
 echo "total: $(($(date +%s) - started))s" >> artifacts/tiers.txt
 echo "== tier durations (artifacts/tiers.txt)"
