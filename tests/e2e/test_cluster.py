@@ -27,24 +27,25 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.env.auditing import audit_args
 from tests.support.env.cluster import (
     HUB_ADDR,
     SERVICE_IP,
     Cluster,
     Trace,
+    audited_cluster,
     cluster_pids,
     leftovers,
     node_addr,
 )
 from tests.support.env.clusterdeploy import NAMESPACE, install_kumaco, kumaco_pods
 from tests.support.env.clusterimage import ensure_node_image
+from tests.support.env.harness import until
 from tests.support.env.helm import ensure_helm
 from tests.support.env.image import REPO, build_image
 from tests.support.judges.audit import forbidden, lease_writes, two_holders_at_once
@@ -56,33 +57,8 @@ PSA = [f"pod-security.kubernetes.io/{m}" for m in ("enforce", "warn", "audit")]
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    logs = tmp_path_factory.mktemp("cluster-logs")
-    c = Cluster(nodes=2, apiserver_args=audit_args(logs / "audit"), keep_logs=logs)
-    c.start()
-    print(f"real cluster up in {c.timings['up_seconds']}s")
-    try:
+    with audited_cluster(tmp_path_factory.mktemp("cluster-logs")) as c:
         yield c
-    finally:
-        c.stop()
-
-
-def get(cluster: Cluster, path: str) -> dict[str, Any]:
-    assert cluster.cp is not None
-    status, body = cluster.cp.get(path)
-    assert status == 200, (path, body[:300])
-    doc: dict[str, Any] = json.loads(body)
-    return doc
-
-
-def until(check: Callable[[], Any], timeout: float, what: str) -> Any:
-    """``check()``'s first truthy answer, polled every 0.5 s; fails after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        got = check()
-        if got:
-            return got
-        assert time.monotonic() < deadline, f"timed out after {timeout}s waiting for {what}"
-        time.sleep(0.5)
 
 
 def apply(cluster: Cluster, manifest: dict[str, Any]) -> None:
@@ -111,7 +87,7 @@ def pod(name: str, command: str, **spec: Any) -> dict[str, Any]:
 
 
 def test_both_real_nodes_ready_at_addresses_only_the_fixture_has(cluster: Cluster) -> None:
-    nodes = {n["metadata"]["name"]: n for n in get(cluster, "/api/v1/nodes")["items"]}
+    nodes = {n["metadata"]["name"]: n for n in cluster.get_json("/api/v1/nodes")["items"]}
     assert sorted(nodes) == ["kumaco-real-1", "kumaco-real-2"]
     for i, name in enumerate(sorted(nodes), 1):
         status = nodes[name]["status"]
@@ -168,7 +144,7 @@ def test_a_deployment_with_a_readiness_probe_is_ready_on_each_node(cluster: Clus
     t0 = time.monotonic()
 
     def ready_pods() -> list[dict[str, Any]]:
-        pods = get(cluster, "/api/v1/namespaces/default/pods?labelSelector=app%3Dweb")["items"]
+        pods = cluster.get_json("/api/v1/namespaces/default/pods?labelSelector=app%3Dweb")["items"]
         ok = [
             p
             for p in pods
@@ -228,7 +204,7 @@ def judge_kumaco(cluster: Cluster, namespace: str, replicas: int, ref: str, sinc
     nodes; one Lease holder at any time since ``since`` (the audit log's Lease writes); its
     PodDisruptionBudget counted by the disruption controller; no 403 for its ServiceAccount;
     ``kubectl kumaco status`` from the machine names the leader. Returns the leader."""
-    labels = get(cluster, f"/api/v1/namespaces/{namespace}")["metadata"]["labels"]
+    labels = cluster.get_json(f"/api/v1/namespaces/{namespace}")["metadata"]["labels"]
     assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
     pods = kumaco_pods(cluster, namespace)
     assert len(pods) == replicas
@@ -242,7 +218,7 @@ def judge_kumaco(cluster: Cluster, namespace: str, replicas: int, ref: str, sinc
     lease = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/kumaco"
 
     def holder() -> str:
-        return str(get(cluster, lease)["spec"].get("holderIdentity") or "")
+        return str(cluster.get_json(lease)["spec"].get("holderIdentity") or "")
 
     leader: str = until(holder, 60, "a Lease holder")
     assert leader.rsplit("_", 1)[0] in names  # POD_NAME_<a suffix per process>
@@ -253,10 +229,10 @@ def judge_kumaco(cluster: Cluster, namespace: str, replicas: int, ref: str, sinc
     assert writes, "kumaco wrote its Lease"
     assert two_holders_at_once(writes) == []
     pdb_path = f"/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets/kumaco"
-    assert get(cluster, pdb_path)["spec"]["maxUnavailable"] == 1
+    assert cluster.get_json(pdb_path)["spec"]["maxUnavailable"] == 1
 
     def counted() -> dict[str, Any] | None:
-        status: dict[str, Any] = get(cluster, pdb_path).get("status", {})
+        status: dict[str, Any] = cluster.get_json(pdb_path).get("status", {})
         return status if status.get("currentHealthy") == replicas else None
 
     status = until(counted, 60, f"the disruption controller counting {replicas} healthy replicas")

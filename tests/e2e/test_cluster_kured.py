@@ -36,7 +36,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.env.cluster import Cluster, leftovers
+from tests.support.env.cluster import Cluster, audited_cluster, leftovers
 from tests.support.env.clusterdeploy import install_kumaco
 from tests.support.env.harness import Api, wait_for
 from tests.support.env.kured import (
@@ -75,13 +75,8 @@ READINESS_DELAY = 15  # seconds: the replacement replica is unready while the ne
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     logs = tmp_path_factory.mktemp("cluster-kured-logs")
-    c = Cluster(nodes=2, apiserver_args=kured_audit_args(logs / "audit"), keep_logs=logs)
-    c.start()
-    print(f"real cluster up in {c.timings['up_seconds']}s")
-    try:
+    with audited_cluster(logs, kured_audit_args(logs / "audit")) as c:
         yield c
-    finally:
-        c.stop()
     # The reboots' containers, mounts and cgroups went with the cluster. (A namespace freed
     # by the stop may give its inode number to one another test makes at once -- seen: a
     # simulated machine of test_kured_v2 "in the cluster's mnt ns"; leftovers() skips a

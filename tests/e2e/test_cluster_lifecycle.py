@@ -39,7 +39,7 @@ import json
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,9 +48,9 @@ import pytest
 
 from kumaco.core.configmaps import DEFAULT_CONFIGMAP_SELECTOR
 from kumaco.core.policy import IN_PROGRESS, UNDER_MAINTENANCE
-from tests.support.env.auditing import audit_args
-from tests.support.env.cluster import Cluster
+from tests.support.env.cluster import Cluster, audited_cluster
 from tests.support.env.clusterdeploy import NAMESPACE, install_kumaco, kumaco_pods
+from tests.support.env.harness import until
 from tests.support.judges.audit import (
     AuditEvent,
     lease_writes,
@@ -77,27 +77,8 @@ BACKOFF_MIN = 9.0  # the kubelet's first back-off is 10 s; the stamps are whole 
 # ----------------------------------------------------------------------------- helpers
 
 
-def until(check: Callable[[], Any], timeout: float, what: str, every: float = 0.5) -> Any:
-    """``check()``'s first truthy answer, polled every ``every`` s; fails after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        got = check()
-        if got:
-            return got
-        assert time.monotonic() < deadline, f"timed out after {timeout}s waiting for {what}"
-        time.sleep(every)
-
-
 def stamp(text: str) -> float:
     return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-
-
-def get(cluster: Cluster, path: str) -> dict[str, Any]:
-    assert cluster.cp is not None
-    status, body = cluster.cp.get(path)
-    assert status == 200, (path, body[:300])
-    doc: dict[str, Any] = json.loads(body)
-    return doc
 
 
 def apply(cluster: Cluster, manifest: dict[str, Any]) -> None:
@@ -129,7 +110,7 @@ def node_conditions(cluster: Cluster) -> dict[str, dict[str, dict[str, Any]]]:
     """``{node: {condition type: condition}}`` for the real nodes."""
     return {
         n["metadata"]["name"]: {c["type"]: c for c in n["status"].get("conditions", [])}
-        for n in get(cluster, "/api/v1/nodes")["items"]
+        for n in cluster.get_json("/api/v1/nodes")["items"]
     }
 
 
@@ -250,14 +231,8 @@ class Runs:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    logs = tmp_path_factory.mktemp("cluster-logs")
-    c = Cluster(nodes=2, apiserver_args=audit_args(logs / "audit"), keep_logs=logs)
-    c.start()
-    print(f"real cluster up in {c.timings['up_seconds']}s")
-    try:
+    with audited_cluster(tmp_path_factory.mktemp("cluster-logs")) as c:
         yield c
-    finally:
-        c.stop()
 
 
 @pytest.fixture(scope="module")
@@ -360,7 +335,7 @@ def test_window_edits_exit_3_back_off_and_the_window_opens_on_time(
         assert all(later >= BACKOFF_MIN for later in d[1:]), (pod, d)
 
     def back_off_event() -> list[dict[str, Any]]:
-        events = get(cluster, f"/api/v1/namespaces/{NAMESPACE}/events")["items"]
+        events = cluster.get_json(f"/api/v1/namespaces/{NAMESPACE}/events")["items"]
         return [
             e for e in events if e["reason"] == "BackOff" and e["involvedObject"]["name"] in twice
         ]
@@ -545,5 +520,5 @@ def test_rollout_restart_hands_over_without_two_leaders_or_a_flap(
 
 
 def lease_holder(cluster: Cluster) -> str:
-    lease = get(cluster, f"/apis/coordination.k8s.io/v1/namespaces/{NAMESPACE}/leases/kumaco")
+    lease = cluster.get_json(f"/apis/coordination.k8s.io/v1/namespaces/{NAMESPACE}/leases/kumaco")
     return str(lease["spec"].get("holderIdentity") or "")

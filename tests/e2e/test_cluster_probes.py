@@ -36,14 +36,14 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.support.env.auditing import audit_args
-from tests.support.env.cluster import SERVICE_IP, Cluster, RealNode
+from tests.support.env.cluster import SERVICE_IP, Cluster, RealNode, audited_cluster
 from tests.support.env.clusterdeploy import NAMESPACE, install_kumaco, kumaco_pods
+from tests.support.env.harness import until
 from tests.support.judges.audit import forbidden, lease_writes, two_holders_at_once
 from tests.support.judges.figures import Figures
 
@@ -60,14 +60,8 @@ HOLD_AFTER_RESTART_S = 40.0
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    logs = tmp_path_factory.mktemp("cluster-logs")
-    c = Cluster(nodes=2, apiserver_args=audit_args(logs / "audit"), keep_logs=logs)
-    c.start()
-    print(f"real cluster up in {c.timings['up_seconds']}s")
-    try:
+    with audited_cluster(tmp_path_factory.mktemp("cluster-logs")) as c:
         yield c
-    finally:
-        c.stop()
 
 
 @pytest.fixture(scope="module")
@@ -76,25 +70,6 @@ def installed(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> flo
     since = time.time()
     install_kumaco(cluster, tmp_path_factory.mktemp("deploy"))
     return since
-
-
-def get(cluster: Cluster, path: str) -> dict[str, Any]:
-    assert cluster.cp is not None
-    status, body = cluster.cp.get(path)
-    assert status == 200, (path, body[:300])
-    doc: dict[str, Any] = json.loads(body)
-    return doc
-
-
-def until(check: Callable[[], Any], timeout: float, what: str) -> Any:
-    """``check()``'s first truthy answer, polled every 0.5 s; fails after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        got = check()
-        if got:
-            return got
-        assert time.monotonic() < deadline, f"timed out after {timeout}s waiting for {what}"
-        time.sleep(0.5)
 
 
 def probe(node: RealNode, ip: str, path: str) -> int:
@@ -134,7 +109,7 @@ def blackhole(node: RealNode, pod_ip: str, on: bool) -> None:
 
 
 def holder(cluster: Cluster) -> str:
-    return str(get(cluster, LEASE)["spec"].get("holderIdentity") or "")
+    return str(cluster.get_json(LEASE)["spec"].get("holderIdentity") or "")
 
 
 def ready(pod: dict[str, Any]) -> bool:
@@ -144,7 +119,7 @@ def ready(pod: dict[str, Any]) -> bool:
 
 
 def the_pod(cluster: Cluster, name: str) -> dict[str, Any]:
-    return get(cluster, f"/api/v1/namespaces/{NAMESPACE}/pods/{name}")
+    return cluster.get_json(f"/api/v1/namespaces/{NAMESPACE}/pods/{name}")
 
 
 def restarts(pod: dict[str, Any]) -> int:
@@ -156,7 +131,7 @@ def test_the_probes_are_the_documented_ones_and_answer_on_every_replica(
 ) -> None:
     """The rendered probes (docs/deploy.md "The base"), and each replica's answers as the
     kubelet gets them: 200 and 200 on a synced replica, leader or not."""
-    deployment = get(cluster, f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments/kumaco")
+    deployment = cluster.get_json(f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments/kumaco")
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
     live, ready_probe = container["livenessProbe"], container["readinessProbe"]
     assert live["httpGet"] == {"path": "/healthz", "port": "health", "scheme": "HTTP"}

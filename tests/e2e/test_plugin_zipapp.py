@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -44,7 +45,8 @@ def interpreters() -> list[Path]:
     found = {SYSTEM_PYTHON}
     for pattern in ("/usr/bin/python3.1[1-4]", "/usr/local/bin/python3.1[1-4]"):
         found |= set(Path("/").glob(pattern.lstrip("/")))
-    found |= set((Path.home() / ".pyenv" / "versions").glob("3.1[1-4].*/bin/python3"))
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")  # pyenv's own rule
+    found |= set((pyenv / "versions").glob("3.1[1-4].*/bin/python3"))
     return sorted(found)
 
 

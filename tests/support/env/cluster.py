@@ -61,11 +61,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.support.env.auditing import audit_args
 from tests.support.env.clusterassets import ensure_cluster_assets
 from tests.support.env.clusterimage import ensure_node_image
 from tests.support.env.controlplane import ControlPlane, ensure_assets, log
@@ -441,6 +442,14 @@ class Cluster:
     @property
     def pki(self) -> Path:
         return self.dir / "cp" / "pki"  # the control plane's (ControlPlane.pki.dir)
+
+    def get_json(self, path: str) -> dict[str, Any]:
+        """GET ``path`` from the cluster's API server as its admin; the decoded answer (200)."""
+        assert self.cp is not None, "the cluster is not started"
+        status, body = self.cp.get(path)
+        assert status == 200, (path, body[:300])
+        doc: dict[str, Any] = json.loads(body)
+        return doc
 
     def kubeconfig(self) -> Path:
         """The admin kubeconfig (server https://127.0.0.1:PORT)."""
@@ -902,3 +911,20 @@ def _child_of(unshare: subprocess.Popen[bytes], timeout: float = 10) -> int:
                 return int(kids[0])
         time.sleep(0.02)
     raise RuntimeError("unshare made no child")
+
+
+@contextlib.contextmanager
+def audited_cluster(
+    logs: Path, apiserver_args: Mapping[str, str] | None = None, nodes: int = 2
+) -> Iterator[Cluster]:
+    """A started cluster whose API server keeps an audit log (default
+    :func:`~tests.support.env.auditing.audit_args`) and whose logs are kept in ``logs``;
+    stopped on leaving -- each real-cluster test module's own cluster."""
+    args = audit_args(logs / "audit") if apiserver_args is None else apiserver_args
+    c = Cluster(nodes=nodes, apiserver_args=dict(args), keep_logs=logs)
+    c.start()
+    print(f"real cluster up in {c.timings['up_seconds']}s")
+    try:
+        yield c
+    finally:
+        c.stop()

@@ -32,20 +32,16 @@ Nothing here starts kumaco: :func:`tests.support.env.clusterdeploy.install_kumac
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
-import datetime as dt
 import json
-import random
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kumaco.core.policy import UNDER_MAINTENANCE
 from tests.support.env.cluster import CGROUP_FS, Cluster
-from tests.support.env.controlplane import ControlPlane, log, node_object
+from tests.support.env.controlplane import ControlPlane, seed_nodes
 from tests.support.env.kwok import Kwok, KwokSettings
 
 #: A label every fleet node carries and no real node does (node_object's pool label).
@@ -78,34 +74,7 @@ def seed_fleet(
     cp: ControlPlane, count: int, *, workers: int = 8, heartbeat_spread: float = STATUS_PERIOD
 ) -> float:
     """Register ``count`` tainted fleet Nodes (see the contract); the seconds it took."""
-    t0 = time.monotonic()
-    local = threading.local()
-    now = time.time()
-
-    def create(i: int) -> None:
-        conn = getattr(local, "conn", None)
-        if conn is None:
-            conn = local.conn = cp.connection()
-        rng = random.Random(i)
-        at = dt.datetime.fromtimestamp(now - rng.uniform(0, heartbeat_spread), dt.UTC)
-        node = node_object(i, rng, heartbeat=at.strftime("%Y-%m-%dT%H:%M:%SZ"))
-        node["spec"]["taints"] = [dict(FLEET_TAINT)]
-        conn.request(
-            "POST",
-            "/api/v1/nodes",
-            body=json.dumps(node).encode(),
-            headers={"Content-Type": "application/json"},
-        )
-        resp = conn.getresponse()
-        data = resp.read()
-        if resp.status not in (201, 409):
-            raise RuntimeError(f"create {node['metadata']['name']}: {resp.status} {data[:300]!r}")
-
-    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-        for n, _ in enumerate(pool.map(create, range(count)), 1):
-            if n % 1000 == 0:
-                log(f"fleet: {n}/{count} nodes registered")
-    return time.monotonic() - t0
+    return seed_nodes(cp, count, workers, heartbeat_spread=heartbeat_spread, taints=[FLEET_TAINT])
 
 
 def list_nodes(cp: ControlPlane) -> list[dict[str, Any]]:

@@ -967,13 +967,16 @@ def seed_nodes(
     *,
     heartbeat_spread: float = 0.0,
     npd: bool = False,
-) -> None:
-    """Register ``count`` realistic Nodes, as kubelets registering themselves would.
+    taints: Sequence[Mapping[str, str]] = (),
+) -> float:
+    """Register ``count`` realistic Nodes, as kubelets registering themselves would; the
+    seconds it took.
 
     With ``heartbeat_spread`` each Node's last heartbeat is a random instant of
     the past that many seconds (instead of a fixed old date), so simulated
     kubelets reporting one period after it start evenly spread, as in a cluster
-    that has been running; ``npd`` adds node-problem-detector's conditions.
+    that has been running; ``npd`` adds node-problem-detector's conditions; ``taints``
+    go on every Node.
     """
     t0 = time.monotonic()
     local = threading.local()
@@ -989,6 +992,8 @@ def seed_nodes(
             at = dt.datetime.fromtimestamp(now - rng.uniform(0, heartbeat_spread), dt.UTC)
             hb = at.strftime("%Y-%m-%dT%H:%M:%SZ")
         node = node_object(i, rng, heartbeat=hb, npd=npd)
+        if taints:
+            node["spec"]["taints"] = [dict(t) for t in taints]
         # A Node keeps the status it is created with (as a kubelet registering itself).
         conn.request(
             "POST",
@@ -1009,7 +1014,9 @@ def seed_nodes(
         for n, _ in enumerate(pool.map(create, range(start, start + count)), 1):
             if n % 500 == 0:
                 log(f"seeded {n}/{count} nodes")
-    log(f"seeded {count} nodes in {time.monotonic() - t0:.1f}s")
+    took = time.monotonic() - t0
+    log(f"seeded {count} nodes in {took:.1f}s")
+    return took
 
 
 # --------------------------------------------------------------------------- serving

@@ -50,6 +50,12 @@ def wait_for(
     return last
 
 
+def until(check: Callable[[], Any], timeout: float, what: str, every: float = 0.5) -> Any:
+    """:func:`wait_for` polling every half second; its answer untyped, as the real-cluster
+    tests read documents from it."""
+    return wait_for(check, timeout, every, what)
+
+
 def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:6]}"
 
