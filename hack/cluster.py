@@ -173,9 +173,11 @@ def down(timeout: float = 180) -> int:
     elif state is None:
         log("no cluster is up")
     path = RUN / "trace.json"
-    if path.exists():  # the supervisor died without stopping it: remove what is left
+    if path.exists():
         trace = Trace.from_json(json.loads(path.read_text()))
-        if leftovers(trace):
+        # Only a cluster its supervisor never stopped is reaped (SIGKILL by its namespaces,
+        # cgroups and directory); after a stop, what is left is listed, never killed.
+        if trace.stopping_since is None and leftovers(trace):
             log("the last cluster was not stopped by its supervisor: removing what is left")
             reap(trace)
     return check()

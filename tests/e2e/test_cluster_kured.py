@@ -80,7 +80,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     # The reboots' containers, mounts and cgroups went with the cluster. (A namespace freed
     # by the stop may give its inode number to one another test makes at once -- seen: a
     # simulated machine of test_kured_v2 "in the cluster's mnt ns"; leftovers() skips a
-    # process that started after the stop, see Trace.stopped_at.)
+    # process that started after the stop, see Trace.stopping_since.)
     assert leftovers(c.trace) == []
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.env import clusterimage
-from tests.support.env.cluster import Trace, leftovers, read_tunables, reap
+from tests.support.env.cluster import Trace, cluster_pids, leftovers, read_tunables, reap
 from tests.support.env.clusterassets import release_of
 
 
@@ -67,9 +67,9 @@ def test_leftovers_skip_a_process_that_started_after_the_stop_in_a_reused_namesp
         inode = Path(f"/proc/{proc.pid}/ns/net").stat().st_ino
         tunables = read_tunables()
         gone = str(tmp_path / "gone")
-        later = leftovers(Trace(gone, [], [("net", inode)], tunables, stopped_at=before))
+        later = leftovers(Trace(gone, [], [("net", inode)], tunables, stopping_since=before))
         after = time.time() + 5  # a stop that came after it started: it is a leftover
-        kept = leftovers(Trace(gone, [], [("net", inode)], tunables, stopped_at=after))
+        kept = leftovers(Trace(gone, [], [("net", inode)], tunables, stopping_since=after))
     finally:
         proc.kill()
         proc.wait()
@@ -77,10 +77,35 @@ def test_leftovers_skip_a_process_that_started_after_the_stop_in_a_reused_namesp
     assert any(f.startswith(f"process {proc.pid} in the cluster's net ns") for f in kept), kept
 
 
+def test_reap_never_kills_a_process_that_started_after_the_stop_began(tmp_path: Path) -> None:
+    """A kured agent of another test, in a mount namespace with a freed inode of the cluster,
+    was SIGKILLed by hack/cluster.sh down's reap: the inode alone is no proof. (A network
+    namespace of the test's own, holding only its process: nothing else can be reaped.)"""
+    before = time.time() - 5  # the stop began before the process started
+    proc = subprocess.Popen(["unshare", "--net", "--", "sleep", "60"])
+    try:
+        deadline = time.monotonic() + 10
+        while not Path(f"/proc/{proc.pid}/cmdline").read_bytes().startswith(b"sleep"):
+            assert time.monotonic() < deadline, "unshare did not exec sleep"
+            time.sleep(0.01)
+        inode = Path(f"/proc/{proc.pid}/ns/net").stat().st_ino
+        assert inode != Path("/proc/self/ns/net").stat().st_ino
+        gone = str(tmp_path / "gone")
+        running = Trace(gone, [], [("net", inode)], read_tunables())
+        assert cluster_pids(running) == [proc.pid]  # while it runs, the namespace counts
+        stopping = Trace(gone, [], [("net", inode)], read_tunables(), stopping_since=before)
+        assert cluster_pids(stopping) == []
+        assert reap(stopping, timeout=1) == []
+        assert proc.poll() is None, "reap killed a process that is not the cluster's"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_trace_round_trips_through_json() -> None:
     trace = Trace("/tmp/kumaco-cluster-x", ["a"], [("pid", 4026531836)], {"kernel/panic": "1"})
     assert Trace.from_json(json.loads(json.dumps(trace.to_json()))) == trace
-    trace.stopped_at = 1764806400.25
+    trace.stopping_since = 1764806400.25
     assert Trace.from_json(json.loads(json.dumps(trace.to_json()))) == trace
 
 

@@ -187,10 +187,12 @@ class Trace:
     cgroups: list[str] = field(default_factory=list)  # cgroup directory names (roots)
     namespaces: list[tuple[str, int]] = field(default_factory=list)  # (kind, inode)
     tunables: dict[str, str] = field(default_factory=dict)  # the machine's, before
-    #: When the cluster finished stopping (epoch seconds); None while it runs or if its
-    #: owner died. The kernel reuses a freed namespace's inode number: a process that
-    #: started after this instant, in a namespace with one of ours, is in a later one.
-    stopped_at: float | None = None
+    #: When the cluster began to stop (epoch seconds): from then on its namespaces are
+    #: freed, and the kernel reuses a freed namespace's inode number, so a process that
+    #: started after this instant, in a namespace with one of ours, is in a later one (seen:
+    #: a kured agent of another test, SIGKILLed by a reap that trusted the inode). None
+    #: while it runs, or if its owner died without stopping it.
+    stopping_since: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -198,12 +200,12 @@ class Trace:
             "cgroups": self.cgroups,
             "namespaces": [list(n) for n in self.namespaces],
             "tunables": self.tunables,
-            "stopped_at": self.stopped_at,
+            "stopping_since": self.stopping_since,
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Trace:
-        stopped = data.get("stopped_at")
+        stopped = data.get("stopping_since")
         return cls(
             str(data["workdir"]),
             list(data["cgroups"]),
@@ -254,9 +256,21 @@ def cluster_pids(trace: Trace) -> list[int]:
             inodes = {(k, os.stat(proc / "ns" / k).st_ino) for k in ("net", "mnt", "pid")}
         except OSError:
             continue
-        if inodes & ours or trace.workdir in cmdline or _in_cgroups(proc, trace):
+        if (
+            trace.workdir in cmdline
+            or _in_cgroups(proc, trace)
+            or (inodes & ours and not _later(started_at(int(proc.name)), trace))
+        ):
             pids.append(int(proc.name))
     return pids
+
+
+def _later(began: float | None, trace: Trace) -> bool:
+    """Whether a process that started at ``began`` (None: gone) is too late to be the
+    traced cluster's: it started after the cluster began to stop (:class:`Trace`)."""
+    if trace.stopping_since is None:
+        return False
+    return began is None or began > trace.stopping_since
 
 
 def usage(trace: Trace, seconds: float = 30.0) -> dict[str, float]:
@@ -307,7 +321,7 @@ def leftovers(trace: Trace) -> list[str]:
             continue
         if inodes & ours:
             began = started_at(int(proc.name))
-            if trace.stopped_at is not None and (began is None or began > trace.stopped_at + 1):
+            if _later(began, trace):
                 continue  # gone, or in a later namespace that reuses the inode (Trace)
             kinds = sorted(k for k, _ in inodes & ours)
             found.append(f"process {proc.name} in the cluster's {'/'.join(kinds)} ns: {cmdline}")
@@ -845,6 +859,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     def stop(self) -> None:
         """Stop everything and remove every trace (see the module contract)."""
         t0 = time.monotonic()
+        self.trace.stopping_since = time.time()
         for node in self.real:
             if node.pid1:
                 with contextlib.suppress(ProcessLookupError):
@@ -882,7 +897,6 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
         log(f"logs kept at {time.monotonic() - t0:.1f}s")
         shutil.rmtree(self.dir, ignore_errors=True)
         log(f"cluster stopped and removed in {time.monotonic() - t0:.1f}s")
-        self.trace.stopped_at = time.time()
         self.real, self.hub, self.kcm, self.scheduler = [], None, None, None
 
     def __enter__(self) -> Cluster:
