@@ -304,7 +304,14 @@ cmd_build() {
   key=$(inputs_key "${args[@]}")
   ref="localhost/kumaco:$VERSION-$key"
   mkdir -p "$CACHE/$key" "$OUT"
-  if exists "$ref" && [ -s "$CACHE/$key/kumaco-image.json" ] && [ "${KUMACO_IMAGE_REBUILD:-0}" != 1 ]; then
+  # Cached: the tag names the very image the record describes (another cache -- another
+  # HOME or KUMACO_CACHE_DIR on the same image store -- may have built the tag again).
+  local recorded="" current=""
+  [ -s "$CACHE/$key/kumaco-image.json" ] &&
+    recorded=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["id"])' \
+      "$CACHE/$key/kumaco-image.json" 2>/dev/null || true)
+  exists "$ref" && current=$(eng image inspect --format '{{.Id}}' "$ref")
+  if [ -n "$recorded" ] && [ "$current" = "$recorded" ] && [ "${KUMACO_IMAGE_REBUILD:-0}" != 1 ]; then
     say "image $ref: cached (inputs unchanged)"
   else
     ca=${PIP_CERT:-/etc/ssl/certs/ca-certificates.crt}
