@@ -83,6 +83,7 @@ from tests.support.env.harness import (
 )
 from tests.support.env.kwok import Kwok, KwokSettings
 from tests.support.judges.figures import commit_of
+from tests.support.policies import policy_of
 from tools.churn import Churn, ChurnRates
 
 REPO = Path(__file__).resolve().parents[1]
@@ -895,7 +896,6 @@ def memory_per_node(nodes: int = 5000) -> dict[str, Any]:
     server sends (so strings are not shared the way one in-process object would share them).
     """
     from kumaco.controller.stores import NodeStore, planner_conditions
-    from kumaco.core.planner import Policy
     from kumaco.kube.wire import drop_images
 
     raws = [
@@ -905,7 +905,7 @@ def memory_per_node(nodes: int = 5000) -> dict[str, Any]:
     gc.collect()
     tracemalloc.start()
     store = NodeStore(
-        owned=(UM, MIP), manager="kumaco", keep=planner_conditions(Policy(require=(REQUIRED,)))
+        owned=(UM, MIP), manager="kumaco", keep=planner_conditions(policy_of(require=(REQUIRED,)))
     )
     store.replace([store.trim(json.loads(drop_images(r))) for r in raws])
     gc.collect()
@@ -921,7 +921,7 @@ def memory_per_node(nodes: int = 5000) -> dict[str, Any]:
 def planner_benchmark(nodes: int = 5000, windows: int = 100) -> dict[str, Any]:
     from kumaco.core.durations import SECOND
     from kumaco.core.nodes import NodeSet, node_view
-    from kumaco.core.planner import Ceiling, Policy, plan
+    from kumaco.core.planner import Ceiling, plan
     from kumaco.core.windowdata import parse_window
     from kumaco.core.windows import Window
 
@@ -937,7 +937,7 @@ def planner_benchmark(nodes: int = 5000, windows: int = 100) -> dict[str, Any]:
         "kubernetes.io/hostname in (node-00001,node-00002)",
     ]
     now = int(dt.datetime(2026, 12, 1, 12, 30, tzinfo=dt.UTC).timestamp()) * SECOND
-    policy = Policy(ceiling=Ceiling(10, True), require=(REQUIRED,))
+    policy = policy_of(ceiling=Ceiling(10, True), require=(REQUIRED,))
     out: dict[str, Any] = {"nodes": nodes, "windows": windows}
     starts: list[tuple[str, Callable[[int], str]]] = [
         ("realistic", lambda i: f"{i % 60} {i % 24} * * *"),

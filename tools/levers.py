@@ -39,6 +39,7 @@ from kumaco.controller.stores import NodeStore
 from kumaco.core.nodes import Sharing
 from kumaco.kube.wire import drop_images
 from tests.support.env.controlplane import NPD_CONDITIONS, ControlPlane, node_object
+from tests.support.policies import policy_of
 
 UM = "kured.dev/UnderMaintenance"
 MIP = "MaintenanceInProgress"
@@ -169,9 +170,8 @@ def store_bytes_per_node(count: int = 5000) -> dict[str, int]:
     """
     raws = [drop_images(_event(realistic_node(i, 1000 + i))) for i in range(count)]
     from kumaco.controller.stores import planner_conditions
-    from kumaco.core.planner import Policy
 
-    keep = planner_conditions(Policy(require=("kured.dev/RebootRequired",)))
+    keep = planner_conditions(policy_of(require=("kured.dev/RebootRequired",)))
     out: dict[str, int] = {}
     for label, on, kept_types in (
         ("interning_off", False, None),

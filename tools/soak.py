@@ -67,7 +67,7 @@ from pathlib import Path
 from typing import Any
 
 from kumaco.core.nodes import NodeSet, NodeView, node_view
-from kumaco.core.planner import Ceiling, Policy, plan
+from kumaco.core.planner import Ceiling, plan
 from kumaco.core.selectors import parse_selector
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import Window
@@ -89,6 +89,7 @@ from tests.support.env.supervisor import (
     replica_flags,
 )
 from tests.support.judges.audit import WriteAudit, audit_check
+from tests.support.policies import policy_of
 
 SECOND = 1_000_000_000
 CEILING = 2
@@ -280,7 +281,7 @@ class Soak:
             self.data = self.windows_data()
             for name, data in self.data.items():
                 api.window(ns, name, data)
-            self.policy = Policy(
+            self.policy = policy_of(
                 scope=parse_selector(f"{RUN_LABEL}={run}"),
                 ceiling=Ceiling(CEILING),
                 require=(REQUIRED,),

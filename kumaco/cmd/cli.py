@@ -47,6 +47,7 @@ from kumaco.cmd.listings import PLAN, VALIDATE, WINDOWS
 from kumaco.cmd.registry import KUMACO, Command, Program, Source
 from kumaco.cmd.settings import add_run_flags, settings_from_args
 from kumaco.cmd.timeline import TIMELINE
+from kumaco.core.rulebook import RULEBOOK, Rulebook
 
 
 def _run(args: argparse.Namespace, _source: Source, _out: TextIO, _err: TextIO) -> int:
@@ -66,12 +67,18 @@ RUN = Command(
     env=True,
 )
 
-PROGRAM = Program(
-    KUMACO,
-    "kumaco",
-    "KUbernetes MAintenance COntroller",
-    (VALIDATE, WINDOWS, PLAN, FORECAST, TIMELINE, CONVERT, RUN),
-)
+def program(rulebook: Rulebook = RULEBOOK) -> Program:
+    """``kumaco`` with the policy flags of ``rulebook``'s rules (a test may add one)."""
+    return Program(
+        KUMACO,
+        "kumaco",
+        "KUbernetes MAintenance COntroller",
+        (VALIDATE, WINDOWS, PLAN, FORECAST, TIMELINE, CONVERT, RUN),
+        rulebook=rulebook,
+    )
+
+
+PROGRAM = program()
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -38,6 +38,7 @@ from kumaco.core.disruptions import NO_REFUSALS, Refusals, refusals_of
 from kumaco.core.durations import SECOND, parse_go_duration
 from kumaco.core.errors import InvalidInput
 from kumaco.core.nodes import NodeSet
+from kumaco.core.pdbrule import PDBS
 from kumaco.core.policy import Policy
 from kumaco.core.windows import InvalidWindow, Window
 
@@ -230,7 +231,7 @@ class ClusterSource:
 
     def refusals(self, policy: Policy) -> Refusals:
         """With ``--respect-pdbs``: the answers of every Pod and PodDisruptionBudget listed."""
-        if not policy.respect_pdbs:
+        if not policy.reads_cluster(PDBS):
             return NO_REFUSALS
         from kumaco.kube.reader import list_pods_and_budgets  # noqa: PLC0415
 

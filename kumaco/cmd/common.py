@@ -36,6 +36,7 @@ from kumaco.core.manifests import (
     select_windows,
 )
 from kumaco.core.nodes import NodeSet, uncarried
+from kumaco.core.pdbrule import PDBS
 from kumaco.core.policy import Policy
 from kumaco.core.times import parse_time
 from kumaco.core.windows import InvalidWindow, Window
@@ -234,7 +235,7 @@ class FilesSource:
         is a usage error, and so are the flags without ``--respect-pdbs``.
         """
         paths = {f: getattr(self.args, f.lstrip("-"), None) for f in ("--pods", "--pdbs")}
-        if not policy.respect_pdbs:
+        if not policy.reads_cluster(PDBS):
             if any(paths.values()):
                 raise UsageError("--pods and --pdbs are read only with --respect-pdbs")
             return NO_REFUSALS

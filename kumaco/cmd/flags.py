@@ -1,10 +1,11 @@
 """Flags shared by several commands, defined and validated once.
 
 Contract: :func:`add_policy_flags` registers the flags that make up a
-:class:`~kumaco.core.planner.Policy` (scope, condition names, the ceiling and
-its rules) on ``kumaco run``, ``kumaco plan`` and ``kubectl kumaco plan`` alike;
-:func:`policy_from_args` is the one place they are validated, raising
-:class:`UsageError` naming the flag, and it derives the
+:class:`~kumaco.core.policy.Policy` (scope, condition names, and each admission rule's
+own flag, read from the rulebook) on ``kumaco run``, ``kumaco plan`` and ``kubectl
+kumaco plan`` alike; :func:`policy_from_args` is the one place they are validated,
+raising :class:`UsageError` naming the flag (a rule's flag given without
+``--max-in-progress`` is refused, all such flags named at once), and it derives the
 :class:`~kumaco.core.instance.Instance` with them (:func:`instance_from_args`: the
 condition types and, for ``run`` and ``status``, the field manager and the Lease).
 :func:`apply_env_defaults` lets
@@ -18,21 +19,21 @@ from __future__ import annotations
 import argparse
 import difflib
 from collections.abc import Mapping
-from typing import TypedDict
 
-from kumaco.core.ceilings import Ceiling
-from kumaco.core.durations import overflow_hint, parse_go_duration
+from kumaco.core.durations import parse_flag_duration
 from kumaco.core.errors import InvalidInput, excerpt
 from kumaco.core.instance import Instance, default_field_manager
 from kumaco.core.labelsyntax import qualified_name_problems
-from kumaco.core.planner import (
+from kumaco.core.policy import (
     IN_PROGRESS,
     MAINTENANCE_PLANNED,
     UNDER_MAINTENANCE,
+    Flag,
     Policy,
-    parse_ceiling,
+    Rule,
 )
-from kumaco.core.rates import AdmissionRate, parse_admission_rate
+from kumaco.core.rulebook import CEILING_FLAG, RULEBOOK, Rulebook, build, needing_a_ceiling
+from kumaco.core.rulebook import flags as rule_flags_of
 from kumaco.core.selectors import Selector, parse_selector
 
 
@@ -104,11 +105,14 @@ def unknown_env(env: Mapping[str, str], known: Mapping[str, str], command: str) 
         raise UsageError(f"environment variable {name} sets no flag: {hint}")
 
 
-def add_policy_flags(p: argparse.ArgumentParser) -> None:
-    """Scope, condition names, the ceilings and their rules: the flags that make a :class:`Policy`.
+def add_policy_flags(p: argparse.ArgumentParser, rulebook: Rulebook = RULEBOOK) -> None:
+    """Scope, condition names and the rules' flags: the flags that make a :class:`Policy`.
 
     The same flags, with the same meaning, on ``kumaco run``, ``kumaco plan``,
-    ``kumaco forecast`` and ``kubectl kumaco plan``/``forecast``.
+    ``kumaco forecast`` and ``kubectl kumaco plan``/``forecast``. Each rule's flag is
+    the rule's own (:attr:`~kumaco.core.policy.Rule.flag`), read from ``rulebook``
+    (:data:`~kumaco.core.rulebook.RULEBOOK`, or a test's), which :func:`policy_from_args`
+    then builds the rules with.
     """
     add = p.add_argument
     add(
@@ -117,133 +121,103 @@ def add_policy_flags(p: argparse.ArgumentParser) -> None:
         metavar="SEL",
         help="nodes in scope (label selector; default: all nodes)",
     )
-    add(
-        "--max-in-progress",
-        metavar="N|P%",
-        help="ceiling of nodes with MaintenanceInProgress at once (default: unset, "
-        "MaintenanceInProgress is not managed)",
-    )
+    rule_flags = sorted(rule_flags_of(rulebook), key=lambda f: f.name != CEILING_FLAG)
+    _add_rule_flag(p, rule_flags[0])
     add(
         "--require-condition",
         action="append",
         metavar="TYPE",
         help="condition that must be True to be admitted, and whose clearing ends a "
-        "maintenance (repeatable; default: none)",
+        "maintenance (repeatable; needs --max-in-progress; default: none)",
     )
     add(
         "--block-condition",
         action="append",
         metavar="TYPE",
-        help="condition that, when True, stops new admissions (repeatable; default: none)",
+        help="condition that, when True, stops new admissions (repeatable; needs "
+        "--max-in-progress; default: none)",
     )
-    add(
-        "--max-in-progress-per",
-        action="append",
-        metavar="KEY=N|P%",
-        help="at most N (or P%%) in progress per value of the node label KEY; nodes without it "
-        "form one group (repeatable, e.g. topology.kubernetes.io/zone=1; default: none)",
-    )
-    add(
-        "--release-delay",
-        metavar="DURATION",
-        help="a node released less than DURATION ago still counts toward the ceilings "
-        "(kured's --lock-release-delay; default: off)",
-    )
-    add(
-        "--in-progress-timeout",
-        metavar="DURATION",
-        help="revoke MaintenanceInProgress held longer than DURATION (kured's --lock-ttl; "
-        "default: off, only reported)",
-    )
-    add(
-        "--count-unavailable",
-        type=parse_bool,
-        nargs="?",
-        const=True,
-        default=False,
-        metavar="BOOL",
-        help="nodes not Ready or cordoned count toward the ceilings",
-    )
-    add(
-        "--admission-cutoff",
-        metavar="DURATION",
-        help="admit a node only if its maintenance window stays open at least DURATION longer "
-        "(default: off)",
-    )
-    add(
-        "--respect-pdbs",
-        type=parse_bool,
-        nargs="?",
-        const=True,
-        default=False,
-        metavar="BOOL",
-        help="admit no node whose drain a PodDisruptionBudget would refuse now (needs "
-        "--max-in-progress; run: watches pods and PDBs, offline: --pods and --pdbs; "
-        "default: off)",
-    )
+    for flag in rule_flags[1:]:
+        _add_rule_flag(p, flag)
     add(
         "--planned-lead",
         metavar="DURATION",
         help="set MaintenancePlanned=True on a node DURATION before a window puts it under "
         "maintenance (KEP-5683's advance notice; default: off)",
     )
-    add_fleet_flags(p)
     add_condition_flags(p)
+    p.set_defaults(rulebook_=tuple(rulebook))
 
 
-def add_fleet_flags(p: argparse.ArgumentParser) -> None:
-    """Issue 28's rules: the admission rate, one group at a time, spacing per node."""
-    add = p.add_argument
-    add(
-        "--admission-rate",
-        metavar="N/DURATION",
-        help="at most N nodes start maintenance in any sliding DURATION, on top of the "
-        "ceilings (e.g. 10/1h; default: off)",
-    )
-    add(
-        "--one-group-at-a-time",
-        metavar="KEY",
-        help="nodes in maintenance all share one value of the node label KEY; the next "
-        "group goes when this one has no eligible node left (e.g. topology.kubernetes.io/zone; "
-        "default: off)",
-    )
-    add(
-        "--node-min-interval",
-        metavar="DURATION",
-        help="a node whose previous maintenance ended less than DURATION ago is not admitted "
-        "again (default: off)",
-    )
+def _add_rule_flag(p: argparse.ArgumentParser, flag: Flag) -> None:
+    """A rule's flag as argparse takes it (its text is parsed by :func:`rules_from_args`)."""
+    help_text = flag.help
+    if flag.needs_ceiling and CEILING_FLAG not in help_text:
+        help_text += f"; needs {CEILING_FLAG}"
+    if flag.kind == "bool":
+        p.add_argument(
+            flag.name,
+            type=parse_bool,
+            nargs="?",
+            const=True,
+            default=False,
+            metavar=flag.metavar or "BOOL",
+            help=help_text,
+        )
+    elif flag.kind == "repeat":
+        p.add_argument(flag.name, action="append", metavar=flag.metavar, help=help_text)
+    else:
+        p.add_argument(flag.name, metavar=flag.metavar, help=help_text)
 
 
-class FleetFields(TypedDict):
-    """The :class:`Policy` fields of :func:`add_fleet_flags`."""
-
-    admission_rate: AdmissionRate | None
-    one_group_at_a_time: str | None
-    node_min_interval: int
+def _given(value: object) -> bool:
+    return value not in (None, "", False, [], ())
 
 
-def fleet_policy(args: argparse.Namespace) -> FleetFields:
-    """The :class:`Policy` fields of :func:`add_fleet_flags`, validated (flag-named errors)."""
-    rate = None
-    if args.admission_rate not in (None, ""):
+def rules_from_args(args: argparse.Namespace, rulebook: Rulebook) -> tuple[Rule, ...]:
+    """The rules the flags configure, each flag's text parsed by its rule (errors name it).
+
+    A flag that decides MaintenanceInProgress given without ``--max-in-progress`` is
+    refused, every such flag at once (:func:`~kumaco.core.rulebook.needing_a_ceiling`),
+    and so are ``--require-condition`` and ``--block-condition``: kumaco manages
+    MaintenanceInProgress only under a ceiling, so they would do nothing.
+    """
+    values: dict[str, object] = {}
+    given: list[str] = []
+    for flag in rule_flags_of(rulebook):
+        raw = getattr(args, flag.dest, None)
+        if not _given(raw):
+            continue
+        given.append(flag.name)
         try:
-            rate = parse_admission_rate(args.admission_rate)
+            if flag.kind == "bool":
+                values[flag.name] = bool(raw)
+            elif flag.kind == "repeat":
+                values[flag.name] = tuple(flag.parse(str(v)) for v in raw or ())
+            else:
+                values[flag.name] = flag.parse(str(raw))
         except InvalidInput as exc:
-            raise UsageError(f"--admission-rate: {exc.reason}") from None
-    key = args.one_group_at_a_time or None
-    if key is not None:
-        problems = qualified_name_problems(key)
-        if problems:
-            raise UsageError(
-                f"--one-group-at-a-time: {excerpt(key)} is not a label key: "
-                f"{'; '.join(problems)} (e.g. topology.kubernetes.io/zone)"
-            )
-    return {
-        "admission_rate": rate,
-        "one_group_at_a_time": key,
-        "node_min_interval": duration_flag("--node-min-interval", args.node_min_interval),
-    }
+            raise UsageError(f"{flag.name}: {exc.reason}") from None
+    for name in ("--require-condition", "--block-condition"):
+        if _given(getattr(args, name.lstrip("-").replace("-", "_"), None)):
+            given.append(name)
+    idle = needing_a_ceiling(given, rulebook, also=("--require-condition", "--block-condition"))
+    if idle:
+        one = len(idle) == 1
+        raise UsageError(
+            f"{', '.join(idle)}: {'needs' if one else 'need'} {CEILING_FLAG}: "
+            f"{'it decides' if one else 'they decide'} which nodes get MaintenanceInProgress, "
+            f"which kumaco manages only under a ceiling (set {CEILING_FLAG}, e.g. "
+            f"{CEILING_FLAG}=1, or drop {'it' if one else 'them'})"
+        )
+    try:
+        return build(values, rulebook)
+    except InvalidInput as exc:
+        culprit = next(
+            (f.name for f in rule_flags_of(rulebook) if f.kind == "repeat" and f.name in values),
+            "a flag",
+        )
+        raise UsageError(f"{culprit}: {exc.reason}") from None
 
 
 def add_condition_flags(p: argparse.ArgumentParser) -> None:
@@ -332,44 +306,9 @@ def duration_flag(flag: str, text: str | None) -> int:
         return 0
     assert text is not None
     try:
-        ns = parse_go_duration(text)
-    except InvalidInput as exc:
-        why = overflow_hint(text)
-        fix = f"; {why}" if why else " (e.g. 90s, 10m, 1h30m)"
-        raise UsageError(f"{flag}: {exc.reason}{fix}") from None
-    if ns < 0:
-        raise UsageError(f"{flag}: must not be negative")
-    return ns
-
-
-def ceiling_flag(flag: str, text: str) -> Ceiling:
-    """A ceiling (``N`` or ``P%``) given to ``flag``."""
-    try:
-        return parse_ceiling(text)
+        return parse_flag_duration(text)
     except InvalidInput as exc:
         raise UsageError(f"{flag}: {exc.reason}") from None
-
-
-def per_label_ceilings(values: list[str] | None) -> tuple[tuple[str, Ceiling], ...]:
-    """``KEY=N|P%`` values of ``--max-in-progress-per``."""
-    out: list[tuple[str, Ceiling]] = []
-    for value in values or ():
-        key, sep, ceiling = value.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise UsageError(
-                f"--max-in-progress-per: {excerpt(value)} is not KEY=N or KEY=P% "
-                "(e.g. topology.kubernetes.io/zone=1)"
-            )
-        problems = qualified_name_problems(key)
-        if problems:
-            raise UsageError(
-                f"--max-in-progress-per: {excerpt(key)} is not a label key: {'; '.join(problems)}"
-            )
-        if any(k == key for k, _c in out):
-            raise UsageError(f"--max-in-progress-per: {key} is given twice")
-        out.append((key, ceiling_flag("--max-in-progress-per", ceiling.strip())))
-    return tuple(out)
 
 
 def policy_from_args(
@@ -377,48 +316,25 @@ def policy_from_args(
 ) -> tuple[Instance, Policy]:
     """The instance (:func:`instance_from_args`) and the planner policy of :func:`add_policy_flags`.
 
-    The policy writes under the instance's condition types and field manager.
+    The policy writes under the instance's condition types and field manager; its rules
+    are built from the rulebook the flags were added with (:func:`rules_from_args`).
     """
     scope = selector_flag("--node-selector", args.node_selector)
-    ceiling = (
-        ceiling_flag("--max-in-progress", args.max_in_progress)
-        if args.max_in_progress not in (None, "")
-        else None
-    )
-    timeout = duration_flag("--in-progress-timeout", args.in_progress_timeout)
+    require = tuple(condition_flag("--require-condition", c) for c in args.require_condition or ())
+    block = tuple(condition_flag("--block-condition", c) for c in args.block_condition or ())
+    rules = rules_from_args(args, getattr(args, "rulebook_", RULEBOOK))
     instance = instance_from_args(args, lease_namespace)
     return instance, Policy(
         scope=scope,
         under_maintenance=instance.under_maintenance,
         in_progress=instance.in_progress,
-        ceiling=ceiling,
-        require=tuple(
-            condition_flag("--require-condition", c) for c in args.require_condition or ()
-        ),
-        block=tuple(condition_flag("--block-condition", c) for c in args.block_condition or ()),
-        ceilings_per=per_label_ceilings(args.max_in_progress_per),
-        release_delay=duration_flag("--release-delay", args.release_delay),
-        in_progress_timeout=timeout or None,
-        count_unavailable=bool(args.count_unavailable),
-        admission_cutoff=duration_flag("--admission-cutoff", args.admission_cutoff),
+        require=require,
+        block=block,
         manager=instance.field_manager,
-        respect_pdbs=respect_pdbs_flag(args, ceiling),
+        rules=rules,
         planned_lead=duration_flag("--planned-lead", args.planned_lead),
         planned=instance.planned,
-        **fleet_policy(args),
     )
-
-
-def respect_pdbs_flag(args: argparse.Namespace, ceiling: Ceiling | None) -> bool:
-    """``--respect-pdbs``: it decides MaintenanceInProgress, so it needs ``--max-in-progress``."""
-    if not args.respect_pdbs:
-        return False
-    if ceiling is None:
-        raise UsageError(
-            "--respect-pdbs: needs --max-in-progress (PodDisruptionBudgets stop admissions "
-            "to MaintenanceInProgress, which kumaco manages only under a ceiling)"
-        )
-    return True
 
 
 def parse_bool(text: str) -> bool:

@@ -43,6 +43,7 @@ from kumaco.cmd.flags import (
 from kumaco.core.disruptions import Refusals
 from kumaco.core.nodes import NodeSet
 from kumaco.core.policy import Policy
+from kumaco.core.rulebook import RULEBOOK, Rulebook
 from kumaco.core.windows import InvalidWindow, Window
 
 EXIT_CLUSTER = 1
@@ -202,6 +203,8 @@ class Program:
     commands: Sequence[Command]
     connection: Callable[[argparse.ArgumentParser], None] | None = None
     connect: Callable[[argparse.Namespace], Cluster] | None = None
+    #: The admission rules its policy flags configure (a test's may add one of its own).
+    rulebook: Rulebook = RULEBOOK
 
     def build_parser(self) -> argparse.ArgumentParser:
         """The argument parser of every command of the program."""
@@ -251,7 +254,7 @@ class Program:
         if not cluster and command.files is not None:
             add_input_flags(p)
         if command.policy:
-            add_policy_flags(p)
+            add_policy_flags(p, self.rulebook)
 
     def _bind(self, command: Command) -> Handler:
         """The command's body with its source: the files named, or a cluster connection."""

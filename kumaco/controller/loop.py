@@ -88,6 +88,7 @@ from kumaco.core.configmaps import WindowConfigMap, window_of
 from kumaco.core.disruptions import NO_REFUSALS, Refusals, not_listed
 from kumaco.core.errors import error_text
 from kumaco.core.nodes import NodeSet
+from kumaco.core.pdbrule import PDBS
 from kumaco.core.planner import Plan, Policy, changes, plan
 from kumaco.core.windows import InvalidWindow, Window
 from kumaco.kube.events import (
@@ -159,7 +160,7 @@ class Controller:
         )
         self.configmaps = ConfigMapStore(options.namespaces, on_change=self.wake)
         #: With ``--respect-pdbs`` only: pods and PodDisruptionBudgets (nothing otherwise).
-        self.budgets = BudgetStore(on_change=self.wake) if policy.respect_pdbs else None
+        self.budgets = BudgetStore(on_change=self.wake) if policy.reads_cluster(PDBS) else None
         self.events = EventRecorder(
             api,
             instance=options.instance,

@@ -25,7 +25,6 @@ from kumaco.core.policy import (
     ADMIT,
     ALLOWED,
     CEILING,
-    COUNT,
     GLOBAL,
     HELD,
     HOLD,
@@ -39,7 +38,6 @@ from kumaco.core.policy import (
     Stop,
     Verdict,
 )
-from kumaco.core.rules import rules_of
 from kumaco.core.times import parse_timestamp, transitioned
 from kumaco.core.windowgroups import OpenWindows, UnderAnswer
 
@@ -77,11 +75,14 @@ class Lifecycle:
         self.verdicts: dict[str, Verdict] = {}
         self.next_change: int | None = None
         self.in_progress = 0
-        rules = rules_of(policy)
+        #: The holders this plan releases, as they settle from now on.
+        self._released: dict[str, Scene] = {}
+        rules = policy.rules
         self._stage: dict[str, tuple[Rule, ...]] = {
-            stage: tuple(r for r in rules if r.stage == stage)
-            for stage in (HOLD, SETTLE, ADMIT, COUNT)
+            stage: tuple(r for r in rules if r.stage == stage) for stage in (HOLD, SETTLE, ADMIT)
         }
+        #: The rules that count a node not holding it toward its ceilings (:meth:`Rule.counts`).
+        self._counters = tuple(r for r in rules if type(r).counts is not Rule.counts)
         #: The rules that keep a record in the messages (:meth:`Rule.record`).
         self._recorders = tuple(r for r in rules if type(r).record is not Rule.record)
         ground = Ground(
@@ -173,8 +174,6 @@ class Lifecycle:
 
     def _stop(self, name: str, reason: str, stop: Stop, counts: tuple[str, ...] = ()) -> None:
         """``name`` goes (or stays) False with ``reason``, as ``stop`` says."""
-        if stop.occupies:
-            counts = self._occupy(name)
         self._set(name, FALSE, reason, stop.message, replace(stop.verdict, counts_toward=counts))
 
     def _ceiling_stops(self, node: NodeView, scene: Scene) -> Iterator[Stop]:
@@ -193,9 +192,10 @@ class Lifecycle:
             if node is None:
                 continue
             scene = self._scene(node)
-            scenes.append((node, scene))
             if self._hold(node, scene) or self._settle(node, scene):
+                scenes.append((node, self._released.get(name, scene)))
                 continue
+            scenes.append((node, scene))
             if (stop := self._first_stop(ADMIT, node, scene)) is not None:
                 self._stop(name, stop.verdict.rule, stop)
                 continue
@@ -205,7 +205,7 @@ class Lifecycle:
             # happens to it.
             desired = self.desired.get(node.name)
             if (desired is None or desired.status != TRUE) and any(
-                r.check(node, scene) is not None for r in self._stage[COUNT]
+                r.counts(node, scene) for r in self._counters
             ):
                 counts = self._occupy(node.name)
                 if node.name in self.verdicts:
@@ -270,11 +270,11 @@ class Lifecycle:
             held=Condition(self.policy.in_progress, FALSE, reason, stop.message),
             since=self.now,
         )
-        settled = self._first_stop(SETTLE, node, released)
-        counts = self._occupy(node.name) if settled is not None and settled.occupies else ()
-        self._set(
-            node.name, FALSE, reason, stop.message, replace(stop.verdict, counts_toward=counts)
-        )
+        # Settling from now on: each settling rule sets its wake-up; whether it takes its
+        # places all the same is asked with the other nodes' (:meth:`run`).
+        self._first_stop(SETTLE, node, released)
+        self._released[node.name] = released
+        self._set(node.name, FALSE, reason, stop.message, stop.verdict)
 
     def _settle(self, node: NodeView, scene: Scene) -> bool:
         """A node not holding it that a rule keeps out, its condition as written."""

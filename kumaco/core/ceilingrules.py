@@ -13,6 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kumaco.core.ceilings import Ceiling, parse_ceiling
+from kumaco.core.errors import InvalidInput, excerpt
+from kumaco.core.labelsyntax import qualified_name_problems
 from kumaco.core.nodes import NodeView
 from kumaco.core.policy import (
     CEILING,
@@ -20,6 +23,7 @@ from kumaco.core.policy import (
     GLOBAL,
     TOPOLOGY_CEILING_REACHED,
     WINDOW_BUDGET_REACHED,
+    Flag,
     Ground,
     Place,
     Rule,
@@ -33,6 +37,7 @@ class CeilingRule(Rule):
     """A ceiling rule: a node waits while one of its places that can stop it is full."""
 
     stage = CEILING
+    waits = True
 
     def check(self, node: NodeView, scene: Scene) -> Stop | None:
         full = next((p for p in scene.places if not p.room_for(node.name)), None)
@@ -53,13 +58,50 @@ _AT_ONCE = "may be in maintenance at once"
 
 @dataclass(frozen=True)
 class GlobalCeiling(CeilingRule):
-    """``--max-in-progress``: at most so many nodes in scope at once."""
+    """``--max-in-progress``: at most so many nodes in scope at once.
+
+    Its presence turns the admission lifecycle on (:attr:`Policy.ceiling
+    <kumaco.core.policy.Policy.ceiling>`).
+    """
 
     reason = CEILING_REACHED
+    flag = Flag(
+        "--max-in-progress",
+        "ceiling of nodes with MaintenanceInProgress at once (default: unset, "
+        "MaintenanceInProgress is not managed)",
+        "N|P%",
+        parse_ceiling,
+        needs_ceiling=False,
+    )
+    ceiling: Ceiling
+
+    @classmethod
+    def configured(cls, value: object) -> GlobalCeiling | None:
+        # 0 is a ceiling (a pause), not "off".
+        return cls(value) if isinstance(value, Ceiling) else None
+
+    def setting(self) -> str:
+        return str(self.ceiling)
+
+    def global_ceiling(self) -> Ceiling | None:
+        return self.ceiling
 
     def places(self, ground: Ground) -> Sequence[Place]:
-        assert ground.policy.ceiling is not None
-        return (Place(GLOBAL, ground.policy.ceiling.limit(len(ground.in_scope))),)
+        return (Place(GLOBAL, self.ceiling.limit(len(ground.in_scope))),)
+
+
+def parse_group_ceiling(text: str) -> tuple[str, Ceiling]:
+    """One ``KEY=N|P%`` of ``--max-in-progress-per``."""
+    key, sep, ceiling = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise InvalidInput(
+            f"{excerpt(text)} is not KEY=N or KEY=P% (e.g. topology.kubernetes.io/zone=1)"
+        )
+    problems = qualified_name_problems(key)
+    if problems:
+        raise InvalidInput(f"{excerpt(key)} is not a label key: {'; '.join(problems)}")
+    return key, parse_ceiling(ceiling.strip())
 
 
 @dataclass(frozen=True)
@@ -67,10 +109,33 @@ class GroupCeilings(CeilingRule):
     """``--max-in-progress-per KEY=N``: at most so many of each group of nodes by that label."""
 
     reason = TOPOLOGY_CEILING_REACHED
+    flag = Flag(
+        "--max-in-progress-per",
+        "at most N (or P%%) in progress per value of the node label KEY; nodes without it "
+        "form one group (repeatable, e.g. topology.kubernetes.io/zone=1; default: none)",
+        "KEY=N|P%",
+        parse_group_ceiling,
+        kind="repeat",
+    )
+    #: (label key, ceiling) pairs, each key once.
+    per: tuple[tuple[str, Ceiling], ...]
+
+    @classmethod
+    def configured(cls, value: object) -> GroupCeilings | None:
+        if not isinstance(value, tuple) or not value:
+            return None
+        keys = [k for k, _c in value]
+        twice = next((k for k in keys if keys.count(k) > 1), None)
+        if twice is not None:
+            raise InvalidInput(f"{twice} is given twice")
+        return cls(value)
+
+    def setting(self) -> str:
+        return ",".join(f"{k}={c}" for k, c in self.per)
 
     def places(self, ground: Ground) -> Sequence[Place]:
         out: list[Place] = []
-        for key, ceiling in ground.policy.ceilings_per:
+        for key, ceiling in self.per:
             groups: dict[str, set[str]] = {}
             for name in ground.in_scope:
                 node = ground.nodes.get(name)

@@ -161,6 +161,19 @@ def overflow_hint(text: str) -> str:
     return ""
 
 
+def parse_flag_duration(text: str) -> int:
+    """A flag's Go duration in ns, 0 or more; :class:`InvalidInput` with the fix otherwise."""
+    try:
+        ns = parse_go_duration(text)
+    except InvalidInput as exc:
+        why = overflow_hint(text)
+        fix = f"; {why}" if why else " (e.g. 90s, 10m, 1h30m)"
+        raise InvalidInput(f"{exc.reason}{fix}") from None
+    if ns < 0:
+        raise InvalidInput("must not be negative")
+    return ns
+
+
 def parse_window_duration(text: str) -> int:
     """Parse a window's ``duration``: Go syntax, and strictly greater than zero."""
     ns = parse_go_duration(text)

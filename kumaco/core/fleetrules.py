@@ -1,8 +1,8 @@
-"""What fleets ask for (issue 28): an admission rate, one group at a time, spacing per node.
+"""What fleets ask for: an admission rate, one group at a time, spacing per node.
 
 Contract: pure, no I/O, no clock. Three immutable :class:`~kumaco.core.policy.Rule`
-objects, listed in :data:`kumaco.core.rules.DEFAULT_RULES`; each is off until its flag
-sets its :class:`~kumaco.core.policy.Policy` field, and none ever revokes a holder:
+objects, each configured by its own flag (listed in :data:`kumaco.core.rulebook.RULEBOOK`);
+each is in force only when its flag is set, and none ever revokes a holder:
 
 * :class:`AdmissionRateLimit` (``CEILING``, ``--admission-rate N/DURATION``): at most N
   nodes start maintenance (``MaintenanceInProgress`` becomes True) in any sliding
@@ -45,7 +45,9 @@ from dataclasses import dataclass
 
 from kumaco.core.boots import admitted_on
 from kumaco.core.ceilingrules import CeilingRule
-from kumaco.core.durations import SECOND, format_go_duration
+from kumaco.core.durations import SECOND, format_go_duration, parse_flag_duration
+from kumaco.core.errors import InvalidInput, excerpt
+from kumaco.core.labelsyntax import qualified_name_problems
 from kumaco.core.nodes import TRUE, Condition, NodeView
 from kumaco.core.policy import (
     ADMISSION_RATE_REACHED,
@@ -55,6 +57,7 @@ from kumaco.core.policy import (
     TIMED_OUT,
     TOO_SOON,
     CeilingUse,
+    Flag,
     Ground,
     Place,
     Policy,
@@ -63,7 +66,7 @@ from kumaco.core.policy import (
     Stop,
     Verdict,
 )
-from kumaco.core.rates import AdmissionRate
+from kumaco.core.rates import AdmissionRate, parse_admission_rate
 from kumaco.core.times import format_exact_instant, format_instant, parse_timestamp, transitioned
 
 __all__ = [
@@ -71,6 +74,7 @@ __all__ = [
     "NodeMinInterval",
     "OneGroupAtATime",
     "admissions_of",
+    "parse_label_key",
     "recorded_admissions",
     "with_admissions",
 ]
@@ -189,11 +193,20 @@ class AdmissionRateLimit(CeilingRule):
     """``--admission-rate N/DURATION``: at most N admissions in any sliding DURATION."""
 
     reason = ADMISSION_RATE_REACHED
+    flag = Flag(
+        "--admission-rate",
+        "at most N nodes start maintenance in any sliding DURATION, on top of the "
+        "ceilings (e.g. 10/1h; default: off)",
+        "N/DURATION",
+        parse_admission_rate,
+    )
+    rate: AdmissionRate
+
+    def setting(self) -> str:
+        return str(self.rate)
 
     def places(self, ground: Ground) -> Sequence[Place]:
-        rate = ground.policy.admission_rate
-        if rate is None:
-            return ()
+        rate = self.rate
         events = [
             (t, name)
             for name, held in _held(ground)
@@ -228,9 +241,7 @@ class AdmissionRateLimit(CeilingRule):
         self, message: str, held: Condition | None, status: str, policy: Policy, now: int
     ) -> str:
         """The message with this node's admissions recorded (see the module contract)."""
-        rate = policy.admission_rate
-        if rate is None:
-            return message
+        rate = self.rate
         marks = admissions_of(held)
         was = held is not None and held.status == TRUE
         if status == TRUE and not was:  # admitted now: this write carries its instant
@@ -276,16 +287,37 @@ def _group(node: NodeView | None, key: str) -> str:
 _RELEASED = (FINISHED, TIMED_OUT, TOO_SOON)
 
 
+def parse_label_key(text: str) -> str:
+    """A node label key (a Kubernetes qualified name)."""
+    problems = qualified_name_problems(text)
+    if problems:
+        raise InvalidInput(
+            f"{excerpt(text)} is not a label key: {'; '.join(problems)} "
+            "(e.g. topology.kubernetes.io/zone)"
+        )
+    return text
+
+
 @dataclass(frozen=True)
 class OneGroupAtATime(CeilingRule):
     """``--one-group-at-a-time KEY``: the nodes taking places share one value of KEY."""
 
     reason = ANOTHER_GROUP_IN_PROGRESS
+    flag = Flag(
+        "--one-group-at-a-time",
+        "nodes in maintenance all share one value of the node label KEY; the next "
+        "group goes when this one has no eligible node left (e.g. topology.kubernetes.io/zone; "
+        "default: off)",
+        "KEY",
+        parse_label_key,
+    )
+    key: str
+
+    def setting(self) -> str:
+        return self.key
 
     def places(self, ground: Ground) -> Sequence[Place]:
-        key = ground.policy.one_group_at_a_time
-        if key is None:
-            return ()
+        key = self.key
         group_of = {n: _group(ground.nodes.get(n), key) for n in ground.in_scope}
         latest: tuple[int, int, str] | None = None
         for name, held in _held(ground):
@@ -329,12 +361,23 @@ class NodeMinInterval(Rule):
 
     reason = TOO_SOON
     stage = ADMIT
+    flag = Flag(
+        "--node-min-interval",
+        "a node whose previous maintenance ended less than DURATION ago is not admitted "
+        "again (default: off)",
+        "DURATION",
+        parse_flag_duration,
+    )
+    interval: int
+
+    def setting(self) -> str:
+        return format_go_duration(self.interval)
 
     def check(self, node: NodeView, scene: Scene) -> Stop | None:
         ends = self.next_change(node, scene)
         if ends is None or scene.now >= ends:
             return None
-        interval = format_go_duration(scene.policy.node_min_interval)
+        interval = format_go_duration(self.interval)
         assert scene.held is not None
         return Stop(
             f"too soon after its last maintenance (ended {scene.held.last_transition_time}): "
@@ -344,8 +387,8 @@ class NodeMinInterval(Rule):
         )
 
     def next_change(self, node: NodeView, scene: Scene) -> int | None:
-        held, interval = scene.held, scene.policy.node_min_interval
-        if not interval or held is None or held.status == TRUE or scene.since is None:
+        held, interval = scene.held, self.interval
+        if held is None or held.status == TRUE or scene.since is None:
             return None
         if held.reason not in _RELEASED:
             return None

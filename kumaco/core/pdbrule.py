@@ -1,12 +1,13 @@
 """``--respect-pdbs``: a node is not admitted while a PodDisruptionBudget would refuse its drain.
 
 Contract: pure. :class:`RespectDisruptionBudgets` is an ``ADMIT``-stage
-:class:`~kumaco.core.policy.Rule` (listed in :data:`kumaco.core.rules.DEFAULT_RULES`):
-with :attr:`Policy.respect_pdbs <kumaco.core.policy.Policy.respect_pdbs>`, a candidate
-whose :attr:`Scene.refused_by <kumaco.core.policy.Scene.refused_by>` names budgets --
+:class:`~kumaco.core.policy.Rule` (in :data:`kumaco.core.rulebook.RULEBOOK`), in force
+with its flag: it reads pods and PodDisruptionBudgets from the cluster
+(:attr:`~kumaco.core.policy.Rule.cluster_reads`), and a candidate whose
+:attr:`Scene.refused_by <kumaco.core.policy.Scene.refused_by>` names budgets --
 the planner's input, computed by :mod:`kumaco.core.disruptions` -- stays out with reason
-``DisruptionBudgetExhausted``, its message and :attr:`Verdict.budgets
-<kumaco.core.policy.Verdict.budgets>` naming them (``namespace/name``). It takes no place
+``DisruptionBudgetExhausted``, its message and its :class:`Budgets` detail naming them
+(``namespace/name``). It takes no place
 in any ceiling, so the next candidate in the admission order gets its turn, and it keeps
 its own place in that order (its request is as old as it was). It never stops or revokes
 a holder (no :attr:`Stop.held <kumaco.core.policy.Stop.held>`): a node being drained
@@ -18,10 +19,20 @@ windows open at once, admissions wait for the first LIST.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from kumaco.core.disruptions import NOT_LISTED
 from kumaco.core.nodes import NodeView
-from kumaco.core.policy import ADMIT, DISRUPTION_BUDGET_EXHAUSTED, Rule, Scene, Stop, Verdict
+from kumaco.core.policy import (
+    ADMIT,
+    DISRUPTION_BUDGET_EXHAUSTED,
+    Detail,
+    Flag,
+    Rule,
+    Scene,
+    Stop,
+    Verdict,
+)
 
 
 def refusal_message(budgets: tuple[str, ...]) -> str:
@@ -33,15 +44,44 @@ def refusal_message(budgets: tuple[str, ...]) -> str:
 
 
 @dataclass(frozen=True)
+class Budgets(Detail):
+    """The PodDisruptionBudgets (``namespace/name``) that would refuse draining the node now."""
+
+    key: ClassVar[str] = "disruptionBudgets"
+    budgets: tuple[str, ...]
+
+    def json(self) -> object:
+        return list(self.budgets)
+
+    def text(self) -> str:
+        return "refused by PDB " + ",".join(self.budgets) if self.budgets else ""
+
+
+#: The API resources the rule reads (``kumaco run`` watches them; offline: ``--pods``, ``--pdbs``).
+PODS, PDBS = "pods", "poddisruptionbudgets"
+
+
+@dataclass(frozen=True)
 class RespectDisruptionBudgets(Rule):
-    """Not admitted while a PodDisruptionBudget would refuse evicting one of its pods."""
+    """``--respect-pdbs``: not admitted while a PodDisruptionBudget would refuse evicting a pod."""
 
     reason = DISRUPTION_BUDGET_EXHAUSTED
     stage = ADMIT
+    flag = Flag(
+        "--respect-pdbs",
+        "admit no node whose drain a PodDisruptionBudget would refuse now (needs "
+        "--max-in-progress; run: watches pods and PDBs, offline: --pods and --pdbs; "
+        "default: off)",
+        "BOOL",
+        kind="bool",
+    )
+    cluster_reads = frozenset((PODS, PDBS))
+    details = (Budgets,)
 
     def check(self, node: NodeView, scene: Scene) -> Stop | None:
-        if not scene.policy.respect_pdbs or not scene.refused_by:
+        if not scene.refused_by:
             return None
         budgets = scene.refused_by
         named = () if budgets == NOT_LISTED else budgets
-        return Stop(refusal_message(budgets), Verdict(DISRUPTION_BUDGET_EXHAUSTED, budgets=named))
+        verdict = Verdict(DISRUPTION_BUDGET_EXHAUSTED, details=(Budgets(named),))
+        return Stop(refusal_message(budgets), verdict)

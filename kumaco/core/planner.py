@@ -183,8 +183,8 @@ def plan(
 ) -> Plan:
     """Compute each in-scope node's desired conditions at instant ``now``.
 
-    ``refusals``: with ``policy.respect_pdbs``, node name -> the PodDisruptionBudgets
-    that would refuse draining it now (:mod:`kumaco.core.disruptions`).
+    ``refusals``: for a rule that reads PodDisruptionBudgets, node name -> those that
+    would refuse draining it now (:mod:`kumaco.core.disruptions`).
     """
     windows = tuple(windows)
     in_scope = frozenset(policy.scope.select(nodes.index))
@@ -232,6 +232,7 @@ def plan(
         ceilings=tuple(p.use() for p in lifecycle.pools) if lifecycle else (),
         planned_lead=policy.planned_lead,
         leads=ahead.leads if ahead else {},
+        details=tuple(d for r in policy.rules for d in r.details) if lifecycle else (),
     )
 
 

@@ -21,13 +21,12 @@ stopped (:meth:`Place.admitted`); a rule may keep a record in the messages it is
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, Literal, TypeVar
 
 from kumaco.core.ceilings import Ceiling
 from kumaco.core.nodes import TRUE, Condition, NodeSet, NodeView
-from kumaco.core.rates import AdmissionRate
 from kumaco.core.selectors import Selector, parse_selector
 from kumaco.core.windows import WindowState
 
@@ -87,42 +86,41 @@ NOT_PLANNED = "NoMaintenancePlanned"
 
 @dataclass(frozen=True)
 class Policy:
-    """What the operator configured: scope, condition names, the ceilings and their rules.
+    """What the operator configured: scope, condition names, and the admission rules.
 
-    Durations are in ns; 0 (or None) turns a rule off.
+    Each rule carries its own configuration (:class:`Rule`); the rules in force are
+    built from the flags in one place (:func:`kumaco.core.rulebook.build`).
+    MaintenanceInProgress is managed only when one of them puts a ceiling on every node
+    in scope (``--max-in-progress``: :attr:`ceiling`).
     """
 
     scope: Selector = field(default_factory=lambda: parse_selector(""))
     under_maintenance: str = UNDER_MAINTENANCE
     in_progress: str = IN_PROGRESS
-    ceiling: Ceiling | None = None
     require: tuple[str, ...] = ()
     block: tuple[str, ...] = ()
-    #: ``--max-in-progress-per KEY=N``: (label key, ceiling) pairs.
-    ceilings_per: tuple[tuple[str, Ceiling], ...] = ()
-    release_delay: int = 0
-    in_progress_timeout: int | None = None
-    count_unavailable: bool = False
-    admission_cutoff: int = 0
     #: This instance's field manager: a condition last written by another kumaco
     #: instance (a manager named ``kumaco/...``) is not written (:func:`changes`).
     manager: str = ""
-    #: The admission rules, in the order they are applied (None: the default rules,
-    #: :data:`kumaco.core.rules.DEFAULT_RULES`; :func:`kumaco.core.rules.rules_of`).
-    rules: tuple[Rule, ...] | None = None
-    #: ``--respect-pdbs``: no admission while a PodDisruptionBudget would refuse the drain
-    #: (the refusals are the planner's input: :func:`kumaco.core.planner.plan`).
-    respect_pdbs: bool = False
+    #: The admission rules in force, in the order they are applied.
+    rules: tuple[Rule, ...] = ()
     #: ``--planned-lead``: MaintenancePlanned is True this long before a window puts a
     #: node under maintenance (0: the condition is not managed); ``--planned-condition``.
     planned_lead: int = 0
     planned: str = MAINTENANCE_PLANNED
-    #: ``--admission-rate N/DURATION``: at most N admissions in any sliding DURATION.
-    admission_rate: AdmissionRate | None = None
-    #: ``--one-group-at-a-time KEY``: the label key whose values take turns.
-    one_group_at_a_time: str | None = None
-    #: ``--node-min-interval``: a node's next maintenance starts no sooner after its last.
-    node_min_interval: int = 0
+
+    @property
+    def ceiling(self) -> Ceiling | None:
+        """The ceiling on every node in scope (None: MaintenanceInProgress is not managed)."""
+        return next((c for r in self.rules if (c := r.global_ceiling()) is not None), None)
+
+    def rule(self, kind: type[R]) -> R | None:
+        """The rule of that class in force (None: it is off)."""
+        return next((r for r in self.rules if isinstance(r, kind)), None)
+
+    def reads_cluster(self, resource: str) -> bool:
+        """Whether a rule in force reads ``resource`` (a plural API resource) from the cluster."""
+        return any(resource in r.cluster_reads for r in self.rules)
 
     @property
     def owned(self) -> tuple[str, ...]:
@@ -154,10 +152,10 @@ class Verdict:
     stopped it and ``holders`` the nodes occupying it; ``counts_toward`` the
     ceilings the node occupies a place in; ``until`` when a time-bound rule
     (release delay, cutoff, timeout) changes its answer; ``cause`` why a
-    holder is released by this plan (``CAUSE_*``); ``stale`` the required
-    conditions not reported since the node's observed reboot; ``boot`` the
-    node's boot ID as kept in messages (None: the node reports none, so only
-    a required condition clearing ends its maintenance).
+    holder is released by this plan (``CAUSE_*``); ``boot`` the node's boot ID
+    as kept in messages (None: the node reports none, so only a required
+    condition clearing ends its maintenance); ``details`` what the deciding rule
+    adds of its own (:class:`Detail`), which the views render generically.
     """
 
     rule: str
@@ -168,10 +166,12 @@ class Verdict:
     counts_toward: tuple[str, ...] = ()
     until: int | None = None
     cause: str | None = None
-    stale: tuple[str, ...] = ()
     boot: str | None = None
-    #: The PodDisruptionBudgets (``namespace/name``) that would refuse draining it now.
-    budgets: tuple[str, ...] = ()
+    details: tuple[Detail, ...] = ()
+
+    def detail(self, kind: type[D]) -> D | None:
+        """The detail of that class the deciding rule added (None: none)."""
+        return next((d for d in self.details if isinstance(d, kind)), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,6 +244,8 @@ class Plan:
     #: (for the windows that select nodes in scope): the ``WindowPlanned`` Events.
     planned_lead: int = 0
     leads: Mapping[str, int] = field(default_factory=dict)
+    #: The :class:`Detail` kinds the rules in force may add (``plan -o json`` shows each).
+    details: tuple[type[Detail], ...] = ()
 
     def node(self, name: str) -> NodePlan | None:
         return next((n for n in self.nodes if n.name == name), None)
@@ -256,8 +258,9 @@ class Plan:
 #: rule is the condition's reason); ``SETTLE`` for one that does not hold it -- a stop keeps
 #: it out, its condition as written; ``ADMIT`` for every other node -- a stop keeps it out
 #: (its verdict's rule is the reason), and a stop with :attr:`Stop.held` holds a holder
-#: with that phrase; ``COUNT`` -- a stop makes a node that does not hold it take its places
-#: anyway; ``CEILING`` for the candidates left, in admission order -- a rule keeps places
+#: with that phrase; ``COUNT`` for a rule that stops nobody and only counts nodes toward
+#: the ceilings (:meth:`Rule.counts`, which a rule of any stage may answer); ``CEILING``
+#: for the candidates left, in admission order -- a rule keeps places
 #: (:meth:`Rule.places`) and stops a node when one of them has no room.
 HOLD, SETTLE, ADMIT, COUNT, CEILING = "hold", "settle", "admit", "count", "ceiling"
 STAGES = (HOLD, SETTLE, ADMIT, COUNT, CEILING)
@@ -336,14 +339,63 @@ class Stop:
     """A rule's answer when it stops a node: the verdict, and the condition's message.
 
     ``held``: for an ``ADMIT`` rule that also stops a holder, why it would not be
-    admitted now (``MaintenanceNotFinished``'s message); ``occupies``: the node takes
-    a place in every ceiling that covers it all the same.
+    admitted now (``MaintenanceNotFinished``'s message).
     """
 
     message: str
     verdict: Verdict
     held: str | None = None
-    occupies: bool = False
+
+
+R = TypeVar("R", bound="Rule")
+D = TypeVar("D", bound="Detail")
+
+
+class Detail(ABC):
+    """What a rule adds to a :class:`Verdict` of its own: typed, rendered generically.
+
+    ``key`` is its field in ``plan -o json`` (present on every node while its rule is in
+    force: :meth:`empty`); :meth:`text` its part of the plan table's DETAIL column.
+    """
+
+    key: ClassVar[str]
+
+    @abstractmethod
+    def json(self) -> object:
+        """Its value in ``plan -o json``."""
+
+    @abstractmethod
+    def text(self) -> str:
+        """Its phrase in the plan table ('' to show nothing)."""
+
+    @classmethod
+    def empty(cls) -> object:
+        """Its ``plan -o json`` value on a node it says nothing of."""
+        return []
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A rule's command-line flag: how an operator configures it.
+
+    ``parse`` turns the flag's text into the rule's configuration and raises
+    :class:`~kumaco.core.errors.InvalidInput` (the reason, with the fix) otherwise;
+    ``kind``: ``value`` (one value), ``bool`` (``--flag`` or ``--flag=BOOL``) or
+    ``repeat`` (repeatable; ``parse`` gets each value); ``needs_ceiling``: it decides
+    MaintenanceInProgress, so it is refused without ``--max-in-progress``.
+    """
+
+    name: str
+    help: str
+    metavar: str = ""
+    parse: Callable[[str], object] = str
+    kind: Literal["value", "bool", "repeat"] = "value"
+    needs_ceiling: bool = True
+
+    @property
+    def dest(self) -> str:
+        """Its attribute in parsed arguments (``--admission-rate`` -> ``admission_rate``)."""
+        return self.name.lstrip("-").replace("-", "_")
 
 
 class Rule(ABC):
@@ -353,14 +405,48 @@ class Rule(ABC):
     reason: ClassVar[str]
     #: Where the lifecycle applies it (:data:`STAGES`).
     stage: ClassVar[str]
+    #: Its flag (None: always in force, configured by the condition names alone).
+    flag: ClassVar[Flag | None] = None
+    #: Whether a node it keeps out *waits* (only the schedule or the fleet keeps it out:
+    #: :mod:`kumaco.core.waiting`), rather than being kept out by itself or on purpose.
+    waits: ClassVar[bool] = False
+    #: The API resources (plural) it reads beyond nodes and ConfigMaps (``run`` watches
+    #: them, the offline commands read them from files).
+    cluster_reads: ClassVar[frozenset[str]] = frozenset()
+    #: The :class:`Detail` classes its verdicts carry (their keys show in ``plan -o json``).
+    details: ClassVar[tuple[type[Detail], ...]] = ()
+
+    @classmethod
+    def configured(cls: type[R], value: object) -> R | None:
+        """The rule as its flag's parsed ``value`` configures it (None: off).
+
+        A rule without a flag is always in force: ``value`` is None.
+        """
+        if cls.flag is None:
+            return cls()
+        if value in (None, False, 0, (), ""):
+            return None
+        return cls() if cls.flag.kind == "bool" else cls(value)  # type: ignore[call-arg]
+
+    def setting(self) -> str:
+        """Its configuration as the flag's value ('' for a rule without a value)."""
+        return ""
+
+    def global_ceiling(self) -> Ceiling | None:
+        """The ceiling it puts on every node in scope (``--max-in-progress`` alone has one)."""
+        return None
+
+    def counts(self, node: NodeView, scene: Scene) -> bool:
+        """Whether ``node``, not holding MaintenanceInProgress, takes its places all the same."""
+        return False
 
     def reads(self, policy: Policy) -> frozenset[str]:
         """The condition types it reads under ``policy`` (beyond kumaco's own conditions)."""
         return frozenset()
 
-    @abstractmethod
     def check(self, node: NodeView, scene: Scene) -> Stop | None:
         """Its answer for ``node``: a :class:`Stop`, or None when it lets the node through."""
+        return None
 
     def next_change(self, node: NodeView, scene: Scene) -> int | None:
         """When its answer for ``node`` may next change by time alone (None: never)."""

@@ -14,13 +14,11 @@ policy's :attr:`~kumaco.core.policy.Policy.rules`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from kumaco.core.boots import Report, admitted_on, last_reports, reboot_of, rebooted_message
-from kumaco.core.ceilingrules import GlobalCeiling, GroupCeilings, WindowBudgets
-from kumaco.core.durations import format_go_duration
-from kumaco.core.fleetrules import AdmissionRateLimit, NodeMinInterval, OneGroupAtATime
+from kumaco.core.durations import format_go_duration, parse_flag_duration
 from kumaco.core.nodes import READY, Condition, NodeView
-from kumaco.core.pdbrule import RespectDisruptionBudgets
 from kumaco.core.policy import (
     ADMISSION_CUTOFF,
     ADMIT,
@@ -40,6 +38,8 @@ from kumaco.core.policy import (
     SETTLE,
     TIMED_OUT,
     UNAVAILABLE,
+    Detail,
+    Flag,
     Policy,
     Rule,
     Scene,
@@ -120,10 +120,10 @@ def _released_as(scene: Scene, reason: str) -> bool:
     return scene.held is not None and scene.held.reason == reason
 
 
-def _as_written(scene: Scene, verdict: Verdict, occupies: bool = False) -> Stop:
+def _as_written(scene: Scene, verdict: Verdict) -> Stop:
     """A settling rule's stop: the node keeps its MaintenanceInProgress as written."""
     assert scene.held is not None
-    return Stop(scene.held.message, verdict, occupies=occupies)
+    return Stop(scene.held.message, verdict)
 
 
 def _since_plus(scene: Scene, duration: int | None) -> int | None:
@@ -182,21 +182,30 @@ class RequirementCleared(_ReadsRequired):
 
 @dataclass(frozen=True)
 class InProgressTimeout(Rule):
-    """A holder held ``in_progress_timeout`` or longer is revoked (with required conditions)."""
+    """``--in-progress-timeout``: a holder held this long is revoked (with required conditions)."""
 
     reason = CAUSE_TIMED_OUT
     stage = HOLD
+    flag = Flag(
+        "--in-progress-timeout",
+        "revoke MaintenanceInProgress held longer than DURATION (kured's --lock-ttl; "
+        "default: off, only reported)",
+        "DURATION",
+        parse_flag_duration,
+    )
+    timeout: int
+
+    def setting(self) -> str:
+        return format_go_duration(self.timeout)
 
     def check(self, node: NodeView, scene: Scene) -> Stop | None:
         ends = self.next_change(node, scene)
         if ends is None or scene.now < ends:
             return None
-        policy = scene.policy
-        assert policy.in_progress_timeout is not None
         return Stop(
-            f"held {format_go_duration(policy.in_progress_timeout)} or longer "
+            f"held {format_go_duration(self.timeout)} or longer "
             "(in-progress timeout); not admitted again until "
-            + ", ".join(policy.require)
+            + ", ".join(scene.policy.require)
             + " clears",
             Verdict(TIMED_OUT, missing=(), until=None, cause=CAUSE_TIMED_OUT),
         )
@@ -204,7 +213,7 @@ class InProgressTimeout(Rule):
     def next_change(self, node: NodeView, scene: Scene) -> int | None:
         if not scene.policy.require:
             return None
-        return _since_plus(scene, scene.policy.in_progress_timeout)
+        return _since_plus(scene, self.timeout)
 
 
 # ----------------------------------------------------------------------------- settling
@@ -227,24 +236,38 @@ class TimedOutUntilCleared(_ReadsRequired):
 
 @dataclass(frozen=True)
 class ReleaseDelay(Rule):
-    """A node released less than ``release_delay`` ago is not admitted again yet.
+    """``--release-delay``: a node released less than that ago is not admitted again yet.
 
     It still counts toward every ceiling it would count toward until the delay ends.
     """
 
     reason = RELEASE_DELAY
     stage = SETTLE
+    flag = Flag(
+        "--release-delay",
+        "a node released less than DURATION ago still counts toward the ceilings "
+        "(kured's --lock-release-delay; default: off)",
+        "DURATION",
+        parse_flag_duration,
+    )
+    delay: int
+
+    def setting(self) -> str:
+        return format_go_duration(self.delay)
 
     def check(self, node: NodeView, scene: Scene) -> Stop | None:
-        ends = self.next_change(node, scene)
-        if ends is None or scene.now >= ends:
+        if not self.counts(node, scene):
             return None
-        return _as_written(scene, Verdict(RELEASE_DELAY, until=ends), occupies=True)
+        return _as_written(scene, Verdict(RELEASE_DELAY, until=self.next_change(node, scene)))
+
+    def counts(self, node: NodeView, scene: Scene) -> bool:
+        ends = self.next_change(node, scene)
+        return ends is not None and scene.now < ends
 
     def next_change(self, node: NodeView, scene: Scene) -> int | None:
         if not _released_as(scene, FINISHED):
             return None
-        return _since_plus(scene, scene.policy.release_delay)
+        return _since_plus(scene, self.delay)
 
 
 @dataclass(frozen=True)
@@ -262,6 +285,20 @@ class FinishedIdle(_ReadsRequired):
 
 
 @dataclass(frozen=True)
+class NotReported(Detail):
+    """The required conditions not reported since the node's observed reboot."""
+
+    key: ClassVar[str] = "notReportedSinceReboot"
+    stale: tuple[str, ...]
+
+    def json(self) -> object:
+        return list(self.stale)
+
+    def text(self) -> str:
+        return "not reported since the reboot: " + ",".join(self.stale)
+
+
+@dataclass(frozen=True)
 class ReportedSinceReboot(_ReadsRequired):
     """Released by a reboot: a required condition still as it was at the reboot is the old request.
 
@@ -271,6 +308,7 @@ class ReportedSinceReboot(_ReadsRequired):
 
     reason = NOT_REPORTED_SINCE_REBOOT
     stage = SETTLE
+    details = (NotReported,)
 
     def check(self, node: NodeView, scene: Scene) -> Stop | None:
         held, since, policy = scene.held, scene.since, scene.policy
@@ -283,7 +321,9 @@ class ReportedSinceReboot(_ReadsRequired):
             return _as_written(scene, Verdict(REBOOTED_IN_WINDOW)) if scene.windows else None
         stale = not_reported_since(node, policy.require, held)
         return (
-            _as_written(scene, Verdict(NOT_REPORTED_SINCE_REBOOT, stale=stale)) if stale else None
+            _as_written(scene, Verdict(NOT_REPORTED_SINCE_REBOOT, details=(NotReported(stale),)))
+            if stale
+            else None
         )
 
 
@@ -310,6 +350,7 @@ class WindowClosed(Rule):
 
     reason = NOT_UNDER_MAINTENANCE
     stage = ADMIT
+    waits = True
 
     def check(self, node: NodeView, scene: Scene) -> Stop | None:
         if scene.windows:
@@ -358,10 +399,22 @@ class Blocked(Rule):
 
 @dataclass(frozen=True)
 class Cutoff(Rule):
-    """Not admitted when its maintenance closes less than ``admission_cutoff`` away."""
+    """``--admission-cutoff``: not admitted when its maintenance closes less than that away."""
 
     reason = ADMISSION_CUTOFF
     stage = ADMIT
+    waits = True
+    flag = Flag(
+        "--admission-cutoff",
+        "admit a node only if its maintenance window stays open at least DURATION longer "
+        "(default: off)",
+        "DURATION",
+        parse_flag_duration,
+    )
+    cutoff: int
+
+    def setting(self) -> str:
+        return format_go_duration(self.cutoff)
 
     def check(self, node: NodeView, scene: Scene) -> Stop | None:
         first_too_late = self.next_change(node, scene)
@@ -371,67 +424,39 @@ class Cutoff(Rule):
         assert closes is not None
         return Stop(
             f"too late to start: the window closes at {format_instant(closes)}, less than "
-            f"{format_go_duration(scene.policy.admission_cutoff)} away",
+            f"{format_go_duration(self.cutoff)} away",
             Verdict(ADMISSION_CUTOFF, until=closes),
         )
 
     def next_change(self, node: NodeView, scene: Scene) -> int | None:
         """The first instant too late (the cutoff passes: closes - admission_cutoff)."""
-        if not scene.policy.admission_cutoff or scene.closes is None:
+        if scene.closes is None:
             return None
-        return scene.closes - scene.policy.admission_cutoff + 1
+        return scene.closes - self.cutoff + 1
 
 
 @dataclass(frozen=True)
 class Unavailable(Rule):
-    """With ``count_unavailable``, an unavailable node counts toward its ceilings.
+    """``--count-unavailable``: an unavailable node counts toward its ceilings.
 
     Unavailable: not ``Ready=True``, or cordoned; one that does not hold it counts
-    toward every ceiling it falls under all the same.
+    toward every ceiling it falls under all the same. It stops nobody.
     """
 
     reason = UNAVAILABLE
     stage = COUNT
+    flag = Flag(
+        "--count-unavailable",
+        "nodes not Ready or cordoned count toward the ceilings",
+        "BOOL",
+        kind="bool",
+    )
 
     def reads(self, policy: Policy) -> frozenset[str]:
-        return frozenset((READY,)) if policy.count_unavailable else frozenset()
+        return frozenset((READY,))
 
-    def check(self, node: NodeView, scene: Scene) -> Stop | None:
-        if not scene.policy.count_unavailable:
-            return None
-        if not node.unschedulable and node.is_true(READY):
-            return None
-        return Stop("not Ready, or cordoned", Verdict(UNAVAILABLE), occupies=True)
-
-
-#: Every rule, in the order it is applied within its stage.
-DEFAULT_RULES: tuple[Rule, ...] = (
-    RebootObserved(),
-    RequirementCleared(),
-    InProgressTimeout(),
-    TimedOutUntilCleared(),
-    ReleaseDelay(),
-    FinishedIdle(),
-    ReportedSinceReboot(),
-    NodeMinInterval(),  # first of ADMIT: a node kept out keeps its reason (issue 28)
-    Frozen(),
-    WindowClosed(),
-    Required(),
-    Blocked(),
-    Cutoff(),
-    RespectDisruptionBudgets(),
-    Unavailable(),
-    GlobalCeiling(),
-    GroupCeilings(),
-    WindowBudgets(),
-    OneGroupAtATime(),
-    AdmissionRateLimit(),
-)
-
-
-def rules_of(policy: Policy) -> tuple[Rule, ...]:
-    """The rules ``policy`` is planned with."""
-    return DEFAULT_RULES if policy.rules is None else policy.rules
+    def counts(self, node: NodeView, scene: Scene) -> bool:
+        return node.unschedulable or not node.is_true(READY)
 
 
 def conditions_read(policy: Policy) -> frozenset[str]:
@@ -441,6 +466,6 @@ def conditions_read(policy: Policy) -> frozenset[str]:
     (the admission order reads the required ones, which :class:`Required` declares).
     """
     types = {policy.under_maintenance, policy.in_progress, *policy.owned}
-    for rule in rules_of(policy):
+    for rule in policy.rules:
         types |= rule.reads(policy)
     return frozenset(types)

@@ -1,11 +1,12 @@
-"""No forgotten node (issue 28): which nodes wait for maintenance, and since when.
+"""No forgotten node: which nodes wait for maintenance, and since when.
 
 Contract: pure, no I/O, no clock. A node *waits* when it asks for maintenance -- every
 required condition is True (with none configured: it is under maintenance) -- does not
 hold ``MaintenanceInProgress``, and only the schedule or the fleet keeps it out: its
-``MaintenanceInProgress`` reason is ``NotUnderMaintenance`` (no window open for it),
-``AdmissionCutoff``, or the reason of a ``CEILING`` rule (a ceiling, a group ceiling, a
-window budget, another group in progress, the admission rate). A node kept out by
+``MaintenanceInProgress`` reason is that of a rule that says so
+(:attr:`~kumaco.core.policy.Rule.waits`: no window open for it, the admission cutoff,
+a ceiling, a group ceiling, a window budget, another group in progress, the admission
+rate). A node kept out by
 itself or on purpose -- blocked, frozen, settling after its own maintenance (release
 delay, spacing, not reported since its reboot, timed out) -- is not waiting.
 
@@ -30,15 +31,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from kumaco.core.nodes import TRUE, NodeSet, NodeView
-from kumaco.core.policy import (
-    ADMISSION_CUTOFF,
-    CEILING,
-    NOT_UNDER_MAINTENANCE,
-    NodePlan,
-    Plan,
-    Policy,
-)
-from kumaco.core.rules import rules_of
+from kumaco.core.policy import NodePlan, Plan, Policy
+from kumaco.core.rulebook import RULEBOOK
 from kumaco.core.times import parse_timestamp
 
 __all__ = ["Waiter", "asked_since", "oldest_wait", "waiters", "waiters_as_written"]
@@ -57,9 +51,13 @@ class Waiter:
 
 
 def waiting_reasons(policy: Policy) -> frozenset[str]:
-    """The reasons a waiting node carries under ``policy``'s rules."""
-    ceilings = (r.reason for r in rules_of(policy) if r.stage == CEILING)
-    return frozenset((NOT_UNDER_MAINTENANCE, ADMISSION_CUTOFF, *ceilings))
+    """The reasons a waiting node carries under ``policy``'s rules.
+
+    Read as written (``kubectl kumaco status``, which knows no flags of the leader's),
+    a policy without rules takes every rule of the rulebook that keeps a node waiting.
+    """
+    rules = policy.rules or RULEBOOK
+    return frozenset(r.reason for r in rules if r.waits)
 
 
 def asked_since(

@@ -30,6 +30,7 @@ from kumaco.core.durations import SECOND, format_go_duration
 from kumaco.core.errors import one_line
 from kumaco.core.forecast import Forecast
 from kumaco.core.planner import ALLOWED, HELD, CeilingUse, NodePlan, Plan, Verdict
+from kumaco.core.policy import Detail
 from kumaco.core.times import format_instant
 from kumaco.core.waiting import SHOWN
 from kumaco.core.windows import InvalidWindow, Occurrence, Window
@@ -202,16 +203,16 @@ def _detail(v: Verdict | None) -> str:
         parts.append("counts toward " + ",".join(v.counts_toward))
     if v.cause is not None:
         parts.append("released: " + v.cause)
-    if v.stale:
-        parts.append("not reported since the reboot: " + ",".join(v.stale))
+    parts += (text for d in v.details if (text := d.text()))
     if v.boot is None and v.rule in (ALLOWED, HELD):
         parts.append("no bootID: ends only when a required condition clears")
-    if v.budgets:
-        parts.append("refused by PDB " + ",".join(v.budgets))
     return "; ".join(parts)
 
 
-def _verdict_json(v: Verdict | None, uses: dict[str, CeilingUse]) -> dict[str, object]:
+def _verdict_json(
+    v: Verdict | None, uses: dict[str, CeilingUse], details: tuple[type[Detail], ...]
+) -> dict[str, object]:
+    """A node's verdict in ``plan -o json``; each rule's details under their own keys."""
     if v is None:
         return {}
     ceiling = uses.get(v.ceiling) if v.ceiling is not None else None
@@ -225,9 +226,9 @@ def _verdict_json(v: Verdict | None, uses: dict[str, CeilingUse]) -> dict[str, o
         "countsToward": list(v.counts_toward),
         "until": None if v.until is None else format_instant(v.until),
         "releaseCause": v.cause,
-        "notReportedSinceReboot": list(v.stale),
         "bootID": v.boot,
-        "disruptionBudgets": list(v.budgets),
+        **{kind.key: kind.empty() for kind in details},
+        **{d.key: d.json() for d in v.details},
     }
 
 
@@ -242,7 +243,7 @@ def _plan_doc(result: Plan) -> object:
             "maintenanceInProgress": n.is_in_progress,
             "reason": (n.in_progress or n.under_maintenance).reason,
             "message": (n.in_progress or n.under_maintenance).message,
-            **_verdict_json(n.verdict, uses),
+            **_verdict_json(n.verdict, uses, result.details),
             **_planned_json(n),
         }
         for n in result.nodes

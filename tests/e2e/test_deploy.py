@@ -78,6 +78,7 @@ from tests.support.env.manifests import (
     rules_of,
 )
 from tests.support.judges.audit import forbidden, requests_of
+from tests.support.policies import policy_of
 
 T = TypeVar("T")
 
@@ -871,7 +872,7 @@ def policy(
     }
     try:
         c.apply_for_real(docs)
-        p = Policy(ns, c.core)
+        p = policy_of(ns, c.core)
         # Policies take effect asynchronously: wait until a known-bad window is rejected.
         # 20 s: the API server's policy informer (not timed), with room for a loaded machine.
         wait_for(lambda: not p.verdict({})[0], 20, "the admission policy to take effect", 0.2)

@@ -87,7 +87,7 @@ from kumaco.controller.loop import Controller
 from kumaco.controller.metrics import Metrics
 from kumaco.controller.options import EXIT_LEADERSHIP_LOST
 from kumaco.core.nodes import NodeSet, node_view
-from kumaco.core.planner import Ceiling, Policy, plan
+from kumaco.core.planner import Ceiling, plan
 from kumaco.core.selectors import parse_selector
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import Window
@@ -126,6 +126,7 @@ from tests.support.judges.audit import (
     unresolved_problems,
 )
 from tests.support.judges.figures import Figures
+from tests.support.policies import policy_of
 
 REPO = Path(__file__).resolve().parents[2]
 ALWAYS = {"startTime": "* * * * *", "duration": "2m", "nodeSelector": ""}
@@ -234,7 +235,7 @@ class Scenario:
         window = parse_window(self.ns, "always", ALWAYS)
         assert isinstance(window, Window)
         self.window = window
-        self.policy = Policy(
+        self.policy = policy_of(
             scope=parse_selector(f"{RUN_LABEL}={self.run}"),
             ceiling=Ceiling(CEILING),
             require=(REQUIRED,),

@@ -41,13 +41,14 @@ from typing import Any
 import yaml
 
 from kumaco.core.nodes import NodeSet, node_view
-from kumaco.core.planner import Policy, plan
+from kumaco.core.planner import plan
 from kumaco.core.selectors import parse_selector
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import InvalidWindow, Window
 from tests.support.env.harness import RUN_LABEL, UM, Api, Kumaco, log_message, unique, wait_for
 from tests.support.judges.corpus import HUGE_PATTERNS, INFLATE, ONE_MIB, inflated_value
 from tests.support.judges.figures import Figures
+from tests.support.policies import policy_of
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 WINDOW_LABEL = "kured.dev/maintenance-window"
@@ -201,7 +202,7 @@ def test_invalid_corpus_live_valid_windows_served_and_one_aggregated_warning_eac
         "--node-selector",
         f"{RUN_LABEL}={run}",
     )
-    policy = Policy(scope=parse_selector(f"{RUN_LABEL}={run}"))
+    policy = policy_of(scope=parse_selector(f"{RUN_LABEL}={run}"))
 
     def conditions_right() -> bool:
         current = [node_view(n) for n in raw.nodes(run).values()]

@@ -10,9 +10,10 @@ import datetime as dt
 from kumaco.controller.announce import ENDED, PLANNED, STARTED, UNBOUNDED, Announcer
 from kumaco.core.durations import SECOND
 from kumaco.core.nodes import NodeSet, node_view
-from kumaco.core.planner import Policy, plan
+from kumaco.core.planner import plan
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import Window
+from tests.support.policies import policy_of
 
 MIN = 60 * SECOND
 
@@ -28,7 +29,7 @@ def window(start: str, duration: str) -> Window:
 
 
 def step(a: Announcer, w: Window, now: int) -> list[tuple[str, str]]:
-    result = plan([w], NodeSet(), now, Policy())
+    result = plan([w], NodeSet(), now, policy_of())
     return [(x.reason, x.run) for x in a.step(result, {w.key: w}, now)]
 
 
@@ -73,7 +74,7 @@ def test_after_a_takeover_a_missed_end_is_announced_once_within_the_lookback() -
 def leads(a: Announcer, w: Window, now: int, lead: int = 60 * MIN) -> list[tuple[str, str, str]]:
     node = node_view({"metadata": {"name": "n"}})
     assert node is not None
-    result = plan([w], NodeSet([node]), now, Policy(planned_lead=lead))
+    result = plan([w], NodeSet([node]), now, policy_of(planned_lead=lead))
     return [(x.reason, x.run, x.note) for x in a.leads(result)]
 
 

@@ -14,8 +14,9 @@ import threading
 from typing import Any
 
 from kumaco.controller.budgets import PAGE_SIZE, BudgetStore
-from kumaco.core.planner import Policy, parse_ceiling
+from kumaco.core.planner import parse_ceiling
 from kumaco.kube.reflector import Reflector
+from tests.support.policies import policy_of
 from tests.unit import test_controller as harness
 from tests.unit.test_controller import MANAGER, MIP, REQ, UM, PatchNodeStatus, cm, node
 from tests.unit.test_disruptions import pdb, pod
@@ -87,7 +88,7 @@ def test_the_store_wakes_once_synced_and_then_only_when_an_answer_changes() -> N
     assert len(store) == 2  # w and w2; the DaemonSet's and the finished pod are not kept
 
 
-POLICY = Policy(manager=MANAGER, ceiling=parse_ceiling("1"), require=(REQ,), respect_pdbs=True)
+POLICY = policy_of(manager=MANAGER, ceiling=parse_ceiling("1"), require=(REQ,), respect_pdbs=True)
 
 
 def test_a_pass_writes_what_the_budgets_decide(make: Any) -> None:
@@ -134,7 +135,7 @@ def test_a_pass_writes_what_the_budgets_decide(make: Any) -> None:
 
 
 def test_without_the_flag_nothing_is_kept(make: Any) -> None:
-    c, world, _e, _clock = make([node("a", "10")], [cm("w")], policy=Policy(manager=MANAGER))
+    c, world, _e, _clock = make([node("a", "10")], [cm("w")], policy=policy_of(manager=MANAGER))
     assert c.budgets is None and c.synced
     c.step()
     assert world.writes() == [("a", {UM: ("True", "MaintenanceWindowOpen")})]

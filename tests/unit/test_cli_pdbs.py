@@ -185,4 +185,5 @@ def test_bad_offline_input_is_a_usage_error_naming_the_flag(tmp_path: Path) -> N
     )
     no_ceiling = [a for a in full if a not in ("--max-in-progress", "2")]
     done = kumaco(*no_ceiling)
-    assert done.returncode == 2 and "--respect-pdbs: needs --max-in-progress" in done.stderr
+    assert done.returncode == 2
+    assert "--respect-pdbs, --require-condition: need --max-in-progress" in done.stderr

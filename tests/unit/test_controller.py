@@ -32,6 +32,7 @@ from kumaco.core.selectors import parse_selector
 from kumaco.kube.client import Kube
 from kumaco.kube.errors import ApiError, TransportError
 from kumaco.kube.resources import KubeResources
+from tests.support.policies import policy_of
 
 NS = "maintenance"
 SELECTOR = "kured.dev/maintenance-window"
@@ -318,7 +319,7 @@ def make() -> Any:
         )
         c = Controller(
             options,
-            policy or Policy(manager=MANAGER),
+            policy or policy_of(manager=MANAGER),
             world.api,
             election,
             Metrics(),
@@ -374,7 +375,7 @@ def test_the_controller_writes_what_its_injected_planner_decides(
     with nothing patched; the default is the core's :func:`plan`."""
     from tests.support.judges.violation import overreaching_plan
 
-    policy = Policy(ceiling=parse_ceiling("1"), require=(REQ,), manager=MANAGER)
+    policy = policy_of(ceiling=parse_ceiling("1"), require=(REQ,), manager=MANAGER)
     nodes = [node(n, str(10 + i), kured_dev__RebootRequired="True") for i, n in enumerate("abc")]
     c, world, _e, _clock = make(
         nodes, [cm("w")], policy=policy, planner=overreaching_plan if overreach else plan
@@ -444,7 +445,7 @@ def test_a_window_closing_writes_false_and_announces_the_end_once(make: Any) -> 
 def test_revocations_are_written_before_grants(make: Any) -> None:
     # Ceiling 1: "a" holds MaintenanceInProgress but no longer needs it (its required
     # condition went False); "b" waits. The place goes to "b" only after "a" lost it.
-    policy = Policy(ceiling=parse_ceiling("1"), require=(REQ,))
+    policy = policy_of(ceiling=parse_ceiling("1"), require=(REQ,))
     nodes = [
         node("a", "10", kured_dev__RebootRequired="False", MaintenanceInProgress="True"),
         node("b", "11", kured_dev__RebootRequired="True"),
@@ -458,7 +459,7 @@ def test_revocations_are_written_before_grants(make: Any) -> None:
 
 
 def test_no_grant_is_sent_when_a_revocation_conflicts(make: Any) -> None:
-    policy = Policy(ceiling=parse_ceiling("1"), require=(REQ,))
+    policy = policy_of(ceiling=parse_ceiling("1"), require=(REQ,))
     nodes = [
         node("a", "10", kured_dev__RebootRequired="False", MaintenanceInProgress="True"),
         node("b", "11", kured_dev__RebootRequired="True"),
@@ -624,7 +625,7 @@ def test_a_condition_owned_by_another_kumaco_instance_is_left_alone(make: Any) -
 
 
 def test_a_node_relabelled_out_of_scope_gets_under_maintenance_false(make: Any) -> None:
-    policy = Policy(scope=parse_selector("pool=x"), manager=MANAGER)
+    policy = policy_of(scope=parse_selector("pool=x"), manager=MANAGER)
     c, world, _e, _clock = make([node("a", "10", {"pool": "x"})], [cm("w")], policy=policy)
     c.step()  # a is under maintenance, written by this instance
     world.reset()
@@ -640,7 +641,7 @@ def test_a_node_relabelled_out_of_scope_gets_under_maintenance_false(make: Any) 
 
 
 def test_a_holder_leaving_the_scope_keeps_maintenance_in_progress(make: Any) -> None:
-    policy = Policy(
+    policy = policy_of(
         scope=parse_selector("pool=x"), ceiling=parse_ceiling("1"), require=(REQ,), manager=MANAGER
     )
     holder = node("a", "10", {"pool": "x"}, kured_dev__RebootRequired="True")
@@ -839,7 +840,7 @@ def test_a_reboot_releases_the_holder_before_its_report_and_the_place_goes_on(ma
     # bootID) while its RebootRequired still says True from before. The release is written
     # first, the grant to the waiting "b" after it, in the same pass; "a", whose True is
     # stale, is not admitted again, and nothing more is sent while nothing changes.
-    policy = Policy(ceiling=parse_ceiling("1"), require=(REQ,), manager=MANAGER)
+    policy = policy_of(ceiling=parse_ceiling("1"), require=(REQ,), manager=MANAGER)
     a = node("a", "10", kured_dev__RebootRequired="True", MaintenanceInProgress="True")
     a["status"]["nodeInfo"] = {"bootID": "b1"}
     a["status"]["conditions"][1]["message"] = (
@@ -886,7 +887,7 @@ def test_maintenance_planned_within_the_lead_then_false_when_the_window_opens(ma
     def at(text: str) -> int:
         return int(dt.datetime.fromisoformat(text).timestamp()) * SECOND
 
-    policy = Policy(manager=MANAGER, planned_lead=3600 * SECOND)
+    policy = policy_of(manager=MANAGER, planned_lead=3600 * SECOND)
     c, world, election, clock = make(
         [node("a", "10", {"pool": "x"}), node("b", "11")],
         [cm("w", "pool=x")],  # opens at 02:00
@@ -970,7 +971,7 @@ def _two_step_planner(windows: Any, nodes: Any, now: int, policy: Policy, refusa
 
 
 def test_a_pass_that_wrote_is_planned_again_until_nothing_is_left_to_write(make: Any) -> None:
-    policy = Policy(ceiling=parse_ceiling("1"), require=(REQ,), manager=MANAGER)
+    policy = policy_of(ceiling=parse_ceiling("1"), require=(REQ,), manager=MANAGER)
     a = node("a", "10", kured_dev__RebootRequired="False", MaintenanceInProgress="True")
     b = node("b", "11", kured_dev__RebootRequired="True")
     c, world, _e, _clock = make([a, b], [cm("w")], policy=policy, planner=_two_step_planner)
@@ -999,7 +1000,7 @@ def test_a_planner_that_never_settles_is_stopped_logged_and_counted(
         require = (REQ,) if flips[0] % 2 else (REQ, "never")
         return plan(windows, nodes, now, replace(policy, require=require), refusals)
 
-    policy = Policy(ceiling=parse_ceiling("1"), require=(REQ,), manager=MANAGER)
+    policy = policy_of(ceiling=parse_ceiling("1"), require=(REQ,), manager=MANAGER)
     c, world, _e, _clock = make(
         [node("a", "10", kured_dev__RebootRequired="True")],
         [cm("w")],
@@ -1089,7 +1090,7 @@ def test_the_state_run_writes_is_a_fixed_point_of_plan(make: Any) -> None:
     def scenes(draw: Any) -> tuple[list[dict[str, Any]], Policy, int]:
         count = draw(st.integers(1, 5))
         nodes = [_random_node(draw, f"n{i}", 10 + i) for i in range(count)]
-        policy = Policy(
+        policy = policy_of(
             ceiling=parse_ceiling(str(draw(st.integers(1, 3)))),
             require=draw(st.sampled_from(((), (REQ,)))),
             block=draw(st.sampled_from(((), (BLOCK,)))),
@@ -1125,7 +1126,7 @@ def test_the_state_run_writes_is_a_fixed_point_of_plan(make: Any) -> None:
 def test_one_pass_reads_one_instant_whatever_the_clock_does_meanwhile(make: Any) -> None:
     """As kopf guards: a clock that moves on at every read, and still one pass decides,
     stamps and measures at one instant -- the plan, the metrics and every write agree."""
-    policy = Policy(ceiling=parse_ceiling("1"), require=(REQ,), manager=MANAGER)
+    policy = policy_of(ceiling=parse_ceiling("1"), require=(REQ,), manager=MANAGER)
     seen: list[tuple[str, int]] = []
 
     def planner(windows: Any, nodes: Any, now: int, policy: Policy, refusals: Any) -> Any:

@@ -30,17 +30,17 @@ from kumaco.core.planner import (
     TOPOLOGY_CEILING_REACHED,
     Ceiling,
     Plan,
-    Policy,
     plan,
 )
 from kumaco.core.policy import ADMISSION_RATE_REACHED, ANOTHER_GROUP_IN_PROGRESS, TOO_SOON
 from kumaco.core.rates import AdmissionRate, parse_admission_rate
 from kumaco.core.times import format_instant, parse_timestamp
 from kumaco.core.waiting import oldest_wait, waiters, waiters_as_written
+from tests.support.policies import policy_of, reconfigured
 from tests.unit.test_planner import BLOCK, MIP, NOW, REQ, blk, node, nodeset, req, window
 
 ZONE = "zone"
-RATE = Policy(ceiling=Ceiling(10), require=(REQ,), admission_rate=AdmissionRate(2, HOUR))
+RATE = policy_of(ceiling=Ceiling(10), require=(REQ,), admission_rate=AdmissionRate(2, HOUR))
 
 
 def held(status: str, reason: str, ltt: str, message: str = "") -> dict[str, str]:
@@ -206,7 +206,7 @@ def test_a_plan_admits_no_more_than_the_rate_and_the_grant_records_its_instant()
 def test_a_second_admission_a_release_and_a_new_leader_lose_no_admission() -> None:
     """One node admitted twice inside the hour with a release between: each plan is made
     from the cluster alone (what a new leader reads), and both admissions stay counted."""
-    policy = dataclasses.replace(RATE, admission_rate=AdmissionRate(2, HOUR))
+    policy = reconfigured(RATE, admission_rate=AdmissionRate(2, HOUR))
     views = nodeset(node("a", **req()), node("b", **req("False")))
     t = NOW
     views = written(views, plan([window("w")], views, t, policy), t)  # a admitted at 03:30
@@ -274,14 +274,14 @@ def test_the_record_stays_before_the_boot_and_is_carried_unchanged() -> None:
 
 def test_without_a_rate_no_message_records_anything() -> None:
     nodes = nodeset(node("a", **req()))
-    p = plan([window("w")], nodes, NOW, Policy(ceiling=Ceiling(1), require=(REQ,)))
+    p = plan([window("w")], nodes, NOW, policy_of(ceiling=Ceiling(1), require=(REQ,)))
     assert "recent admissions" not in mip(p, "a")[2]
 
 
 # ----------------------------------------------------------------------------- one group
 
 
-GROUPS = Policy(ceiling=Ceiling(10), require=(REQ,), one_group_at_a_time=ZONE)
+GROUPS = policy_of(ceiling=Ceiling(10), require=(REQ,), one_group_at_a_time=ZONE)
 
 
 def zone_nodes(*extra: object) -> list[object]:
@@ -339,7 +339,7 @@ def test_the_group_of_the_last_maintenance_goes_on_while_it_has_an_eligible_node
         node("a2", {ZONE: "a"}, **req(ltt="2026-11-03T00:00:00Z")),
         node("b1", {ZONE: "b"}, **req(ltt="2026-11-01T00:00:00Z")),
     ]
-    policy = dataclasses.replace(GROUPS, ceiling=Ceiling(1))
+    policy = reconfigured(GROUPS, ceiling=Ceiling(1))
     p = plan([window("w")], nodeset(*nodes), NOW, policy)
     assert [mip(p, n)[:2] for n in ("a0", "a2", "b1")] == [
         ("False", FINISHED),
@@ -365,7 +365,7 @@ def test_the_group_of_the_last_maintenance_goes_on_while_it_has_an_eligible_node
 
 
 def test_one_group_composes_with_group_ceilings_and_a_release_delay_keeps_the_group() -> None:
-    policy = dataclasses.replace(GROUPS, ceilings_per=((ZONE, Ceiling(1)),))
+    policy = reconfigured(GROUPS, ceilings_per=((ZONE, Ceiling(1)),))
     p = plan([window("w")], nodeset(*zone_nodes()[:3]), NOW, policy)
     # Zone b has the oldest request but one node: b1 goes alone; zone a waits for its turn.
     assert [mip(p, n)[:2] for n in ("a1", "a2", "b1")] == [
@@ -373,7 +373,7 @@ def test_one_group_composes_with_group_ceilings_and_a_release_delay_keeps_the_gr
         ("False", ANOTHER_GROUP_IN_PROGRESS),
         ("True", ALLOWED),
     ]
-    two = dataclasses.replace(policy, ceilings_per=((ZONE, Ceiling(1)),), one_group_at_a_time=ZONE)
+    two = reconfigured(policy, ceilings_per=((ZONE, Ceiling(1)),), one_group_at_a_time=ZONE)
     holder = with_mip(
         node("a0", {ZONE: "a"}, **req()), held("True", ALLOWED, "2026-12-01T03:00:00Z")
     )
@@ -384,7 +384,7 @@ def test_one_group_composes_with_group_ceilings_and_a_release_delay_keeps_the_gr
     settling = with_mip(
         node("a0", {ZONE: "a"}, **req("False")), held("False", FINISHED, "2026-12-01T03:29:00Z")
     )
-    delayed = dataclasses.replace(GROUPS, release_delay=5 * MINUTE)
+    delayed = reconfigured(GROUPS, release_delay=5 * MINUTE)
     r = plan([window("w")], nodeset(settling, *zone_nodes()), NOW, delayed)
     assert mip(r, "a1")[:2] == ("True", ALLOWED) and mip(r, "b1")[1] == ANOTHER_GROUP_IN_PROGRESS
 
@@ -392,7 +392,7 @@ def test_one_group_composes_with_group_ceilings_and_a_release_delay_keeps_the_gr
 # ----------------------------------------------------------------------------- spacing
 
 
-SPACED = Policy(ceiling=Ceiling(10), require=(REQ,), node_min_interval=6 * HOUR)
+SPACED = policy_of(ceiling=Ceiling(10), require=(REQ,), node_min_interval=6 * HOUR)
 
 
 @pytest.mark.parametrize("reason", [FINISHED, TIMED_OUT])
@@ -424,7 +424,7 @@ def test_a_node_is_not_admitted_again_within_the_interval_and_says_until_when(
 def test_the_interval_survives_a_closed_window_and_ends_on_time() -> None:
     """Kept as TooSoonAfterLastMaintenance, the end stays known whatever else keeps it out."""
     views = nodeset(with_mip(node("a", **req()), held("False", FINISHED, "2026-12-01T03:00:00Z")))
-    policy = dataclasses.replace(SPACED, node_min_interval=24 * HOUR)
+    policy = reconfigured(SPACED, node_min_interval=24 * HOUR)
     t = NOW
     views = written(views, plan([window("w")], views, t, policy), t)
     for hours in (2, 12, 23):  # the window (03:00-05:00) closed, then open again next night
@@ -458,7 +458,7 @@ def test_spacing_keeps_a_release_message_while_idle_and_spares_others() -> None:
 
 
 def test_waiters_are_the_nodes_that_ask_and_only_the_schedule_or_the_fleet_keeps_out() -> None:
-    policy = Policy(ceiling=Ceiling(1), require=(REQ,), block=(BLOCK,))
+    policy = policy_of(ceiling=Ceiling(1), require=(REQ,), block=(BLOCK,))
     nodes = nodeset(
         with_mip(node("holder", **req()), held("True", ALLOWED, "2026-12-01T03:00:00Z")),
         # Written False by kumaco on 11-15, asked on 11-20: waiting since its request.
@@ -496,7 +496,7 @@ def test_waiters_are_the_nodes_that_ask_and_only_the_schedule_or_the_fleet_keeps
     as_written = written(nodes, p, NOW)
     assert waiters_as_written(as_written, policy) == found
     # Without required conditions, a node asks while it is under maintenance.
-    bare = Policy(ceiling=Ceiling(0))
+    bare = policy_of(ceiling=Ceiling(0))
     asking = nodeset(
         with_mip(
             node("w", kured_dev__UnderMaintenance=("True", "2026-12-01T03:00:00Z")),

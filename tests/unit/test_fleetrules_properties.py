@@ -21,7 +21,6 @@ ledger kept by the test from the writes, never from the planner's own record:
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from hypothesis import event, given, settings
@@ -31,6 +30,7 @@ from kumaco.core.nodes import NodeSet, NodeView
 from kumaco.core.planner import FINISHED, TIMED_OUT, Plan, Policy, plan
 from kumaco.core.rates import AdmissionRate
 from kumaco.core.windows import Window
+from tests.support.policies import reconfigured, setting
 from tests.unit.test_lifecycle import (
     MINUTE,
     MIP,
@@ -53,10 +53,10 @@ ZONE = "zone"
 
 @st.composite
 def fleet_policies(draw: st.DrawFn) -> Policy:
-    """test_lifecycle's policies, with the three rules of issue 28 on or off."""
+    """test_lifecycle's policies, with the three fleet rules on or off."""
     base = draw(policies())
     rate = draw(st.sampled_from((None, (1, 30), (2, 60), (3, 20))))
-    return dataclasses.replace(
+    return reconfigured(
         base,
         admission_rate=None if rate is None else AdmissionRate(rate[0], rate[1] * MINUTE),
         one_group_at_a_time=draw(st.sampled_from((None, ZONE, ZONE, "gpu"))),
@@ -80,14 +80,16 @@ def occupants(views: list[NodeView], policy: Policy, result: Plan, now: int) -> 
         before = c is not None and c.status == "True"
         released = planned[v.name].in_progress
         settling = False
-        if policy.release_delay and not after:
+        if setting(policy, "release_delay") and not after:
             if before and released is not None and released.reason == FINISHED:
                 settling = True
             elif c is not None and not before and c.reason == FINISHED:
                 since = transitioned(c.last_transition_time)
-                settling = since is not None and now < since + policy.release_delay
+                settling = since is not None and now < since + setting(policy, "release_delay")
         unavailable = (
-            policy.count_unavailable and not after and (v.unschedulable or not v.is_true(READY))
+            setting(policy, "count_unavailable")
+            and not after
+            and (v.unschedulable or not v.is_true(READY))
         )
         if after or settling or unavailable:
             out.add(v.name)
@@ -122,8 +124,8 @@ class Ledger:
             if n.is_in_progress and not was:
                 admitted.append(n.name)
                 # Spacing: no sooner than the interval after the previous end.
-                if policy.node_min_interval and n.name in self.ended:
-                    assert now >= self.ended[n.name] + policy.node_min_interval, (
+                if setting(policy, "node_min_interval") and n.name in self.ended:
+                    assert now >= self.ended[n.name] + setting(policy, "node_min_interval"), (
                         n.name,
                         now,
                         self.ended[n.name],
@@ -136,7 +138,7 @@ class Ledger:
                 and n.in_progress.reason in (FINISHED, TIMED_OUT)
             ):
                 self.ended[n.name] = now - now % SECOND + SECOND  # written to the second
-        rate = policy.admission_rate
+        rate = setting(policy, "admission_rate")
         if rate is not None and admitted:
             inside = [t for t, _n in self.admissions if now - rate.per < t <= now + SECOND]
             assert len(inside) <= rate.count, (rate, sorted(self.admissions), now)
@@ -155,7 +157,7 @@ def judge(
     result = plan(windows_, NodeSet(current), now, policy)
     check(windows_, current, now, policy, result)  # ceilings, no revocation, admissible
     admitted = ledger.step(views, result, now, policy)
-    key = policy.one_group_at_a_time
+    key = setting(policy, "one_group_at_a_time")
     in_scope = [v for v in current if policy.scope.matches(v.labels)]
     if key is not None and admitted:
         inside = {group(views[n], key) for n in occupants(in_scope, policy, result, now)}

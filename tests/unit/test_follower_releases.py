@@ -19,6 +19,7 @@ import pytest
 from kumaco.controller.loop import Controller
 from kumaco.core.durations import SECOND
 from kumaco.core.planner import Policy, parse_ceiling, plan
+from tests.support.policies import policy_of
 from tests.unit import test_controller
 from tests.unit.test_controller import (
     MANAGER,
@@ -36,7 +37,7 @@ from tests.unit.test_controller import (
 
 make = test_controller.make  # the fixture: a controller over the recording fake
 
-POLICY = Policy(ceiling=parse_ceiling("1"), require=(REQ,), manager=MANAGER)
+POLICY = policy_of(ceiling=parse_ceiling("1"), require=(REQ,), manager=MANAGER)
 ADMITTED = (
     "in an open maintenance window with kured.dev/RebootRequired=True and not blocked; "
     "admitted on boot b1"
@@ -117,7 +118,7 @@ def test_a_follower_writes_exactly_the_release_of_a_rebooted_holder(make: Any) -
 
 
 def _timed_out() -> tuple[list[dict[str, Any]], Policy]:
-    policy = Policy(
+    policy = policy_of(
         ceiling=parse_ceiling("1"),
         require=(REQ,),
         manager=MANAGER,
@@ -134,7 +135,7 @@ STATES = {
     # A holder on its admission boot, a second place free, a node waiting: a grant is due.
     "a grant due": (
         [holder("a", "20", boot="b1"), waiting("b", "11")],
-        Policy(ceiling=parse_ceiling("2"), require=(REQ,), manager=MANAGER),
+        policy_of(ceiling=parse_ceiling("2"), require=(REQ,), manager=MANAGER),
     ),
     # A holder on its admission boot; a node without UnderMaintenance while the window is open.
     "a window opening": ([holder("a", "20", boot="b1"), node("c", "12")], POLICY),

@@ -14,9 +14,10 @@ from kumaco.core.ceilings import Ceiling
 from kumaco.core.errors import InvalidInput
 from kumaco.core.forecast import DurationRule, apply_changes, forecast, parse_duration_rule
 from kumaco.core.nodes import NodeSet, NodeView, node_view
-from kumaco.core.planner import Plan, Policy, changes, plan
+from kumaco.core.planner import Plan, changes, plan
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import Window
+from tests.support.policies import policy_of
 
 SECOND = 1_000_000_000
 MINUTE = 60 * SECOND
@@ -59,7 +60,7 @@ def nodes(count: int, zones: str = "", needing: int | None = None) -> NodeSet:
 
 
 FROM, UNTIL = at("2027-01-13T00:00:00+00:00"), at("2027-01-13T06:00:00+00:00")
-POLICY = Policy(ceiling=Ceiling(2), require=(REQ,))
+POLICY = policy_of(ceiling=Ceiling(2), require=(REQ,))
 
 
 def test_six_nodes_two_at_a_time_in_a_two_hour_window_finish_at_half_past_three() -> None:
@@ -84,7 +85,7 @@ def test_ten_nodes_eight_fit_two_do_not() -> None:
 
 
 def test_a_release_delay_fits_fewer() -> None:
-    delayed = Policy(ceiling=Ceiling(2), require=(REQ,), release_delay=10 * MINUTE)
+    delayed = policy_of(ceiling=Ceiling(2), require=(REQ,), release_delay=10 * MINUTE)
     f = forecast([window()], nodes(10), FROM, UNTIL, delayed, 30 * MINUTE)
     # A node released exactly 10 minutes ago no longer counts: the simulated releases are
     # stamped exactly, so no wave starts a second late (issue 29, point 4).
@@ -99,7 +100,7 @@ def test_run_counts_a_release_delay_from_the_end_of_the_second_the_forecast_exac
     """The same planner, two stampings: ``run``'s writes to the second (Kubernetes keeps no
     more, so a release at 02:30:00.4 reads 02:30:00 and the delay must end at 02:40:01 to be
     never shorter), the forecast's exact (its release happened at 02:30:00)."""
-    delayed = Policy(ceiling=Ceiling(1), require=(REQ,), release_delay=10 * MINUTE)
+    delayed = policy_of(ceiling=Ceiling(1), require=(REQ,), release_delay=10 * MINUTE)
     opened, done = at("2027-01-13T02:00:00+00:00"), at("2027-01-13T02:30:00+00:00")
     for exact, settles_until in ((False, "02:40:01"), (True, "02:40:00")):
         state = {n.name: n for n in nodes(2)}
@@ -130,7 +131,7 @@ def test_run_counts_a_release_delay_from_the_end_of_the_second_the_forecast_exac
 
 
 def test_a_zone_ceiling_orders_the_turns_by_zone() -> None:
-    zoned = Policy(ceiling=Ceiling(3), require=(REQ,), ceilings_per=(("zone", Ceiling(1)),))
+    zoned = policy_of(ceiling=Ceiling(3), require=(REQ,), ceilings_per=(("zone", Ceiling(1)),))
     f = forecast([window()], nodes(6, zones="ab"), FROM, UNTIL, zoned, 30 * MINUTE)
     by_time: dict[int | None, list[str]] = {}
     for t in f.turns:
@@ -171,7 +172,7 @@ def test_durations_per_label_override_the_default() -> None:
         gpu,
         FROM,
         UNTIL,
-        Policy(ceiling=Ceiling(1), require=(REQ,)),
+        policy_of(ceiling=Ceiling(1), require=(REQ,)),
         30 * MINUTE,
         [DurationRule("zone", "g", 45 * MINUTE)],
     )
@@ -189,9 +190,9 @@ def test_durations_per_label_override_the_default() -> None:
 
 def test_a_forecast_needs_a_required_condition_and_a_ceiling() -> None:
     with pytest.raises(InvalidInput, match="--require-condition"):
-        forecast([window()], nodes(1), FROM, UNTIL, Policy(ceiling=Ceiling(1)), MINUTE)
+        forecast([window()], nodes(1), FROM, UNTIL, policy_of(ceiling=Ceiling(1)), MINUTE)
     with pytest.raises(InvalidInput, match="--max-in-progress"):
-        forecast([window()], nodes(1), FROM, UNTIL, Policy(require=(REQ,)), MINUTE)
+        forecast([window()], nodes(1), FROM, UNTIL, policy_of(require=(REQ,)), MINUTE)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -210,7 +211,7 @@ def test_with_an_endless_window_n_nodes_finish_in_ceil_n_over_c_turns(
         nodes(count),
         FROM,
         FROM + 400 * 3600 * SECOND,
-        Policy(ceiling=Ceiling(ceiling), require=(REQ,)),
+        policy_of(ceiling=Ceiling(ceiling), require=(REQ,)),
         d,
     )
     opens = at("2027-01-13T02:00:00+00:00")
@@ -253,7 +254,7 @@ def test_a_holder_without_a_transition_time_times_out_as_the_controller_would_ti
         }
     )
     assert holder is not None and waiting is not None
-    timed = Policy(ceiling=Ceiling(1), require=(REQ,), in_progress_timeout=60 * MINUTE)
+    timed = policy_of(ceiling=Ceiling(1), require=(REQ,), in_progress_timeout=60 * MINUTE)
     start = at("2027-01-13T02:00:00+00:00")
     f = forecast(
         [window(duration="5h")], NodeSet([holder, waiting]), start, UNTIL, timed, 3 * 60 * MINUTE
@@ -279,13 +280,13 @@ def test_the_next_chance_is_when_the_planner_would_admit_the_node_not_a_window_o
         nodes(3),
         start,
         until,
-        Policy(ceiling=Ceiling(1), require=(REQ,)),
+        policy_of(ceiling=Ceiling(1), require=(REQ,)),
         3 * 60 * MINUTE,
     )
     assert f.unfinished == ("n02",)
     assert f.next_chance == {"n02": (at("2027-01-03T02:00:00+00:00"), "maint/night")}
     # A 5 h cutoff in a 4 h window: the planner never admits it, so there is no next chance.
-    cut = Policy(ceiling=Ceiling(1), require=(REQ,), admission_cutoff=5 * 60 * MINUTE)
+    cut = policy_of(ceiling=Ceiling(1), require=(REQ,), admission_cutoff=5 * 60 * MINUTE)
     g = forecast([nightly], nodes(1), start, start + MINUTE, cut, 30 * MINUTE)
     assert g.next_chance == {}
     assert g.no_chance["n00"].startswith(
@@ -293,6 +294,6 @@ def test_the_next_chance_is_when_the_planner_would_admit_the_node_not_a_window_o
         "closes at "
     )
     # A paused ceiling stays paused: said at once.
-    paused = Policy(ceiling=Ceiling(0), require=(REQ,))
+    paused = policy_of(ceiling=Ceiling(0), require=(REQ,))
     h = forecast([nightly], nodes(1), start, start + MINUTE, paused, 30 * MINUTE)
     assert h.no_chance["n00"].endswith("; a forecast keeps conditions and ceilings as they are")

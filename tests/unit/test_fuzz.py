@@ -39,6 +39,7 @@ from kumaco.core.times import parse_timestamp
 from kumaco.core.windowdata import KNOWN_KEYS, parse_window
 from kumaco.core.windows import InvalidWindow, Window
 from tests.support.judges.strategies import selector_texts
+from tests.support.policies import policy_of
 
 SECOND = 1_000_000_000
 MINUTE = 60 * SECOND
@@ -518,7 +519,7 @@ def policies(draw: st.DrawFn, managed: bool | None = None) -> Policy:
     """Random scope, ceiling (integer or percent, or none) and require/block lists."""
     with_ceiling = draw(st.booleans()) if managed is None else managed
     ceiling = parse_ceiling(draw(st.sampled_from(CEILINGS))) if with_ceiling else None
-    return Policy(
+    return policy_of(
         scope=parse_selector(draw(st.sampled_from(SCOPES))),
         ceiling=ceiling,
         require=tuple(draw(st.lists(st.sampled_from(REQUIRABLE), unique=True, max_size=2))),
@@ -573,7 +574,7 @@ instants = st.builds(
     ],
     windows=[],
     now=FIRST_MINUTE * MINUTE,
-    policy=Policy(),
+    policy=policy_of(),
 )
 @given(
     st.lists(malformed_nodes(), max_size=8),
@@ -865,7 +866,7 @@ DEC_1_0400_30 = 1_796_097_630 * SECOND  # 2026-12-01T04:00:30Z
 
 @settings(max_examples=200, deadline=None, suppress_health_check=SUPPRESS)
 @example(
-    scenario=([LONG_RUN], [node_view({"metadata": {"name": "n1"}})], DEC_1_0400_30, Policy()),
+    scenario=([LONG_RUN], [node_view({"metadata": {"name": "n1"}})], DEC_1_0400_30, policy_of()),
     earlier_calls=[-HOUR],
 )
 @given(
@@ -967,7 +968,7 @@ def test_new_nodes_are_admitted_oldest_first(
         view = node_view({"metadata": {"name": f"n{i}"}, "status": {"conditions": conditions}})
         assert view is not None
         views.append(view)
-    policy = Policy(ceiling=parse_ceiling(str(limit)), require=require)
+    policy = policy_of(ceiling=parse_ceiling(str(limit)), require=require)
     result = plan([ALWAYS_OPEN], NodeSet(views), now, policy)
     holders = {v.name for v in views if v.is_true(IN_PROGRESS)}
     candidates = sorted(

@@ -38,6 +38,7 @@ from kumaco.core.selectors import parse_selector
 from kumaco.core.times import format_instant, parse_timestamp
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import Window
+from tests.support.policies import policy_of, reconfigured, setting
 
 SECOND = 1_000_000_000
 MINUTE = 60 * SECOND
@@ -80,7 +81,7 @@ def windows(draw: st.DrawFn) -> list[Window]:
 
 @st.composite
 def policies(draw: st.DrawFn) -> Policy:
-    return Policy(
+    return policy_of(
         scope=parse_selector(draw(st.sampled_from(("", "", "!gpu")))),
         ceiling=parse_ceiling(draw(st.sampled_from(("1", "2", "3", "0", "50%", "100%")))),
         require=(REQ,) if draw(st.integers(0, 4)) else (),
@@ -168,14 +169,19 @@ def check(
 
     def settling(v: NodeView) -> bool:
         c = v.condition(MIP)
-        if not policy.release_delay or c is None or c.reason != FINISHED or c.status == "True":
+        if (
+            not setting(policy, "release_delay")
+            or c is None
+            or c.reason != FINISHED
+            or c.status == "True"
+        ):
             return False
         since = transitioned(c.last_transition_time)
-        return since is not None and now < since + policy.release_delay
+        return since is not None and now < since + setting(policy, "release_delay")
 
     def just_released(v: NodeView) -> bool:
         return (
-            bool(policy.release_delay)
+            bool(setting(policy, "release_delay"))
             and before(v)
             and not after(v.name)
             and planned[v.name].in_progress.reason == FINISHED
@@ -183,7 +189,7 @@ def check(
 
     def unavailable(v: NodeView) -> bool:
         return (
-            policy.count_unavailable
+            setting(policy, "count_unavailable")
             and (v.unschedulable or not v.is_true(READY))
             and not after(v.name)
         )
@@ -202,9 +208,9 @@ def check(
             assert c is not None
             since = transitioned(c.last_transition_time)
             timed_out = (
-                policy.in_progress_timeout is not None
+                setting(policy, "in_progress_timeout") is not None
                 and since is not None
-                and now >= since + policy.in_progress_timeout
+                and now >= since + setting(policy, "in_progress_timeout")
             )
             assert after(name) or (timed_out and planned[name].in_progress.reason == TIMED_OUT), (
                 name
@@ -219,13 +225,15 @@ def check(
         assert not settling(v), name
         c = v.condition(MIP)
         assert not (c is not None and c.reason == TIMED_OUT and policy.require and req_ok(v)), name
-        if policy.admission_cutoff:
+        if setting(policy, "admission_cutoff"):
             ends = [w.state_at(now).closes for w in maint]
             if all(e is not None for e in ends):
-                assert max(e for e in ends if e is not None) - now >= policy.admission_cutoff, name
+                assert max(e for e in ends if e is not None) - now >= setting(
+                    policy, "admission_cutoff"
+                ), name
         # ... and fits under every ceiling it falls under.
         assert len(occupants) <= policy.ceiling.limit(len(in_scope)), (name, occupants)
-        for key, ceiling in policy.ceilings_per:
+        for key, ceiling in setting(policy, "ceilings_per"):
             group = [x for x in in_scope if _group(x, key) == _group(v, key)]
             inside = {x.name for x in group} & occupants
             assert len(inside) <= ceiling.limit(len(group)), (name, key, inside)
@@ -310,7 +318,7 @@ def happen(
     if kind == "wait":
         return now + arg * MINUTE, policy
     if kind == "ceiling":
-        return now, dataclasses.replace(policy, ceiling=parse_ceiling(arg))
+        return now, reconfigured(policy, ceiling=parse_ceiling(arg))
     names = sorted(views)
     name = names[arg % len(names)]
     ctype, status = {

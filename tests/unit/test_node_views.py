@@ -7,6 +7,7 @@ import random
 
 from kumaco.core.nodes import Sharing, node_view
 from tests.support.env.controlplane import node_object
+from tests.support.policies import policy_of
 
 OWNED = ("kured.dev/UnderMaintenance",)
 
@@ -97,9 +98,8 @@ def test_a_compact_view_equals_the_node() -> None:
 
 def test_a_controller_store_keeps_only_what_its_planner_reads_and_wakes_only_for_that() -> None:
     from kumaco.controller.stores import NodeStore, planner_conditions
-    from kumaco.core.planner import Policy
 
-    policy = Policy(require=("kured.dev/RebootRequired",), block=("kured.dev/RebootInhibited",))
+    policy = policy_of(require=("kured.dev/RebootRequired",), block=("kured.dev/RebootInhibited",))
     keep = planner_conditions(policy)
     assert keep == {
         policy.under_maintenance,
@@ -107,7 +107,7 @@ def test_a_controller_store_keeps_only_what_its_planner_reads_and_wakes_only_for
         "kured.dev/RebootRequired",
         "kured.dev/RebootInhibited",
     }
-    assert "Ready" in planner_conditions(Policy(count_unavailable=True))
+    assert "Ready" in planner_conditions(policy_of(count_unavailable=True))
     woken: list[int] = []
     store = NodeStore(on_change=lambda: woken.append(1), keep=keep)
     obj = _decoded(9)

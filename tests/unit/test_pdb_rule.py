@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from kumaco.core.disruptions import Refusals, not_listed
 from kumaco.core.forecast import forecast
 from kumaco.core.nodes import NodeSet, NodeView
+from kumaco.core.pdbrule import Budgets
 from kumaco.core.planner import (
     ALLOWED,
     CEILING_REACHED,
@@ -39,6 +40,7 @@ from kumaco.core.planner import (
 )
 from kumaco.core.policy import DISRUPTION_BUDGET_EXHAUSTED, Verdict
 from kumaco.core.windows import Window
+from tests.support.policies import policy_of, reconfigured
 from tests.unit.test_lifecycle import (
     MINUTE,
     SUPPRESS,
@@ -52,7 +54,14 @@ from tests.unit.test_lifecycle import (
 )
 from tests.unit.test_planner import MIP, NOW, REQ, node, nodeset, req, window
 
-POLICY = Policy(ceiling=parse_ceiling("1"), require=(REQ,), respect_pdbs=True)
+
+def _budgets(v: Verdict | None) -> tuple[str, ...]:
+    """The PodDisruptionBudgets a verdict names (none: no such detail)."""
+    found = v.detail(Budgets) if v is not None else None
+    return found.budgets if found is not None else ()
+
+
+POLICY = policy_of(ceiling=parse_ceiling("1"), require=(REQ,), respect_pdbs=True)
 
 
 def mip(status: str) -> dict[str, tuple[str, str]]:
@@ -70,7 +79,7 @@ def late(name: str) -> object:
 def answer(result: Plan, name: str) -> tuple[bool | None, str, tuple[str, ...]]:
     n = result.node(name)
     assert n is not None and n.in_progress is not None and n.verdict is not None
-    return n.is_in_progress, n.in_progress.reason, n.verdict.budgets
+    return n.is_in_progress, n.in_progress.reason, _budgets(n.verdict)
 
 
 # ----------------------------------------------------------------------------- tables
@@ -86,7 +95,7 @@ def test_a_refused_node_waits_naming_the_budget_and_the_next_one_goes() -> None:
     assert (
         a.in_progress.message == "draining it now would be refused by PodDisruptionBudget shop/db"
     )
-    assert a.verdict == Verdict(DISRUPTION_BUDGET_EXHAUSTED, budgets=("shop/db",))
+    assert a.verdict == Verdict(DISRUPTION_BUDGET_EXHAUSTED, details=(Budgets(("shop/db",)),))
     assert answer(result, "b") == (True, ALLOWED, ())
     assert result.ceilings[0].occupants == ("b",)
     # Several budgets: all named, sorted as given.
@@ -122,7 +131,7 @@ def test_a_holder_is_never_revoked_nor_rewritten_for_a_refusal() -> None:
 
 def test_without_respect_pdbs_refusals_change_nothing() -> None:
     nodes = nodeset(early("a"), late("b"))
-    off = dataclasses.replace(POLICY, respect_pdbs=False)
+    off = reconfigured(POLICY, respect_pdbs=False)
     assert plan([window("w")], nodes, NOW, off, {"a": ("shop/db",)}) == plan(
         [window("w")], nodes, NOW, off
     )
@@ -175,7 +184,7 @@ def judge(
             assert not planned.is_in_progress, v.name
         assert planned.verdict is not None
         if planned.verdict.rule == DISRUPTION_BUDGET_EXHAUSTED:
-            assert not holder and planned.verdict.budgets == refusals[v.name]
+            assert not holder and _budgets(planned.verdict) == refusals[v.name]
     return result
 
 
@@ -184,7 +193,7 @@ def judge(
 def test_a_refused_node_is_never_admitted_and_no_holder_changes(
     windows_: list[Window], policy: Policy, now: int, data: st.DataObject
 ) -> None:
-    policy = dataclasses.replace(policy, respect_pdbs=True)
+    policy = reconfigured(policy, respect_pdbs=True)
     views = data.draw(clusters(now), label="nodes")
     refusals = refusals_for(data, views)
     result = judge(windows_, views, now, policy, refusals)
@@ -212,7 +221,7 @@ budget_events = st.one_of(
 def test_budgets_changing_during_maintenance_never_revoke_anyone(
     windows_: list[Window], policy: Policy, steps: list[tuple[str, Any]], data: st.DataObject
 ) -> None:
-    policy = dataclasses.replace(policy, respect_pdbs=True)
+    policy = reconfigured(policy, respect_pdbs=True)
     now = T0
     views = {v.name: v for v in data.draw(clusters(now), label="nodes")}
     names = sorted(views)

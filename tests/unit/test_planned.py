@@ -25,13 +25,13 @@ from kumaco.core.planner import (
     PLANNED_WINDOW,
     Ceiling,
     Plan,
-    Policy,
     plan,
 )
 from kumaco.core.rules import conditions_read
 from kumaco.core.selectors import parse_selector
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import Window
+from tests.support.policies import policy_of
 
 MINUTE = 60 * SECOND
 HOUR = 60 * MINUTE
@@ -68,7 +68,7 @@ def planned(result: Plan, name: str) -> tuple[str, str, str, int | None]:
     return n.planned.status, n.planned.reason, n.planned.message, n.planned_start
 
 
-POLICY = Policy(planned_lead=LEAD)
+POLICY = policy_of(planned_lead=LEAD)
 ONE = nodes(a={})
 
 
@@ -107,7 +107,7 @@ def test_next_change_is_the_lead_start_then_the_window_start() -> None:
     assert plan([w], ONE, opens - LEAD - 1, POLICY).next_change == opens - LEAD
     assert plan([w], ONE, opens - LEAD, POLICY).next_change == opens
     # Without the lead the planner would look again only when the window opens.
-    assert plan([w], ONE, opens - 5 * HOUR, Policy()).next_change == opens
+    assert plan([w], ONE, opens - 5 * HOUR, policy_of()).next_change == opens
     # Open: its close; closed again: the next day's lead.
     assert plan([w], ONE, opens, POLICY).next_change == closes
     assert plan([w], ONE, closes, POLICY).next_change == opens + 24 * HOUR - LEAD
@@ -132,7 +132,7 @@ def test_only_the_nodes_the_window_selects() -> None:
 
 
 def test_out_of_scope_nodes_are_not_planned() -> None:
-    policy = Policy(scope=parse_selector("role=worker"), planned_lead=LEAD)
+    policy = policy_of(scope=parse_selector("role=worker"), planned_lead=LEAD)
     ns = nodes(a={"role": "worker"}, b={"role": "master"})
     result = plan([window("w")], ns, at("2026-12-01T02:30:00+00:00"), policy)
     assert [n.name for n in result.nodes] == ["a"]
@@ -205,7 +205,7 @@ def test_a_window_that_opens_as_another_closes_plans_nothing_in_between() -> Non
 
 
 def test_a_renamed_condition_type() -> None:
-    policy = Policy(planned_lead=LEAD, planned="example.com/MaintenanceSoon")
+    policy = policy_of(planned_lead=LEAD, planned="example.com/MaintenanceSoon")
     result = plan([window("w")], ONE, at("2026-12-01T02:30:00+00:00"), policy)
     n = result.node("a")
     assert n is not None and n.planned is not None
@@ -215,17 +215,17 @@ def test_a_renamed_condition_type() -> None:
 
 
 def test_without_a_lead_nothing_is_planned_or_written() -> None:
-    result = plan([window("w")], ONE, at("2026-12-01T02:30:00+00:00"), Policy())
+    result = plan([window("w")], ONE, at("2026-12-01T02:30:00+00:00"), policy_of())
     n = result.node("a")
     assert n is not None and n.planned is None and not n.is_planned and n.planned_start is None
     assert [d.type for d in n.desired] == ["kured.dev/UnderMaintenance"]
     assert result.leads == {} and result.planned_lead == 0
-    assert MAINTENANCE_PLANNED not in Policy().owned
-    assert MAINTENANCE_PLANNED not in conditions_read(Policy())
+    assert MAINTENANCE_PLANNED not in policy_of().owned
+    assert MAINTENANCE_PLANNED not in conditions_read(policy_of())
 
 
 def test_the_three_conditions_are_written_together_and_only_when_they_change() -> None:
-    policy = Policy(planned_lead=LEAD, ceiling=Ceiling(1), manager="kumaco/kumaco")
+    policy = policy_of(planned_lead=LEAD, ceiling=Ceiling(1), manager="kumaco/kumaco")
     ns = nodes(a={})
     now = at("2026-12-01T02:30:00+00:00")
     result = plan([window("w")], ns, now, policy)
@@ -244,7 +244,7 @@ def test_the_three_conditions_are_written_together_and_only_when_they_change() -
 
 
 def test_another_instances_planned_condition_is_left_alone() -> None:
-    policy = Policy(planned_lead=LEAD, manager="kumaco/mine")
+    policy = policy_of(planned_lead=LEAD, manager="kumaco/mine")
     obj = {
         "metadata": {
             "name": "a",
@@ -277,7 +277,7 @@ def test_another_instances_planned_condition_is_left_alone() -> None:
 
 
 def test_a_node_leaving_the_scope_gets_false_out_of_scope() -> None:
-    policy = Policy(planned_lead=LEAD, manager="kumaco/kumaco")
+    policy = policy_of(planned_lead=LEAD, manager="kumaco/kumaco")
     fields = {
         "f:status": {
             "f:conditions": {
@@ -307,7 +307,7 @@ def test_a_node_leaving_the_scope_gets_false_out_of_scope() -> None:
         (MAINTENANCE_PLANNED, "False", OUT_OF_SCOPE),
     ]
     # Without a lead, only UnderMaintenance (the planned condition is no longer kumaco's).
-    off = Policy(manager="kumaco/kumaco")
+    off = policy_of(manager="kumaco/kumaco")
     change, _ = out_of_scope(view, "3", at("2026-12-01T02:30:00+00:00"), off)
     assert change is not None and [c.type for c in change.conditions] == [
         "kured.dev/UnderMaintenance"
@@ -321,10 +321,10 @@ def test_a_start_skipped_by_the_spring_forward_gap_is_not_planned() -> None:
     # 02:30 does not exist in New York on 2024-03-10: robfig does not fire that day.
     w = window("ny", "CRON_TZ=America/New_York 30 2 * * *", "30m")
     now = at("2024-03-10T06:00:00+00:00")  # 01:00 EST, an hour before the gap
-    short = plan([w], ONE, now, Policy(planned_lead=2 * HOUR))
+    short = plan([w], ONE, now, policy_of(planned_lead=2 * HOUR))
     assert planned(short, "a")[:2] == ("False", NOT_PLANNED)
     # The next firing is 2024-03-11 02:30 EDT = 06:30Z, 24.5 hours ahead.
-    long = plan([w], ONE, now, Policy(planned_lead=25 * HOUR))
+    long = plan([w], ONE, now, policy_of(planned_lead=25 * HOUR))
     assert planned(long, "a")[3] == at("2024-03-11T06:30:00+00:00")
     assert short.next_change == at("2024-03-11T06:30:00+00:00") - 2 * HOUR
 
@@ -351,8 +351,8 @@ def test_a_window_in_lord_howe_across_its_half_hour_shift() -> None:
     # does the plan from 14:00Z: the next start is 03:00 on the 8th (+10:30), 16:30Z on the 7th.
     w = window("lh", "CRON_TZ=Australia/Lord_Howe 0 3 * * *", "1h")
     now = at("2024-04-06T14:00:00+00:00")
-    assert planned(plan([w], ONE, now, Policy(planned_lead=4 * HOUR)), "a")[3] is None
-    result = plan([w], ONE, now, Policy(planned_lead=27 * HOUR))
+    assert planned(plan([w], ONE, now, policy_of(planned_lead=4 * HOUR)), "a")[3] is None
+    result = plan([w], ONE, now, policy_of(planned_lead=27 * HOUR))
     assert planned(result, "a")[3] == at("2024-04-07T16:30:00+00:00")
 
 
@@ -392,7 +392,7 @@ def windows_and_nodes(draw: st.DrawFn) -> tuple[list[Window], NodeSet]:
 
 
 def under_at(ws: list[Window], ns: NodeSet, t: int) -> dict[str, bool]:
-    return {n.name: n.is_under_maintenance for n in plan(ws, ns, t, Policy()).nodes}
+    return {n.name: n.is_under_maintenance for n in plan(ws, ns, t, policy_of()).nodes}
 
 
 def reference(ws: list[Window], ns: NodeSet, now: int, lead: int) -> dict[str, int | None]:
@@ -428,7 +428,7 @@ def test_planned_start_is_the_first_instant_under_maintenance_within_the_lead(
 ) -> None:
     ws, ns = world
     now, lead = base + offset * SECOND, lead_minutes * MINUTE
-    result = plan(ws, ns, now, Policy(planned_lead=lead))
+    result = plan(ws, ns, now, policy_of(planned_lead=lead))
     expected = reference(ws, ns, now, lead)
     for n in result.nodes:
         assert n.planned is not None
@@ -449,7 +449,7 @@ def test_true_exactly_from_lead_start_to_start_and_next_change_never_skips_a_cha
 ) -> None:
     ws, ns = world
     now, lead = base + offset * SECOND, lead_minutes * MINUTE
-    policy = Policy(planned_lead=lead)
+    policy = policy_of(planned_lead=lead)
     result = plan(ws, ns, now, policy)
     for n in result.nodes:
         if n.planned_start is None:
@@ -496,8 +496,8 @@ def test_a_start_exactly_at_the_end_of_the_lead_is_planned_and_one_instant_beyon
     for name, s in first.items():
         if s is None:
             continue
-        exact = plan(ws, ns, now, Policy(planned_lead=s - now)).node(name)
-        short = plan(ws, ns, now, Policy(planned_lead=s - now - 1)).node(name)
+        exact = plan(ws, ns, now, policy_of(planned_lead=s - now)).node(name)
+        short = plan(ws, ns, now, policy_of(planned_lead=s - now - 1)).node(name)
         assert exact is not None and exact.planned_start == s and exact.is_planned
         assert short is not None and short.planned_start is None and not short.is_planned
 

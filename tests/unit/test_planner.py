@@ -28,13 +28,13 @@ from kumaco.core.planner import (
     WINDOW_BUDGET_REACHED,
     WINDOW_OPEN,
     Ceiling,
-    Policy,
     parse_ceiling,
     plan,
 )
 from kumaco.core.selectors import parse_selector
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import Window
+from tests.support.policies import policy_of
 
 REQ, BLOCK, MIP = "kured.dev/RebootRequired", "kured.dev/RebootInhibited", "MaintenanceInProgress"
 NOW = int(dt.datetime(2026, 12, 1, 3, 30, tzinfo=dt.UTC).timestamp()) * SECOND
@@ -85,7 +85,7 @@ def mip(status: str = "True") -> dict[str, str]:
     return {MIP: status}
 
 
-KURED = Policy(ceiling=Ceiling(2), require=(REQ,), block=(BLOCK,))
+KURED = policy_of(ceiling=Ceiling(2), require=(REQ,), block=(BLOCK,))
 
 
 def test_under_maintenance_true_only_for_nodes_matching_an_open_window() -> None:
@@ -93,7 +93,7 @@ def test_under_maintenance_true_only_for_nodes_matching_an_open_window() -> None
         [window("a", selector="zone=a")],
         nodeset(node("n1", {"zone": "a"}), node("n2", {"zone": "b"})),
         NOW,
-        Policy(),
+        policy_of(),
     )
     n1, n2 = p.nodes
     assert (n1.is_under_maintenance, n1.under_maintenance.reason, n1.windows) == (
@@ -117,7 +117,7 @@ def test_several_windows_are_named_and_the_latest_close_wins() -> None:
         [window("a", duration="1h"), window("b", start="30 3 * * *", duration="3h")],
         nodeset(node("n")),
         NOW,
-        Policy(),
+        policy_of(),
     )
     (n,) = p.nodes
     assert n.windows == ("maint/a", "maint/b")
@@ -132,17 +132,17 @@ def test_only_nodes_in_scope_are_planned() -> None:
         [window("a")],
         nodeset(node("in", {"pool": "x"}), node("out", {"pool": "y"})),
         NOW,
-        Policy(scope=parse_selector("pool=x")),
+        policy_of(scope=parse_selector("pool=x")),
     )
     assert [n.name for n in p.nodes] == ["in"]
 
 
 def test_closed_windows_and_next_change() -> None:
     later = NOW + 3 * 3600 * SECOND
-    p = plan([window("a")], nodeset(node("n")), later, Policy())
+    p = plan([window("a")], nodeset(node("n")), later, policy_of())
     assert not p.nodes[0].is_under_maintenance
     assert p.next_change == int(dt.datetime(2026, 12, 2, 3, tzinfo=dt.UTC).timestamp()) * SECOND
-    open_now = plan([window("a")], nodeset(node("n")), NOW, Policy())
+    open_now = plan([window("a")], nodeset(node("n")), NOW, policy_of())
     assert (
         open_now.next_change == int(dt.datetime(2026, 12, 1, 5, tzinfo=dt.UTC).timestamp()) * SECOND
     )
@@ -153,7 +153,7 @@ def test_next_change_ignores_windows_that_match_no_node_in_scope() -> None:
         [window("a", start="*/5 * * * *", duration="1m", selector="zone=nowhere"), window("b")],
         nodeset(node("n")),
         NOW,
-        Policy(),
+        policy_of(),
     )
     assert p.next_change == int(dt.datetime(2026, 12, 1, 5, tzinfo=dt.UTC).timestamp()) * SECOND
 
@@ -207,7 +207,7 @@ def test_a_blocked_holder_keeps_it() -> None:
 
 
 def test_without_required_conditions_a_holder_keeps_it_only_while_admissible() -> None:
-    policy = Policy(ceiling=Ceiling(1), block=(BLOCK,))
+    policy = policy_of(ceiling=Ceiling(1), block=(BLOCK,))
     (n,) = plan([window("a")], nodeset(node("n", **blk(), **mip())), NOW, policy).nodes
     assert n.in_progress is not None
     assert (n.in_progress.status, n.in_progress.reason) == ("False", BLOCKED)
@@ -231,7 +231,7 @@ def test_the_ceiling_admits_oldest_first_by_latest_required_transition_then_name
 
 
 def test_the_latest_of_several_required_conditions_orders_admission() -> None:
-    policy = Policy(ceiling=Ceiling(1), require=(REQ, "kured.dev/Drained"))
+    policy = policy_of(ceiling=Ceiling(1), require=(REQ, "kured.dev/Drained"))
     nodes = nodeset(
         node(
             "x",
@@ -251,7 +251,7 @@ def test_the_latest_of_several_required_conditions_orders_admission() -> None:
 
 def test_a_missing_or_malformed_time_sorts_after_known_ones() -> None:
     nodes = nodeset(node("a", **req(ltt="garbage")), node("b", **req(ltt="2026-11-20T00:00:00Z")))
-    policy = Policy(ceiling=Ceiling(1), require=(REQ,))
+    policy = policy_of(ceiling=Ceiling(1), require=(REQ,))
     assert [n.name for n in plan([window("w")], nodes, NOW, policy).nodes if n.is_in_progress] == [
         "b"
     ]
@@ -262,13 +262,13 @@ def test_holders_keep_it_and_count_first() -> None:
         node("old", **req(ltt="2026-10-01T00:00:00Z")),
         node("holder", **req(ltt="2026-11-20T00:00:00Z"), **mip()),
     )
-    p = plan([window("w")], nodes, NOW, Policy(ceiling=Ceiling(1), require=(REQ,)))
+    p = plan([window("w")], nodes, NOW, policy_of(ceiling=Ceiling(1), require=(REQ,)))
     assert [n.name for n in p.nodes if n.is_in_progress] == ["holder"]
 
 
 def test_a_lowered_ceiling_revokes_nobody_and_admits_nobody() -> None:
     nodes = nodeset(*(node(f"h{i}", **req(), **mip()) for i in range(3)), node("new", **req()))
-    p = plan([window("w")], nodes, NOW, Policy(ceiling=Ceiling(1), require=(REQ,)))
+    p = plan([window("w")], nodes, NOW, policy_of(ceiling=Ceiling(1), require=(REQ,)))
     assert [n.name for n in p.nodes if n.is_in_progress] == ["h0", "h1", "h2"]
     new = p.node("new")
     assert new is not None and new.in_progress is not None
@@ -277,7 +277,10 @@ def test_a_lowered_ceiling_revokes_nobody_and_admits_nobody() -> None:
 
 def test_a_ceiling_of_zero_is_a_pause_switch() -> None:
     p = plan(
-        [window("w")], nodeset(node("n", **req())), NOW, Policy(ceiling=Ceiling(0), require=(REQ,))
+        [window("w")],
+        nodeset(node("n", **req())),
+        NOW,
+        policy_of(ceiling=Ceiling(0), require=(REQ,)),
     )
     assert p.nodes[0].is_in_progress is False
 
@@ -302,7 +305,7 @@ def test_the_percentage_base_is_the_nodes_in_scope() -> None:
         [window("w")],
         nodes,
         NOW,
-        Policy(scope=parse_selector("pool=x"), ceiling=Ceiling(20, True), require=(REQ,)),
+        policy_of(scope=parse_selector("pool=x"), ceiling=Ceiling(20, True), require=(REQ,)),
     )
     assert p.ceiling == 2
     assert sum(1 for n in p.nodes if n.is_in_progress) == 2
@@ -310,8 +313,10 @@ def test_the_percentage_base_is_the_nodes_in_scope() -> None:
 
 def test_messages_do_not_change_while_nothing_changes() -> None:
     nodes = nodeset(node("n", **req()), node("m", **req()))
-    a = plan([window("w")], nodes, NOW, Policy(ceiling=Ceiling(1), require=(REQ,)))
-    b = plan([window("w")], nodes, NOW + 600 * SECOND, Policy(ceiling=Ceiling(1), require=(REQ,)))
+    a = plan([window("w")], nodes, NOW, policy_of(ceiling=Ceiling(1), require=(REQ,)))
+    b = plan(
+        [window("w")], nodes, NOW + 600 * SECOND, policy_of(ceiling=Ceiling(1), require=(REQ,))
+    )
     assert [n.desired for n in a.nodes] == [n.desired for n in b.nodes]
 
 
@@ -353,7 +358,7 @@ def test_changes_write_only_what_differs_and_keep_transition_times() -> None:
         node("a", **{UM.replace("/", "__").replace(".", "_"): "True"}, **req()),
         node("b", **req()),
     )
-    policy = Policy(ceiling=Ceiling(1), require=(REQ,))
+    policy = policy_of(ceiling=Ceiling(1), require=(REQ,))
     p = plan([window("w")], nodes, NOW, policy)
     due = changes(p, nodes, {"a": "7", "b": "8"}, NOW, policy)
     stamp = "2026-12-01T03:30:00Z"
@@ -436,7 +441,7 @@ def test_a_holder_whose_required_condition_clears_is_released_and_the_place_goes
         node_r("a", mip_=("True", ALLOWED, "2026-12-01T03:00:00Z"), **req("False")),
         node("b", **req()),
     )
-    p = plan([window("w")], nodes, NOW, Policy(ceiling=Ceiling(1), require=(REQ,)))
+    p = plan([window("w")], nodes, NOW, policy_of(ceiling=Ceiling(1), require=(REQ,)))
     assert mip_of(p, "a") == ("False", FINISHED)
     assert mip_of(p, "b") == ("True", ALLOWED)  # the freed place, in the same pass
 
@@ -451,7 +456,7 @@ def test_a_freeze_opening_over_a_holder_keeps_the_holder_and_admits_nobody() -> 
     nodes = nodeset(
         node_r("a", mip_=("True", ALLOWED, "2026-12-01T03:00:00Z"), **req()), node("b", **req())
     )
-    p = plan([window("w"), freeze], nodes, NOW, Policy(ceiling=Ceiling(2), require=(REQ,)))
+    p = plan([window("w"), freeze], nodes, NOW, policy_of(ceiling=Ceiling(2), require=(REQ,)))
     a, b = p.node("a"), p.node("b")
     assert a is not None and b is not None
     assert (a.under_maintenance.status, a.under_maintenance.reason) == ("False", FROZEN)
@@ -476,7 +481,7 @@ def test_a_freeze_opening_over_a_holder_keeps_the_holder_and_admits_nobody() -> 
     ],
 )
 def test_a_release_delay_counts_a_recent_release_until_it_ends(released: str, counts: bool) -> None:
-    policy = Policy(ceiling=Ceiling(1), require=(REQ,), release_delay=5 * 60 * SECOND)
+    policy = policy_of(ceiling=Ceiling(1), require=(REQ,), release_delay=5 * 60 * SECOND)
     nodes = nodeset(
         node_r("a", mip_=("False", FINISHED, released), **req("False")), node("b", **req())
     )
@@ -488,7 +493,7 @@ def test_a_release_delay_counts_a_recent_release_until_it_ends(released: str, co
 
 
 def test_only_a_real_release_counts_for_the_delay() -> None:
-    policy = Policy(ceiling=Ceiling(1), require=(REQ,), release_delay=5 * 60 * SECOND)
+    policy = policy_of(ceiling=Ceiling(1), require=(REQ,), release_delay=5 * 60 * SECOND)
     never_held = node_r(
         "a", mip_=("False", CEILING_REACHED, "2026-12-01T03:29:00Z"), **req("False")
     )
@@ -497,7 +502,7 @@ def test_only_a_real_release_counts_for_the_delay() -> None:
 
 
 def test_a_just_released_holder_settles_from_now_with_a_delay() -> None:
-    policy = Policy(ceiling=Ceiling(1), require=(REQ,), release_delay=5 * 60 * SECOND)
+    policy = policy_of(ceiling=Ceiling(1), require=(REQ,), release_delay=5 * 60 * SECOND)
     nodes = nodeset(
         node_r("a", mip_=("True", ALLOWED, "2026-12-01T03:00:00Z"), **req("False")),
         node("b", **req()),
@@ -508,7 +513,7 @@ def test_a_just_released_holder_settles_from_now_with_a_delay() -> None:
 
 
 def test_the_in_progress_timeout_revokes_a_stuck_holder_once() -> None:
-    policy = Policy(ceiling=Ceiling(1), require=(REQ,), in_progress_timeout=3600 * SECOND)
+    policy = policy_of(ceiling=Ceiling(1), require=(REQ,), in_progress_timeout=3600 * SECOND)
     stuck = node_r("a", mip_=("True", ALLOWED, "2026-12-01T02:29:59Z"), **req())
     p = plan([window("w")], nodeset(stuck, node("b", **req())), NOW, policy)
     assert mip_of(p, "a") == ("False", TIMED_OUT) and mip_of(p, "b") == ("True", ALLOWED)
@@ -524,7 +529,7 @@ def test_the_in_progress_timeout_revokes_a_stuck_holder_once() -> None:
 
 
 def test_per_zone_ceilings_admit_one_per_zone_and_nodes_without_the_label_form_a_group() -> None:
-    policy = Policy(ceiling=Ceiling(10), require=(REQ,), ceilings_per=(("zone", Ceiling(1)),))
+    policy = policy_of(ceiling=Ceiling(10), require=(REQ,), ceilings_per=(("zone", Ceiling(1)),))
     nodes = nodeset(
         node("a1", {"zone": "a"}, **req(ltt="2026-11-01T00:00:00Z")),
         node("a2", {"zone": "a"}, **req(ltt="2026-11-02T00:00:00Z")),
@@ -554,7 +559,7 @@ def test_per_zone_ceilings_admit_one_per_zone_and_nodes_without_the_label_form_a
 def test_group_percentages_are_of_the_group_rounded_down_never_below_one(
     text: str, group: int, limit: int
 ) -> None:
-    policy = Policy(
+    policy = policy_of(
         ceiling=Ceiling(100), require=(REQ,), ceilings_per=(("zone", parse_ceiling(text)),)
     )
     nodes = nodeset(*(node(f"n{i}", {"zone": "a"}, **req()) for i in range(group)))
@@ -579,7 +584,7 @@ def budget_window(name: str, budget: str, selector: str = "") -> Window:
 
 
 def test_a_node_in_two_windows_must_fit_both_budgets() -> None:
-    policy = Policy(ceiling=Ceiling(10), require=(REQ,))
+    policy = policy_of(ceiling=Ceiling(10), require=(REQ,))
     nodes = nodeset(
         node("a", {"zone": "a"}, **req(ltt="2026-11-01T00:00:00Z")),
         node("b", {"zone": "a"}, **req(ltt="2026-11-02T00:00:00Z")),
@@ -595,7 +600,7 @@ def test_a_node_in_two_windows_must_fit_both_budgets() -> None:
 
 
 def test_a_window_budget_of_zero_pauses_that_window_only() -> None:
-    policy = Policy(ceiling=Ceiling(10), require=(REQ,))
+    policy = policy_of(ceiling=Ceiling(10), require=(REQ,))
     nodes = nodeset(node("a", {"zone": "a"}, **req()), node("c", {"zone": "b"}, **req()))
     p = plan(
         [budget_window("paused", "0", "zone=a"), window("open", selector="zone=b")],
@@ -607,7 +612,7 @@ def test_a_window_budget_of_zero_pauses_that_window_only() -> None:
 
 
 def test_a_window_budget_percentage_is_of_the_nodes_it_selects() -> None:
-    policy = Policy(ceiling=Ceiling(100), require=(REQ,))
+    policy = policy_of(ceiling=Ceiling(100), require=(REQ,))
     nodes = nodeset(*(node(f"n{i}", {"zone": "a" if i < 4 else "b"}, **req()) for i in range(10)))
     p = plan([budget_window("w", "50%", "zone=a")], nodes, NOW, policy)
     assert sum(1 for n in p.nodes if n.is_in_progress) == 2
@@ -618,10 +623,10 @@ def test_unavailable_nodes_count_toward_every_ceiling_when_asked() -> None:
     cordoned = node_r("cordoned", unschedulable=True, **req("False"), Ready="True")
     ready = node("ready", **req(), Ready="True")
     for extra, admitted in (([down], False), ([cordoned], False), ([], True)):
-        on = Policy(ceiling=Ceiling(1), require=(REQ,), count_unavailable=True)
+        on = policy_of(ceiling=Ceiling(1), require=(REQ,), count_unavailable=True)
         p = plan([window("w")], nodeset(ready, *extra), NOW, on)
         assert (mip_of(p, "ready")[0] == "True") is admitted
-        off = Policy(ceiling=Ceiling(1), require=(REQ,))
+        off = policy_of(ceiling=Ceiling(1), require=(REQ,))
         assert mip_of(plan([window("w")], nodeset(ready, *extra), NOW, off), "ready") == (
             "True",
             ALLOWED,
@@ -629,7 +634,7 @@ def test_unavailable_nodes_count_toward_every_ceiling_when_asked() -> None:
 
 
 def test_no_late_starts_within_the_admission_cutoff() -> None:
-    cutoff = Policy(ceiling=Ceiling(1), require=(REQ,), admission_cutoff=90 * 60 * SECOND)
+    cutoff = policy_of(ceiling=Ceiling(1), require=(REQ,), admission_cutoff=90 * 60 * SECOND)
     # The window closes at 05:00; at 03:30 it is exactly 90 minutes away: still admitted.
     assert mip_of(plan([window("w")], nodeset(node("n", **req())), NOW, cutoff), "n") == (
         "True",
@@ -648,13 +653,13 @@ def test_no_late_starts_within_the_admission_cutoff() -> None:
         [window("w")],
         nodeset(node("n", **req())),
         NOW - 600 * SECOND,
-        Policy(ceiling=Ceiling(0), require=(REQ,), admission_cutoff=90 * 60 * SECOND),
+        policy_of(ceiling=Ceiling(0), require=(REQ,), admission_cutoff=90 * 60 * SECOND),
     )
     assert early.next_change == NOW + 1  # the first instant that is too late
 
 
 def test_the_rules_combine_and_each_names_itself() -> None:
-    policy = Policy(
+    policy = policy_of(
         ceiling=Ceiling(3),
         require=(REQ,),
         block=(BLOCK,),

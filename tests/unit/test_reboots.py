@@ -38,14 +38,16 @@ from kumaco.core.planner import (
     changes,
     plan,
 )
+from kumaco.core.rules import NotReported
 from kumaco.core.times import format_instant
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import Window
+from tests.support.policies import policy_of
 
 SECOND = 1_000_000_000
 REQ, MIP = "kured.dev/reboot-required", "kured.dev/maintenance-in-progress"
 T0 = int(dt.datetime(2026, 12, 1, 2, 0, tzinfo=dt.UTC).timestamp()) * SECOND
-POLICY = Policy(in_progress=MIP, ceiling=parse_ceiling("1"), require=(REQ,))
+POLICY = policy_of(in_progress=MIP, ceiling=parse_ceiling("1"), require=(REQ,))
 
 
 def _open_window() -> list[Window]:
@@ -165,7 +167,7 @@ def test_a_true_left_over_from_before_the_reboot_never_readmits() -> None:
         result = m.plan(T0 + t * SECOND)
         assert not m.holds(), t
         assert verdict_of(result).rule == NOT_REPORTED_SINCE_REBOOT
-        assert verdict_of(result).stale == (REQ,)
+        assert verdict_of(result).detail(NotReported) == NotReported((REQ,))
     assert m.grants == [T0 + SECOND]
 
 
@@ -200,7 +202,7 @@ def test_a_node_ahead_by_ten_minutes_is_not_admitted_again_on_its_old_report() -
     for t in range(7, 900, 7):  # past the report's own stamp too
         result = m.plan(T0 + t * SECOND)
         assert not m.holds(), t
-        assert verdict_of(result).stale == (REQ,)
+        assert verdict_of(result).detail(NotReported) == NotReported((REQ,))
     assert m.grants == [T0 + SECOND]
     m.report(T0 + 901 * SECOND)  # the detector reports again: a new request
     m.plan(T0 + 902 * SECOND)
@@ -300,7 +302,7 @@ def test_a_holder_admitted_without_a_boot_mark_adopts_the_current_boot() -> None
 
 
 def test_without_required_conditions_a_reboot_ends_it_for_the_window() -> None:
-    policy = Policy(in_progress=MIP, ceiling=parse_ceiling("1"))
+    policy = policy_of(in_progress=MIP, ceiling=parse_ceiling("1"))
     m = Machine()
     m.plan(T0, policy)
     assert m.holds()
@@ -427,7 +429,7 @@ def test_an_admission_schedules_its_in_progress_timeout() -> None:
     # Regression (found through the process, tests/e2e/test_flags.py): a node admitted in
     # a pass must have its timeout in next_change, or the controller -- whose own write
     # wakes nobody -- sleeps past it.
-    policy = Policy(
+    policy = policy_of(
         in_progress=MIP, ceiling=parse_ceiling("1"), require=(REQ,), in_progress_timeout=3 * SECOND
     )
     m = Machine()

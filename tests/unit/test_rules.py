@@ -1,22 +1,33 @@
-"""The admission rules are declared objects (kumaco.core.rules): a rule added through the
-interface alone is honoured everywhere a policy is planned.
+"""The admission rules are configured objects: a rule added through the interface alone is
+honoured everywhere a policy is planned.
 
-The throw-away rules here are added to a :class:`Policy`'s rules and to nothing else --
-no internal is patched: ``plan``, ``forecast``, the controller (through its fake-kube
-harness, tests/unit/test_controller.py) and the node store's condition list all follow.
+The throw-away rules here live in this module and nowhere else -- no internal is
+patched. :class:`NeverQuarantined` carries its own flag: added to a rulebook, it is
+configured from the command line (``kumaco plan --quarantine-label x=y``), refused
+without ``--max-in-progress`` like every rule that decides MaintenanceInProgress, and
+``plan`` (its table and ``-o json``, where its detail shows under its own key),
+``forecast``, the controller (through its fake-kube harness) and the node store's
+condition list all follow.
 """
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import datetime as dt
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
+from kumaco.cmd.cli import program
+from kumaco.cmd.flags import UsageError, add_policy_flags, policy_from_args
 from kumaco.controller.stores import NodeStore, planner_conditions
+from kumaco.core.ceilingrules import GlobalCeiling
 from kumaco.core.ceilings import Ceiling
+from kumaco.core.errors import InvalidInput
 from kumaco.core.forecast import forecast
 from kumaco.core.nodes import READY, NodeSet, NodeView, node_view
 from kumaco.core.planner import Policy, plan
@@ -24,6 +35,8 @@ from kumaco.core.policy import (
     ADMIT,
     CEILING,
     STAGES,
+    Detail,
+    Flag,
     Ground,
     Place,
     Rule,
@@ -31,9 +44,11 @@ from kumaco.core.policy import (
     Stop,
     Verdict,
 )
-from kumaco.core.rules import DEFAULT_RULES, conditions_read, rules_of
+from kumaco.core.rulebook import RULEBOOK, Rulebook
+from kumaco.core.rules import Unavailable, conditions_read
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import Window
+from tests.support.policies import policy_of
 from tests.unit import test_controller as harness
 from tests.unit.test_controller import MIP, REQ, cm, node
 
@@ -44,23 +59,60 @@ make = harness.make
 MAINTENANCE_AT = int(dt.datetime(2027, 1, 13, 2, 30, tzinfo=dt.UTC).timestamp()) * SECOND
 
 
+def parse_label(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise InvalidInput(f"{text!r} is not KEY=VALUE (e.g. x=y)")
+    return key, value
+
+
+@dataclass(frozen=True)
+class QuarantinedBy(Detail):
+    """Throw-away detail: what quarantined the node."""
+
+    key: ClassVar[str] = "quarantinedBy"
+    why: str
+
+    def json(self) -> object:
+        return self.why
+
+    def text(self) -> str:
+        return f"quarantined by {self.why}"
+
+    @classmethod
+    def empty(cls) -> object:
+        return None
+
+
 @dataclass(frozen=True)
 class NeverQuarantined(Rule):
-    """Throw-away: a node labelled ``x=y``, or whose condition nobody else reads is True,
+    """Throw-away: a node labelled KEY=VALUE, or whose condition nobody else reads is True,
     is never admitted (and a holder is held)."""
 
     reason = "Quarantined"
     stage = ADMIT
-    key: str = "x"
-    value: str = "y"
+    flag = Flag(
+        "--quarantine-label",
+        "never admit a node with the label KEY=VALUE, or with example.com/Quarantined=True",
+        "KEY=VALUE",
+        parse_label,
+    )
+    details = (QuarantinedBy,)
+    label: tuple[str, str] = ("x", "y")
 
     def reads(self, policy: Policy) -> frozenset[str]:
         return frozenset((QUARANTINED,))
 
     def check(self, node: NodeView, scene: Scene) -> Stop | None:
-        if node.labels.get(self.key) != self.value and not node.is_true(QUARANTINED):
+        key, value = self.label
+        if node.labels.get(key) == value:
+            why = f"{key}={value}"
+        elif node.is_true(QUARANTINED):
+            why = QUARANTINED
+        else:
             return None
-        return Stop("quarantined: never admitted", Verdict(self.reason), held="quarantined")
+        verdict = Verdict(self.reason, details=(QuarantinedBy(why),))
+        return Stop("quarantined: never admitted", verdict, held="quarantined")
 
 
 @dataclass(frozen=True)
@@ -102,15 +154,38 @@ class OneGpuAtATime(Rule):
         return Stop("waiting: one gpu node at a time", Verdict(self.reason, ceiling=full.name))
 
 
-WITH_QUARANTINE = (*DEFAULT_RULES, NeverQuarantined())
-POLICY = Policy(ceiling=Ceiling(5), require=(REQ,), rules=WITH_QUARANTINE)
+#: The rulebook with the throw-away rule: all it takes to add a rule.
+BOOK = (*RULEBOOK, NeverQuarantined)
+FLAGS = ("--max-in-progress=5", f"--require-condition={REQ}", "--quarantine-label=x=y")
+
+
+def policy_from_flags(*argv: str, rulebook: Rulebook = BOOK) -> Policy:
+    """The policy ``kumaco plan``'s flags build with ``rulebook`` (the command line's path)."""
+    parser = argparse.ArgumentParser()
+    add_policy_flags(parser, rulebook)
+    return policy_from_args(parser.parse_args(argv))[1]
+
+
+POLICY = policy_from_flags(*FLAGS)
+DEFAULTS = policy_of(ceiling=Ceiling(5)).rules
 
 
 def view(
     name: str, labels: Mapping[str, str] | None = None, conditions: Mapping[str, str] | None = None
 ) -> NodeView:
     """A node needing maintenance (its required condition True), with more conditions."""
-    obj = {
+    v = node_view(node_obj(name, labels, conditions))
+    assert v is not None
+    return v
+
+
+def node_obj(
+    name: str, labels: Mapping[str, str] | None = None, conditions: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """:func:`view`'s node as ``kubectl get nodes -o json`` lists it."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
         "metadata": {"name": name, "labels": dict(labels or {})},
         "status": {
             "conditions": [
@@ -119,9 +194,6 @@ def view(
             ]
         },
     }
-    v = node_view(obj)
-    assert v is not None
-    return v
 
 
 def night() -> Window:
@@ -132,8 +204,11 @@ def night() -> Window:
     return w
 
 
+THREE = (("a", {}, {}), ("b", {"x": "y"}, {}), ("c", {}, {QUARANTINED: "True"}))
+
+
 def three() -> NodeSet:
-    return NodeSet([view("a"), view("b", {"x": "y"}), view("c", conditions={QUARANTINED: "True"})])
+    return NodeSet([view(*n) for n in THREE])
 
 
 def in_progress(
@@ -150,27 +225,44 @@ def in_progress(
 # ----------------------------------------------------------------------------- the list
 
 
-def test_the_default_rules_are_one_ordered_list_of_declared_objects() -> None:
-    assert rules_of(Policy()) is DEFAULT_RULES
-    assert rules_of(POLICY) == WITH_QUARANTINE
-    assert all(r.stage in STAGES and r.reason for r in DEFAULT_RULES)
-    stages = [STAGES.index(r.stage) for r in DEFAULT_RULES]
+def test_the_rulebook_is_one_ordered_list_of_configured_rules() -> None:
+    assert all(r.stage in STAGES and r.reason for r in RULEBOOK)
+    stages = [STAGES.index(r.stage) for r in RULEBOOK]
     assert stages == sorted(stages)  # written in the order a node meets them
+    assert POLICY.rules == (*DEFAULTS, NeverQuarantined(("x", "y")))
+    assert POLICY.rule(NeverQuarantined) == NeverQuarantined(("x", "y"))
+    # Every flag is a rule's own, once; a rule without one is always in force.
+    names = [cls.flag.name for cls in RULEBOOK if cls.flag is not None]
+    assert len(names) == len(set(names))
+    always = {type(r) for r in policy_of(ceiling=Ceiling(1)).rules} - {GlobalCeiling}
+    assert always == {cls for cls in RULEBOOK if cls.flag is None}
+
+
+def test_a_rule_flag_without_a_ceiling_is_refused_naming_it() -> None:
+    with pytest.raises(
+        UsageError, match=r"^--quarantine-label: needs --max-in-progress: it decides"
+    ):
+        policy_from_flags("--quarantine-label=x=y")
+    with pytest.raises(UsageError, match=r"^--quarantine-label: 'x' is not KEY=VALUE"):
+        policy_from_flags("--max-in-progress=1", "--quarantine-label=x")
+    # Not in the rulebook, the flag does not exist.
+    with pytest.raises(SystemExit):
+        policy_from_flags(*FLAGS, rulebook=RULEBOOK)
 
 
 @pytest.mark.parametrize(
     "policy",
     [
-        Policy(),
-        Policy(ceiling=Ceiling(1), require=(REQ, "b/Two"), block=("c/Block",)),
-        Policy(ceiling=Ceiling(1), count_unavailable=True, in_progress="Mine"),
+        policy_of(),
+        policy_of(ceiling=Ceiling(1), require=(REQ, "b/Two"), block=("c/Block",)),
+        policy_of(ceiling=Ceiling(1), count_unavailable=True, in_progress="Mine"),
     ],
 )
 def test_the_conditions_read_are_what_the_store_kept_before_rules_declared_them(
     policy: Policy,
 ) -> None:
     before = {policy.under_maintenance, policy.in_progress, *policy.require, *policy.block}
-    if policy.count_unavailable:
+    if policy.rule(Unavailable) is not None:
         before.add(READY)
     assert conditions_read(policy) == planner_conditions(policy) == frozenset(before)
 
@@ -179,7 +271,7 @@ def test_the_conditions_read_are_what_the_store_kept_before_rules_declared_them(
 
 
 def test_plan_honours_an_added_rule_for_candidates() -> None:
-    assert in_progress(three(), Policy(ceiling=Ceiling(5), require=(REQ,))) == {
+    assert in_progress(three(), policy_of(ceiling=Ceiling(5), require=(REQ,))) == {
         "a": ("True", "MaintenanceAllowed"),
         "b": ("True", "MaintenanceAllowed"),
         "c": ("True", "MaintenanceAllowed"),
@@ -194,6 +286,7 @@ def test_plan_honours_an_added_rule_for_candidates() -> None:
     assert b is not None and b.in_progress is not None and b.verdict is not None
     assert b.in_progress.message == "quarantined: never admitted"
     assert b.verdict.rule == "Quarantined"
+    assert b.verdict.detail(QuarantinedBy) == QuarantinedBy("x=y")
 
 
 def test_plan_honours_an_added_rule_for_holders() -> None:
@@ -207,7 +300,7 @@ def test_plan_honours_an_added_rule_for_holders() -> None:
 
 def test_an_added_rule_says_when_its_answer_changes() -> None:
     later = MAINTENANCE_AT + 600 * SECOND
-    policy = Policy(ceiling=Ceiling(5), require=(REQ,), rules=(*DEFAULT_RULES, NotBefore(later)))
+    policy = policy_of(ceiling=Ceiling(5), require=(REQ,), rules=(*DEFAULTS, NotBefore(later)))
     early = plan([night()], NodeSet([view("a")]), MAINTENANCE_AT, policy)
     assert early.next_change == later
     assert in_progress(NodeSet([view("a")]), policy) == {"a": ("False", "TooEarly")}
@@ -217,7 +310,7 @@ def test_an_added_rule_says_when_its_answer_changes() -> None:
 
 
 def test_an_added_ceiling_keeps_its_places() -> None:
-    policy = Policy(ceiling=Ceiling(5), require=(REQ,), rules=(*DEFAULT_RULES, OneGpuAtATime()))
+    policy = policy_of(ceiling=Ceiling(5), require=(REQ,), rules=(*DEFAULTS, OneGpuAtATime()))
     nodes = NodeSet([view("g1", {"gpu": "true"}), view("g2", {"gpu": "true"}), view("n")])
     assert in_progress(nodes, policy) == {
         "g1": ("True", "MaintenanceAllowed"),
@@ -243,7 +336,7 @@ def test_forecast_honours_an_added_rule() -> None:
         ("b", False),
         ("c", False),
     ]
-    plain = Policy(ceiling=Ceiling(5), require=(REQ,))
+    plain = policy_of(ceiling=Ceiling(5), require=(REQ,))
     assert forecast([night()], three(), start, until, plain, duration=600 * SECOND).all_finished
 
 
@@ -252,21 +345,19 @@ def test_forecast_honours_an_added_rule() -> None:
 
 def test_the_node_store_keeps_what_an_added_rule_reads() -> None:
     assert QUARANTINED in planner_conditions(POLICY)
-    assert QUARANTINED not in planner_conditions(Policy(ceiling=Ceiling(5), require=(REQ,)))
+    assert QUARANTINED not in planner_conditions(policy_of(ceiling=Ceiling(5), require=(REQ,)))
     obj = {
         "metadata": {"name": "c", "resourceVersion": "1"},
         "status": {"conditions": [{"type": QUARANTINED, "status": "True"}]},
     }
     kept = NodeStore(keep=planner_conditions(POLICY)).trim(obj)
-    dropped = NodeStore(keep=planner_conditions(Policy(require=(REQ,)))).trim(obj)
+    dropped = NodeStore(keep=planner_conditions(policy_of(require=(REQ,)))).trim(obj)
     assert kept is not None and kept.view.is_true(QUARANTINED)
     assert dropped is not None and dropped.view.condition(QUARANTINED) is None
 
 
 def test_the_controller_honours_an_added_rule(make: Any) -> None:
-    policy = Policy(
-        ceiling=Ceiling(5), require=(REQ,), manager="kumaco/test", rules=WITH_QUARANTINE
-    )
+    policy = dataclasses.replace(POLICY, manager="kumaco/test")
     nodes = [
         node("a", "10", kured_dev__RebootRequired="True"),
         node("b", "11", {"x": "y"}, kured_dev__RebootRequired="True"),
@@ -280,3 +371,37 @@ def test_the_controller_honours_an_added_rule(make: Any) -> None:
         ("c", ("False", "Quarantined")),
         ("a", ("True", "MaintenanceAllowed")),
     ]
+
+
+# ----------------------------------------------------------------------------- the command line
+
+
+def test_kumaco_plan_takes_an_added_rule_through_its_flag_alone(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    windows = tmp_path / "w.yaml"
+    windows.write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: night\n  namespace: maint\n"
+        "  labels: {kured.dev/maintenance-window: 'true'}\n"
+        "data: {startTime: '0 2 13 1 *', duration: 2h, nodeSelector: ''}\n"
+    )
+    nodes = tmp_path / "nodes.json"
+    nodes.write_text(json.dumps({"kind": "List", "items": [node_obj(*n) for n in THREE]}))
+    argv = ["plan", str(windows), "--nodes", str(nodes), "--at", "2027-01-13T02:30:00Z"]
+    book = program(BOOK)
+    assert book.main([*argv, *FLAGS, "-o", "json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)["nodes"]}
+    assert {n: (r["reason"], r["quarantinedBy"]) for n, r in rows.items()} == {
+        "a": ("MaintenanceAllowed", None),
+        "b": ("Quarantined", "x=y"),
+        "c": ("Quarantined", QUARANTINED),
+    }
+    assert book.main([*argv, *FLAGS]) == 0
+    table = capsys.readouterr().out
+    assert "quarantined by x=y" in table and f"quarantined by {QUARANTINED}" in table
+    # Its flag without a ceiling: refused, naming it (exit 2).
+    assert book.main([*argv, "--quarantine-label=x=y"]) == 2
+    assert "--quarantine-label: needs --max-in-progress" in capsys.readouterr().err
+    # The shipped program does not know it.
+    with pytest.raises(SystemExit):
+        program().main([*argv, *FLAGS])

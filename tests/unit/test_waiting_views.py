@@ -16,10 +16,11 @@ from kumaco.controller.metrics import Metrics
 from kumaco.core.ceilings import Ceiling
 from kumaco.core.instance import Instance
 from kumaco.core.nodes import NodeSet, node_view
-from kumaco.core.planner import Policy, plan
+from kumaco.core.planner import plan
 from kumaco.core.times import parse_timestamp
 from kumaco.views.report import Snapshot, format_report
 from kumaco.views.reportdoc import to_json
+from tests.support.policies import policy_of
 from tests.unit.test_planner import window
 
 REQ, MIP, UM = "kured.dev/RebootRequired", "MaintenanceInProgress", "kured.dev/UnderMaintenance"
@@ -79,7 +80,7 @@ NODES = (
 
 def test_the_gauge_is_the_longest_wait_of_the_plan_and_zero_when_none_waits() -> None:
     metrics = Metrics()
-    policy = Policy(ceiling=Ceiling(1), require=(REQ,))
+    policy = policy_of(ceiling=Ceiling(1), require=(REQ,))
     nodes = NodeSet(NODES[:2])
     result = plan([window("w")], nodes, AT, policy)
     metrics.observe_waiting(result, nodes, policy, AT)

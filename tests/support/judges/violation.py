@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kumaco.core.ceilingrules import GlobalCeiling
 from kumaco.core.ceilings import Ceiling
 from kumaco.core.disruptions import NO_REFUSALS, Refusals
 from kumaco.core.nodes import NodeSet
@@ -62,7 +63,9 @@ def overreaching_plan(
 ) -> Plan:
     """:func:`kumaco.core.planner.plan` with one node more than the ceiling allows."""
     if policy.ceiling is not None:
-        policy = dataclasses.replace(policy, ceiling=Ceiling(policy.ceiling.value + 1))
+        wider = GlobalCeiling(Ceiling(policy.ceiling.value + 1))
+        rules = tuple(wider if isinstance(r, GlobalCeiling) else r for r in policy.rules)
+        policy = dataclasses.replace(policy, rules=rules)
     return plan(windows, nodes, now, policy, refusals)
 
 
