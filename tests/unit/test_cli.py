@@ -271,6 +271,76 @@ def test_bad_policy_flags_are_usage_errors_naming_the_flag(
     assert done.stderr.startswith("kumaco plan: " + message), done.stderr
 
 
+#: Every flag that decides MaintenanceInProgress, with a valid value.
+ADMISSION_FLAGS = (
+    ("--require-condition", REQ),
+    ("--block-condition", "kured.dev/RebootInhibited"),
+    ("--max-in-progress-per", "zone=1"),
+    ("--release-delay", "5m"),
+    ("--in-progress-timeout", "1h"),
+    ("--count-unavailable", "true"),
+    ("--admission-cutoff", "30m"),
+    ("--respect-pdbs", "true"),
+    ("--admission-rate", "1/1h"),
+    ("--one-group-at-a-time", "zone"),
+    ("--node-min-interval", "1h"),
+)
+
+
+def test_every_admission_flag_names_what_it_needs_in_the_rulebook() -> None:
+    from kumaco.core.rulebook import RULEBOOK, flags
+
+    needing = {f.name for f in flags(RULEBOOK) if f.needs_ceiling}
+    assert needing | {"--require-condition", "--block-condition"} == {
+        f for f, _v in ADMISSION_FLAGS
+    }
+
+
+@pytest.mark.parametrize(("flag", "value"), ADMISSION_FLAGS)
+@pytest.mark.parametrize("command", ["plan", "forecast"])
+def test_an_admission_flag_without_a_ceiling_is_refused_naming_it(
+    tmp_path: Path, command: str, flag: str, value: str
+) -> None:
+    w = tmp_path / "w.yaml"
+    w.write_text(yaml.safe_dump(cm("w", NIGHTLY, labels={LABEL: ""})))
+    span = ["--from", "2027-01-13T00:00:00Z", "--until", "2027-01-14T00:00:00Z"]
+    extra = [*span, "--maintenance-duration", "10m"] if command == "forecast" else []
+    args = [command, "--windows", str(w), "--nodes", str(nodes_file(tmp_path)), *extra]
+    done = kumaco(*args, f"{flag}={value}")
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr == (
+        f"kumaco {command}: {flag}: needs --max-in-progress: it decides which nodes get "
+        "MaintenanceInProgress, which kumaco manages only under a ceiling (set "
+        "--max-in-progress, e.g. --max-in-progress=1, or drop it)\n"
+    )
+    # With a ceiling, the flag is taken (what else the command needs is another matter).
+    assert (
+        "needs --max-in-progress"
+        not in kumaco(*args, f"{flag}={value}", "--max-in-progress=1").stderr
+    )
+
+
+def test_admission_flags_without_a_ceiling_are_refused_all_at_once_from_the_environment(
+    tmp_path: Path,
+) -> None:
+    w = tmp_path / "w.yaml"
+    w.write_text(yaml.safe_dump(cm("w", NIGHTLY, labels={LABEL: ""})))
+    env = {**os.environ, "KUMACO_ADMISSION_RATE": "1/1h", "KUMACO_ONE_GROUP_AT_A_TIME": "zone"}
+    done = subprocess.run(
+        [KUMACO, "plan", "--windows", str(w), "--nodes", str(nodes_file(tmp_path))],
+        env={**env, "KUMACO_NODE_MIN_INTERVAL": "1h"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith(
+        "kumaco plan: --node-min-interval, --one-group-at-a-time, --admission-rate: need "
+        "--max-in-progress: they decide"
+    ), done.stderr
+
+
 def test_the_output_flag_is_the_format_everywhere(tmp_path: Path) -> None:
     w = tmp_path / "w.yaml"
     w.write_text(yaml.safe_dump(cm("w", NIGHTLY, labels={LABEL: ""})))

@@ -399,6 +399,11 @@ def test_kumaco_plan_takes_an_added_rule_through_its_flag_alone(
     assert book.main([*argv, *FLAGS]) == 0
     table = capsys.readouterr().out
     assert "quarantined by x=y" in table and f"quarantined by {QUARANTINED}" in table
+    # kumaco forecast: the same flag, the same rule (exit 1: b and c never finish).
+    span = ["--from", "2027-01-13T01:00:00Z", "--until", "2027-01-13T05:00:00Z"]
+    ahead = ["forecast", str(windows), "--nodes", str(nodes), *span]
+    assert book.main([*ahead, "--maintenance-duration", "10m", *FLAGS, "-o", "json"]) == 1
+    assert json.loads(capsys.readouterr().out)["unfinished"] == ["b", "c"]
     # Its flag without a ceiling: refused, naming it (exit 2).
     assert book.main([*argv, "--quarantine-label=x=y"]) == 2
     assert "--quarantine-label: needs --max-in-progress" in capsys.readouterr().err
