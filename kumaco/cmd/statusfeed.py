@@ -4,7 +4,8 @@ Contract: a :class:`Feed` list-then-watches, each through a
 :class:`~kumaco.kube.reflector.Reflector` on
 :class:`~kumaco.kube.resources.KubeResources`, the nodes ``--node-selector``
 selects, the window ConfigMaps of each namespace and the instance's Lease. Each
-collection feeds a :class:`Store` that keeps what the report reads (a node's view
+collection feeds a :class:`Store` (the one :class:`~kumaco.kube.store.Store`, with the
+collection's problem) that keeps what the report reads (a node's view
 without heartbeats, a ConfigMap's data, the Lease's spec) and sets
 :attr:`Feed.wake` only when that changed: a kubelet heartbeat or a label edit of a
 ConfigMap wakes nobody; a Lease renewal does (the report shows it).
@@ -32,6 +33,7 @@ from typing import Any
 
 from kumaco.core.instance import Instance
 from kumaco.core.nodes import node_view
+from kumaco.kube import store as kube_store
 from kumaco.kube.errors import ApiError, Expired, TransportError
 from kumaco.kube.reader import problem
 from kumaco.kube.reflector import Reflector
@@ -51,59 +53,43 @@ def _problem(verb: str, what: str, exc: Exception) -> str:
     return f"cannot {verb} {what}: cannot reach the API server: {_ADDRESS.sub('', str(exc))}"
 
 
-class Store:
-    """A reflector's sink: trimmed objects by key; wakes the loop when they change.
+def _key(item: Keyed) -> str:
+    return item[0]
 
-    Its problem is the last failure of its collection: one of the LIST (or of the
-    connection) lasts until a LIST succeeds, one answered to the WATCH until an event.
+
+class Store(kube_store.Store[Keyed]):
+    """A reflector's sink: the one store, its objects ``(key, trimmed)`` by key, and a problem.
+
+    It wakes the loop when what it shows changes. Its problem is the last failure of
+    its collection: one of the LIST (or of the connection) lasts until a LIST
+    succeeds, one answered to the WATCH until an event.
     """
 
     def __init__(
         self, what: str, trim: Callable[[Mapping[str, Any]], Keyed | None], wake: threading.Event
     ) -> None:
         self.what = what
-        self._trim = trim
         self._wake = wake
-        self._lock = threading.Lock()
-        self._items: dict[str, Any] = {}
+        self._kept: kube_store.Keyed[Keyed] = kube_store.Keyed(_key)
         self._problem: tuple[str, bool] | None = None  # (text, lasts until an event)
-        self.synced = False
+        super().__init__(trim, self._kept, wake.set)
 
-    def trim(self, obj: Mapping[str, Any]) -> Keyed | None:
-        return self._trim(obj)
-
-    def replace(self, items: list[Keyed | None]) -> None:
-        fresh = dict(i for i in items if i is not None)
-        with self._lock:
-            changed = not self.synced or fresh != self._items
-            self._items, self.synced = fresh, True
-            if self._problem is not None and not self._problem[1]:
-                self._problem, changed = None, True
-        if changed:
-            self._wake.set()
-
-    def apply(self, event_type: str | None, item: Keyed | None) -> None:
-        if item is None:
-            return
-        key, value = item
-        with self._lock:
-            if event_type == "DELETED":
-                changed = self._items.pop(key, None) is not None
-            else:
-                changed = self._items.get(key) != value
-                self._items[key] = value
-        if changed:
-            self._wake.set()
+    def _replaced(self) -> bool:
+        """A LIST succeeded: a problem of the LIST (or of the connection) ends."""
+        if self._problem is not None and not self._problem[1]:
+            self._problem = None
+            return True
+        return False
 
     def answered(self) -> None:
         """The watch delivered something (an event or a bookmark): it works."""
-        with self._lock:
+        with self.lock:
             cleared, self._problem = self._problem is not None, None
         if cleared:
             self._wake.set()
 
     def failed(self, text: str, until_event: bool) -> None:
-        with self._lock:
+        with self.lock:
             changed = self._problem != (text, until_event)
             self._problem = (text, until_event)
         if changed:
@@ -111,15 +97,16 @@ class Store:
 
     def read(self) -> tuple[list[Any] | None, str | None]:
         """The objects sorted by key (None before the first LIST) and the problem."""
-        with self._lock:
-            items = [self._items[k] for k in sorted(self._items)] if self.synced else None
+        with self.lock:
+            synced = self.synced.is_set()
+            items = [value for _k, value in self._kept.sorted()] if synced else None
             return items, self._problem[0] if self._problem else None
 
     @property
     def settled(self) -> bool:
         """Listed once, or failed: there is something to show."""
-        with self._lock:
-            return self.synced or self._problem is not None
+        with self.lock:
+            return self.synced.is_set() or self._problem is not None
 
 
 class Reported:

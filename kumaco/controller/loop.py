@@ -102,6 +102,7 @@ from kumaco.kube.events import (
 )
 from kumaco.kube.reflector import Reflector
 from kumaco.kube.resources import Collection, Resources
+from kumaco.kube.store import Sink
 
 log = logging.getLogger("kumaco.controller")
 
@@ -200,7 +201,7 @@ class Controller:
         self._announced_loaded = False
         #: Whether the current pass sent writes (:meth:`settle` plans again if so).
         self._wrote = False
-        self.reflectors: list[Reflector] = []
+        self.reflectors: list[Reflector[Any]] = []
         # Exported from the start: a replica that never syncs counts as "not leading".
         metrics.set_leading(options.instance, False)
 
@@ -221,7 +222,7 @@ class Controller:
 
     def start_watches(self) -> None:
         o = self.options
-        watched: list[tuple[str, Collection, Any]] = [
+        watched: list[tuple[str, Collection, Sink[Any]]] = [
             ("nodes", self.api.nodes(o.node_selector), self.nodes)
         ]
         for ns in o.namespaces:
@@ -433,7 +434,9 @@ class Controller:
         """A new leader re-reads nodes and ConfigMaps (consistent LISTs) before its first write."""
         o = self.options
         nodes: list[Any] = []
-        for page, _rv in self.api.nodes(o.node_selector).list_pages(shrink=self.nodes.shrink):
+        for page, _rv in self.api.nodes(o.node_selector).list_pages(
+            shrink=self.nodes.tuning.shrink
+        ):
             nodes.extend(self.nodes.trim(obj) for obj in page)
         self.nodes.replace(nodes)
         for ns in o.namespaces:

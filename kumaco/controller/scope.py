@@ -66,7 +66,7 @@ class Departures:
 
     def sweep(self, now: int) -> None:
         """Every node out of the scope (those that left it while no replica led)."""
-        for page, _rv in self.api.nodes("").list_pages(shrink=self.nodes.shrink):
+        for page, _rv in self.api.nodes("").list_pages(shrink=self.nodes.tuning.shrink):
             for obj in page:
                 view = node_view(obj, self.policy.owned)
                 if view is not None and not self.policy.scope.matches(view.labels):

@@ -1,6 +1,8 @@
 """Thread-safe stores of what kumaco watches: trimmed Nodes and window ConfigMaps.
 
-Contract: a store receives objects from a reflector (``trim``, ``replace``,
+Contract: each is the one :class:`~kumaco.kube.store.Store` (a
+:class:`~kumaco.kube.store.Sink`), with what is specific to it: the projection and
+the keeping. A store receives objects from a reflector (``trim``, ``replace``,
 ``apply``) and from write-through updates (``put`` after a successful write),
 keeps only what the planner needs, and calls ``on_change`` only when
 something the planner looks at changed -- so the echo of kumaco's own write,
@@ -33,6 +35,7 @@ from kumaco.core.nodes import (
 )
 from kumaco.core.planner import Policy
 from kumaco.core.rules import conditions_read
+from kumaco.kube.store import Keyed, Store, Tuning
 from kumaco.kube.wire import HEAD, NAME, RESOURCE_VERSION, drop_images, newer_or_equal
 
 
@@ -57,9 +60,57 @@ def planner_conditions(policy: Policy) -> frozenset[str]:
     return conditions_read(policy)
 
 
-class NodeStore:
+class _Nodes:
+    """The node store's keeping: the views (label-indexed), their versions, the departed.
+
+    A change is a view that differs; an object older than the stored one (by
+    resourceVersion) is ignored. ``since`` holds the resourceVersion at which each
+    stored view became what it is (:meth:`NodeStore.fresh_version`).
+    """
+
+    def __init__(self) -> None:
+        self.nodes = NodeSet()
+        self.rv: dict[str, str | None] = {}
+        self.since: dict[str, str | None] = {}
+        self.departed: set[str] = set()
+
+    def replace(self, items: list[TrimmedNode]) -> bool:
+        fresh = NodeSet(n.view for n in items)
+        changed = {n.name: n for n in self.nodes} != {n.name: n for n in fresh}
+        self.nodes = fresh
+        self.rv = {n.view.name: n.resource_version for n in items}
+        self.since = dict(self.rv)
+        return changed
+
+    def put(self, item: TrimmedNode) -> bool:
+        name = item.view.name
+        if not newer_or_equal(item.resource_version, self.rv.get(name)):
+            return False
+        self.rv[name] = item.resource_version
+        if self.nodes.get(name) == item.view:
+            return False
+        self.nodes.put(item.view)
+        self.since[name] = item.resource_version
+        return True
+
+    def forget(self, name: str) -> bool:
+        changed = name in self.nodes
+        self.nodes.remove(name)
+        self.rv.pop(name, None)
+        self.since.pop(name, None)
+        return changed
+
+    def remove(self, item: TrimmedNode) -> bool:
+        """A DELETED event: the node was deleted or relabelled out of the watch's selector."""
+        self.departed.add(item.view.name)
+        return self.forget(item.view.name)
+
+
+class NodeStore(Store[TrimmedNode]):
     """The nodes in scope, trimmed; fed by the node reflector and by write-through.
 
+    The one :class:`~kumaco.kube.store.Store`, kept in a label-indexed
+    :class:`~kumaco.core.nodes.NodeSet` with each node's resourceVersion.
     ``owned`` are the condition types whose writers (field managers) are kept,
     and ``manager`` the one kumaco's own writes are recorded under; ``keep``,
     when given, the only condition types kept (:func:`planner_conditions`);
@@ -81,70 +132,28 @@ class NodeStore:
         heartbeats: frozenset[str] = frozenset(),
         sharing: Sharing | None = None,
     ) -> None:
-        self._lock = threading.Lock()
         self._sharing = Sharing() if sharing is None else sharing
-        self._nodes = NodeSet()
-        self._rv: dict[str, str | None] = {}
-        # The resourceVersion at which each stored view became what it is.
-        self._since: dict[str, str | None] = {}
-        self._on_change = on_change
         self._owned = owned
         self._manager = manager
         self._keep = keep
         self._heartbeats = heartbeats
-        self._departed: set[str] = set()
-        self.synced = threading.Event()
+        self._nodes = _Nodes()
+        super().__init__(
+            self._trimmed,
+            self._nodes,
+            on_change,
+            tuning=Tuning(shrink=drop_images, known=self.known),
+        )
 
-    def trim(self, obj: Mapping[str, Any]) -> TrimmedNode | None:
+    def _trimmed(self, obj: Mapping[str, Any]) -> TrimmedNode | None:
         view = node_view(obj, self._owned, self._keep, self._heartbeats, self._sharing)
         return None if view is None else TrimmedNode(view, resource_version(obj))
 
     def departed(self) -> set[str]:
         """The names that left the store since the last call (and forget them)."""
-        with self._lock:
-            names, self._departed = self._departed, set()
+        with self.lock:
+            names, self._nodes.departed = self._nodes.departed, set()
         return names
-
-    def _put_locked(self, node: TrimmedNode) -> bool:
-        name = node.view.name
-        if not newer_or_equal(node.resource_version, self._rv.get(name)):
-            return False
-        self._rv[name] = node.resource_version
-        if self._nodes.get(name) == node.view:
-            return False
-        self._nodes.put(node.view)
-        self._since[name] = node.resource_version
-        return True
-
-    def replace(self, nodes: list[TrimmedNode | None]) -> None:
-        with self._lock:
-            fresh = NodeSet(n.view for n in nodes if n is not None)
-            changed = {n.name: n for n in self._nodes} != {
-                n.name: n for n in fresh
-            } or not self.synced.is_set()
-            self._nodes = fresh
-            self._rv = {n.view.name: n.resource_version for n in nodes if n is not None}
-            self._since = dict(self._rv)
-        self.synced.set()
-        if changed:
-            self._on_change()
-
-    def apply(self, event_type: str | None, node: TrimmedNode | None) -> None:
-        if node is None:
-            return
-        with self._lock:
-            if event_type == "DELETED":
-                changed = node.view.name in self._nodes
-                self._nodes.remove(node.view.name)
-                self._rv.pop(node.view.name, None)
-                self._since.pop(node.view.name, None)
-                self._departed.add(node.view.name)
-            else:
-                changed = self._put_locked(node)
-        if changed:
-            self._on_change()
-
-    shrink = staticmethod(drop_images)
 
     def known(self, raw: bytes) -> str | None:
         """The resourceVersion of a watch event that cannot change the store (else None).
@@ -161,8 +170,8 @@ class NodeStore:
         name, version = NAME.search(head), RESOURCE_VERSION.search(head)
         if name is None or version is None:
             return None
-        with self._lock:
-            stored = self._rv.get(name.group(1).decode())
+        with self.lock:
+            stored = self._nodes.rv.get(name.group(1).decode())
         rv = version.group(1).decode()
         if stored is None or not stored.isdigit() or int(stored) < int(rv):
             return None
@@ -176,8 +185,8 @@ class NodeStore:
         conditions replaced. False if the node is not stored (the caller then
         stores the server's answer instead).
         """
-        with self._lock:
-            old = self._nodes.get(name)
+        with self.lock:
+            old = self._nodes.nodes.get(name)
             if old is None:
                 return False
             conditions = dict(old.conditions)
@@ -194,21 +203,16 @@ class NodeStore:
                 self._sharing.owners(owners),
                 old.boot_id,
             )
-            self._put_locked(TrimmedNode(view, resource_version))
+            self._nodes.put(TrimmedNode(view, resource_version))
         return True
 
     def put(self, obj: Mapping[str, Any]) -> None:
         """Write-through: store the object a write returned (no wake-up: kumaco caused it)."""
-        node = self.trim(obj)
-        if node is not None:
-            with self._lock:
-                self._put_locked(node)
+        self.write_through(self.trim(obj))
 
     def forget(self, name: str) -> None:
-        with self._lock:
-            self._nodes.remove(name)
-            self._rv.pop(name, None)
-            self._since.pop(name, None)
+        with self.lock:
+            self._nodes.forget(name)
 
     def fresh_version(self, name: str, decided_on: str | None) -> str | None:
         """The newest resourceVersion the decision taken on ``decided_on`` still holds for.
@@ -219,8 +223,8 @@ class NodeStore:
         itself -- a write carrying it then gets its 409 and the node is decided
         again. Unknown or non-numeric versions: ``decided_on``.
         """
-        with self._lock:
-            current, since = self._rv.get(name), self._since.get(name)
+        with self.lock:
+            current, since = self._nodes.rv.get(name), self._nodes.since.get(name)
         if current is None or since is None or decided_on is None:
             return decided_on
         if since == decided_on or (
@@ -237,76 +241,49 @@ class NodeStore:
         only delays the reflector, while copying the label index every time
         would cost more than the plan.
         """
-        with self._lock:
-            yield self._nodes, self._rv
+        with self.lock:
+            yield self._nodes.nodes, self._nodes.rv
 
     def __len__(self) -> int:
-        with self._lock:
-            return len(self._nodes)
+        with self.lock:
+            return len(self._nodes.nodes)
 
 
 class ConfigMapStore:
-    """Window ConfigMaps of every watched namespace, by ``namespace/name``."""
+    """Window ConfigMaps of every watched namespace, by ``namespace/name``.
+
+    One :class:`~kumaco.kube.store.Store` per namespace (:meth:`sink`: what its
+    reflector feeds), all behind one lock, each keeping its ConfigMaps by name.
+    """
 
     def __init__(
         self, namespaces: tuple[str, ...], on_change: Callable[[], None] = lambda: None
     ) -> None:
         self._lock = threading.Lock()
-        self._by_ns: dict[str, dict[str, WindowConfigMap]] = {ns: {} for ns in namespaces}
-        self._synced = {ns: threading.Event() for ns in namespaces}
-        self._on_change = on_change
+        self._kept = {ns: Keyed(_name) for ns in namespaces}
+        self._by_ns = {
+            ns: Store(self.trim, kept, on_change, lock=self._lock)
+            for ns, kept in self._kept.items()
+        }
 
     @staticmethod
     def trim(obj: Mapping[str, Any]) -> WindowConfigMap | None:
         return WindowConfigMap.from_object(obj)
 
-    def sink(self, namespace: str) -> _NamespaceSink:
-        return _NamespaceSink(self, namespace)
-
-    def _replace(self, namespace: str, items: list[WindowConfigMap | None]) -> None:
-        with self._lock:
-            fresh = {c.name: c for c in items if c is not None}
-            changed = fresh != self._by_ns[namespace] or not self._synced[namespace].is_set()
-            self._by_ns[namespace] = fresh
-        self._synced[namespace].set()
-        if changed:
-            self._on_change()
-
-    def _apply(self, namespace: str, event_type: str | None, cm: WindowConfigMap | None) -> None:
-        if cm is None:
-            return
-        with self._lock:
-            current = self._by_ns[namespace]
-            if event_type == "DELETED":
-                changed = current.pop(cm.name, None) is not None
-            else:
-                changed = current.get(cm.name) != cm
-                current[cm.name] = cm
-        if changed:
-            self._on_change()
+    def sink(self, namespace: str) -> Store[WindowConfigMap]:
+        return self._by_ns[namespace]
 
     @property
     def synced(self) -> bool:
-        return all(e.is_set() for e in self._synced.values())
+        return all(s.synced.is_set() for s in self._by_ns.values())
 
     def snapshot(self) -> list[WindowConfigMap]:
         with self._lock:
             return sorted(
-                (c for by in self._by_ns.values() for c in by.values()), key=lambda c: c.key
+                (c for kept in self._kept.values() for c in kept.items.values()),
+                key=lambda c: c.key,
             )
 
 
-class _NamespaceSink:
-    """The reflector-facing side of :class:`ConfigMapStore` for one namespace."""
-
-    def __init__(self, store: ConfigMapStore, namespace: str) -> None:
-        self.store = store
-        self.namespace = namespace
-
-    trim = staticmethod(ConfigMapStore.trim)
-
-    def replace(self, items: list[WindowConfigMap | None]) -> None:
-        self.store._replace(self.namespace, items)
-
-    def apply(self, event_type: str | None, cm: WindowConfigMap | None) -> None:
-        self.store._apply(self.namespace, event_type, cm)
+def _name(cm: WindowConfigMap) -> str:
+    return cm.name

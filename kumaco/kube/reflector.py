@@ -10,20 +10,22 @@ from the last resourceVersion; other failures back off as the error policy
 ``on_error`` says (by default :func:`kumaco.kube.retry.backoff_forever`: five
 in a row start again from a fresh LIST). ``on_restart(collection, reason)`` is
 told why each watch ended (``closed``, ``silent``, ``expired``, ``error``).
-Events only update a sink (a store) -- which wakes the controller; the
-controller recomputes from the full state (level-triggered). A sink may offer
-``shrink(raw)`` (cut what it never reads out of the raw bytes before they are
-decoded), ``page_size`` (the objects per LIST page, when its objects are large: a
-page is decoded whole), ``known(raw)``
-(recognise an event that can change nothing in it, such as the echo of a write
-it already stored, from its first bytes: it is not decoded at all) and ``streamed``
-(True: list a :class:`~kumaco.kube.resources.Streamed` collection by a streaming list
-instead of LIST pages -- each object decoded and trimmed as it comes, ``replace`` at the
-``k8s.io/initial-events-end`` bookmark, the changes then on the same connection; a
-collection of many objects that change often, whose paginated LIST would take longer
-than the API server keeps its watch history, so that the watch from its
-resourceVersion would expire, be relisted, and expire again. A server that refuses the
-streaming list (400 or 422: an API server without it) is LISTed instead, from then on).
+Events only update a :class:`~kumaco.kube.store.Sink` (a
+:class:`~kumaco.kube.store.Store`) -- which wakes the controller; the controller
+recomputes from the full state (level-triggered). The sink's
+:class:`~kumaco.kube.store.Tuning` says how its collection is read: ``shrink`` (cut
+what it never reads out of the raw bytes before they are decoded), ``page_size`` (the
+objects per LIST page, when its objects are large: a page is decoded whole),
+``known`` (recognise an event that can change nothing in it, such as the echo of a
+write it already stored, from its first bytes: it is not decoded at all) and
+``streamed`` (True: list a :class:`~kumaco.kube.resources.Streamed` collection by a
+streaming list instead of LIST pages -- each object decoded and trimmed as it comes,
+``replace`` at the ``k8s.io/initial-events-end`` bookmark, the changes then on the
+same connection; a collection of many objects that change often, whose paginated
+LIST would take longer than the API server keeps its watch history, so that the
+watch from its resourceVersion would expire, be relisted, and expire again. A server
+that refuses the streaming list (400 or 422: an API server without it) is LISTed
+instead, from then on).
 """
 
 from __future__ import annotations
@@ -32,28 +34,31 @@ import logging
 import random
 import threading
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Generic, TypeVar, cast
 
 from kumaco.core.errors import error_text
 from kumaco.kube.errors import ApiError, Expired, TransportError
 from kumaco.kube.resources import Collection, Streamed
 from kumaco.kube.retry import ErrorPolicy, backoff_forever
+from kumaco.kube.store import Sink
 
 log = logging.getLogger("kumaco.kube")
 
+T = TypeVar("T")
 
-class Reflector:
+
+class Reflector(Generic[T]):
     """List-then-watch one collection forever, feeding ``sink``; relists on 410.
 
     ``sink.replace(objects)`` is called with every full LIST; ``sink.apply(type,
-    object)`` with each watch event; ``sink.synced`` is set after the first
-    LIST. Bookmarks only move the resourceVersion.
+    object)`` with each watch event, each object first cut by ``sink.trim``.
+    Bookmarks only move the resourceVersion.
     """
 
     def __init__(
         self,
         collection: Collection,
-        sink: Any,
+        sink: Sink[T],
         stop: threading.Event,
         *,
         name: str,
@@ -76,18 +81,18 @@ class Reflector:
         self.on_restart = on_restart
         self.on_error = on_error or backoff_forever(self.rng)
         self.relists = 0
-        self.streaming = bool(getattr(sink, "streamed", False)) and hasattr(collection, "stream")
+        self.streaming = sink.tuning.streamed and hasattr(collection, "stream")
         self.thread = threading.Thread(target=self.run, name=f"reflector-{name}", daemon=True)
 
     def start(self) -> None:
         self.thread.start()
 
     def _relist(self) -> None:
-        objects: list[dict[str, Any]] = []
+        objects: list[T | None] = []
         rv: str | None = None
-        shrink = getattr(self.sink, "shrink", None)
-        size = getattr(self.sink, "page_size", self.page_size)
-        for page, page_rv in self.collection.list_pages(size, shrink):
+        tuning = self.sink.tuning
+        size = tuning.page_size or self.page_size
+        for page, page_rv in self.collection.list_pages(size, tuning.shrink):
             objects.extend(self.sink.trim(o) for o in page)
             rv = page_rv
         self.sink.replace(objects)
@@ -96,10 +101,10 @@ class Reflector:
 
     def _stream(self) -> None:
         """A streaming list, then its changes on the same connection (see the contract)."""
-        objects: list[Any] | None = []
+        objects: list[T | None] | None = []
         timeout = self.rng.randint(*self.watch_timeout)
-        shrink = getattr(self.sink, "shrink", None)
         streamed = cast(Streamed, self.collection)
+        shrink = self.sink.tuning.shrink
         for event in streamed.stream(timeout, shrink=shrink, silence=self.silence):
             obj = event.get("object") or {}
             meta = obj.get("metadata") or {}
@@ -158,8 +163,8 @@ class Reflector:
                 for event in self.collection.watch(
                     self.resource_version,
                     timeout,
-                    known=getattr(self.sink, "known", None),
-                    shrink=getattr(self.sink, "shrink", None),
+                    known=self.sink.tuning.known,
+                    shrink=self.sink.tuning.shrink,
                     silence=self.silence,
                 ):
                     failures = 0
