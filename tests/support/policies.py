@@ -96,5 +96,6 @@ def setting(policy: Policy, name: str) -> Any:
         return off.get(
             name, None if name in ("ceiling", "admission_rate", "one_group_at_a_time") else 0
         )
+    assert dataclasses.is_dataclass(rule)
     (field,) = dataclasses.fields(rule)
     return getattr(rule, field.name)
