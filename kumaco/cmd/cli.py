@@ -67,6 +67,7 @@ RUN = Command(
     env=True,
 )
 
+
 def program(rulebook: Rulebook = RULEBOOK) -> Program:
     """``kumaco`` with the policy flags of ``rulebook``'s rules (a test may add one)."""
     return Program(

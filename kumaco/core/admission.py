@@ -3,13 +3,14 @@
 Contract: pure. :class:`Lifecycle` is the second half of
 :func:`kumaco.core.planner.plan` (whose docstring states the rules): given the nodes in
 scope, their UnderMaintenance answer (:mod:`kumaco.core.windowgroups`) and the policy,
-it applies the policy's rules (:func:`kumaco.core.rules.rules_of`; the stages are
+it applies the policy's rules (:attr:`~kumaco.core.policy.Policy.rules`; the stages are
 described in :mod:`kumaco.core.policy`) to decide every node's ``MaintenanceInProgress``
 with a :class:`~kumaco.core.policy.Verdict` naming the rule, and the instants at which
 its answer changes by time alone (the earliest :meth:`~kumaco.core.policy.Rule.next_change`
 of the rules it consulted). Within a stage the first rule that stops a node decides;
-which rules there are, their order and their messages live in :mod:`kumaco.core.rules`
-only, for holders and candidates alike.
+which rules there are, their order and their messages live in the rules only
+(:mod:`kumaco.core.rulebook`), for holders and candidates alike; a node not holding
+MaintenanceInProgress takes its places all the same when a rule counts it.
 """
 
 from __future__ import annotations

@@ -42,11 +42,11 @@ call it alike; :func:`changes` turns its answer into the writes that reach it.
     required condition configured nothing marks the end of a maintenance: a
     holder keeps it while it stays admissible, as before.
 
-    *Unavailable nodes* (``count_unavailable``): a node in scope that is not
+    *Unavailable nodes* (``--count-unavailable``): a node in scope that is not
     ``Ready=True`` or is cordoned, and does not hold it, counts toward every
     ceiling it falls under.
 
-    *PodDisruptionBudgets* (``respect_pdbs``): a node whose drain a budget would
+    *PodDisruptionBudgets* (``--respect-pdbs``): a node whose drain a budget would
     refuse now (the ``refusals`` input) is not admitted (reason
     ``DisruptionBudgetExhausted``, naming the budgets); it takes no place and a
     holder is never revoked for it.
@@ -55,9 +55,8 @@ call it alike; :func:`changes` turns its answer into the writes that reach it.
     the lead, False (``NoMaintenancePlanned``) otherwise, while it is under maintenance and
     when a freeze covers that start (:mod:`kumaco.core.planned`).
 
-Each rule above is one object (:mod:`kumaco.core.rules`, :mod:`kumaco.core.ceilingrules`)
-and a policy is planned with its own ordered list (:attr:`Policy.rules`, the default
-rules when None), so a rule is added by adding one object to it.
+Each rule above is one configured object (:mod:`kumaco.core.rulebook` lists them) and a
+policy is planned with the rules in force (:attr:`Policy.rules`).
 
 Ceilings are ``N`` or ``P%`` (:mod:`kumaco.core.ceilings`); a global
 percentage is of the nodes in scope, a group's of the nodes in scope in that

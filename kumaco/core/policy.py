@@ -1,20 +1,25 @@
 """The planner's vocabulary: condition names, reasons, the Policy, the rule interface, answers.
 
-Contract: data only (frozen dataclasses and constants) and one interface, :class:`Rule`,
-with no behaviour beyond small accessors. Every reason a node condition can carry is
-defined here, once; the planner (:mod:`kumaco.core.planner`), the lifecycle
-(:mod:`kumaco.core.admission`), the rules (:mod:`kumaco.core.rules`) and the writes
+Contract: data only (frozen dataclasses and constants) and the interfaces :class:`Rule`,
+:class:`Detail` and :class:`Flag`, with no behaviour beyond small accessors. Every reason
+a node condition can carry is defined here, once; the planner (:mod:`kumaco.core.planner`),
+the lifecycle (:mod:`kumaco.core.admission`), the rules and the writes
 (:mod:`kumaco.core.changes`) use these names, and the views quote them.
 
-An admission rule is one :class:`Rule` object: its reason, the condition types it reads
-(:meth:`Rule.reads`; the controller's node store keeps those and no others), one check
-returning a :class:`Stop` (a :class:`Verdict` and a message) or None, and when its answer
-next changes by time alone (:meth:`Rule.next_change`). A :class:`Policy` carries the
-ordered rules it is planned with (:attr:`Policy.rules`; None: the default rules,
-:data:`kumaco.core.rules.DEFAULT_RULES`); :class:`kumaco.core.admission.Lifecycle`
-applies them stage by stage (:data:`STAGES`). A ``CEILING`` rule's places are told the
-candidates in admission order (:meth:`Place.line_up`) and each admission they could have
-stopped (:meth:`Place.admitted`); a rule may keep a record in the messages it is given
+An admission rule is one configured :class:`Rule` object: its fields are its
+configuration, its class says its reason, stage, :class:`Flag` (name, parser, help,
+whether it needs ``--max-in-progress``), whether a node it keeps out *waits*, what it
+reads from the cluster (:meth:`Rule.reads` the condition types, which the controller's
+node store keeps; :attr:`Rule.cluster_reads` other resources), its :class:`Detail`
+types (rendered generically by the views); one check returning a :class:`Stop` (a
+:class:`Verdict` and a message) or None, whether it counts a node toward the ceilings
+(:meth:`Rule.counts`), and when its answer next changes by time alone
+(:meth:`Rule.next_change`). A :class:`Policy` carries the rules in force, in order
+(built from the flags by :func:`kumaco.core.rulebook.build`);
+:class:`kumaco.core.admission.Lifecycle` applies them stage by stage (:data:`STAGES`).
+A ``CEILING`` rule's places are told the candidates in admission order
+(:meth:`Place.line_up`) and each admission they could have stopped
+(:meth:`Place.admitted`); a rule may keep a record in the messages it is given
 (:meth:`Rule.record`).
 """
 
@@ -69,7 +74,7 @@ UNAVAILABLE = "NodeUnavailable"
 GLOBAL = "global"
 #: ``--respect-pdbs``: draining the node now would be refused by a PodDisruptionBudget.
 DISRUPTION_BUDGET_EXHAUSTED = "DisruptionBudgetExhausted"
-# Issue 28's fleet rules (kumaco.core.fleetrules), MaintenanceInProgress False:
+# The fleet rules (kumaco.core.fleetrules), MaintenanceInProgress False:
 #: ``--admission-rate N/DURATION``: N nodes started maintenance in the last DURATION.
 ADMISSION_RATE_REACHED = "AdmissionRateReached"
 #: ``--one-group-at-a-time KEY``: nodes with another value of KEY are in maintenance.

@@ -1,14 +1,14 @@
-"""The admission rules, one object each, and the ordered list kumaco plans with.
+"""The admission rules that need no more than the nodes and the windows, one object each.
 
-Contract: pure. Each rule is an immutable :class:`~kumaco.core.policy.Rule`: its
-reason, the condition types it reads, one check and when its answer next changes
-(the interface and its stages are in :mod:`kumaco.core.policy`; the ceiling rules
-are in :mod:`kumaco.core.ceilingrules`). :data:`DEFAULT_RULES`
-is the single ordered list -- within a stage, the first rule that stops a node
-decides, for holders and candidates alike; :func:`rules_of` is the list a policy
-plans with and :func:`conditions_read` the condition types the planner reads under
-it (what the controller's node store keeps). Adding a rule is adding one object to a
-policy's :attr:`~kumaco.core.policy.Policy.rules`.
+Contract: pure. Each rule is an immutable :class:`~kumaco.core.policy.Rule` carrying its
+own configuration (a rule with a flag is in force only when the flag is set): its
+reason, stage, flag, the condition types it reads, one check, whether it counts a node
+toward the ceilings (:meth:`~kumaco.core.policy.Rule.counts`), its typed detail and when
+its answer next changes (the interface and its stages are in :mod:`kumaco.core.policy`;
+the ceiling rules are in :mod:`kumaco.core.ceilingrules`, the fleet rules in
+:mod:`kumaco.core.fleetrules`, the PodDisruptionBudget rule in :mod:`kumaco.core.pdbrule`).
+Their order is :data:`kumaco.core.rulebook.RULEBOOK`'s. :func:`conditions_read` is the
+condition types the planner reads under a policy (what the controller's node store keeps).
 """
 
 from __future__ import annotations
