@@ -275,6 +275,8 @@ class Lifecycle:
         # places all the same is asked with the other nodes' (:meth:`run`).
         self._first_stop(SETTLE, node, released)
         self._released[node.name] = released
+        for place in self.pools:
+            place.released(node.name, self.now)
         self._set(node.name, FALSE, reason, stop.message, stop.verdict)
 
     def _settle(self, node: NodeView, scene: Scene) -> bool:

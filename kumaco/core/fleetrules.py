@@ -263,14 +263,29 @@ class GroupPlace(Place):
     With nobody inside, only the group whose turn it is (:meth:`line_up`) has room.
     """
 
-    def __init__(self, key: str, group_of: Mapping[str, str], sticky: str | None) -> None:
+    def __init__(
+        self, key: str, group_of: Mapping[str, str], marks: dict[str, tuple[int, int]]
+    ) -> None:
         super().__init__(f"one {key} at a time", len(group_of))
-        self.key, self.group_of, self.sticky = key, group_of, sticky
+        self.key, self.group_of = key, group_of
+        #: Each node's last maintenance: (1 holding, 0 released; its transition, in ns).
+        self.marks = marks
         self.turn: str | None = None
+
+    @property
+    def sticky(self) -> str | None:
+        """The group of the most recent maintenance (a holder, else the latest release)."""
+        latest = max(((m, n) for n, m in self.marks.items()), default=None)
+        return None if latest is None else self.group_of[latest[1]]
+
+    def released(self, name: str, at: int) -> None:
+        # As it reads once the release is written (to the second): planned again, the same turn.
+        self.marks[name] = (0, at - at % SECOND)
 
     def line_up(self, candidates: Sequence[str]) -> None:
         groups = [self.group_of[n] for n in candidates if n in self.group_of]
-        self.turn = self.sticky if self.sticky in groups else next(iter(groups), None)
+        sticky = self.sticky
+        self.turn = sticky if sticky in groups else next(iter(groups), None)
 
     def room_for(self, name: str) -> bool:
         inside = {self.group_of.get(o) for o in self.occupants}
@@ -319,15 +334,13 @@ class OneGroupAtATime(CeilingRule):
     def places(self, ground: Ground) -> Sequence[Place]:
         key = self.key
         group_of = {n: _group(ground.nodes.get(n), key) for n in ground.in_scope}
-        latest: tuple[int, int, str] | None = None
+        marks: dict[str, tuple[int, int]] = {}
         for name, held in _held(ground):
             if held is None or (held.status != TRUE and held.reason not in _RELEASED):
                 continue
             at = parse_timestamp(held.last_transition_time)
-            mark = (1 if held.status == TRUE else 0, -1 if at is None else at, name)
-            latest = mark if latest is None or mark > latest else latest
-        sticky = None if latest is None else group_of[latest[2]]
-        return (GroupPlace(key, group_of, sticky),)
+            marks[name] = (1 if held.status == TRUE else 0, -1 if at is None else at)
+        return (GroupPlace(key, group_of, marks),)
 
     def check(self, node: NodeView, scene: Scene) -> Stop | None:
         full = next(

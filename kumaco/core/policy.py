@@ -298,6 +298,9 @@ class Place:
     def admitted(self, name: str) -> None:
         """``name``, a node this place could stop, was admitted in this plan."""
 
+    def released(self, name: str, at: int) -> None:
+        """``name``, a holder, was released in this plan at ``at`` (before :meth:`line_up`)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Scene:

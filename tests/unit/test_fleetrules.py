@@ -364,6 +364,32 @@ def test_the_group_of_the_last_maintenance_goes_on_while_it_has_an_eligible_node
     assert mip(r, "b1")[:2] == ("True", ALLOWED)
 
 
+def test_holders_released_together_name_the_same_group_when_planned_again() -> None:
+    # a0 (zone a) and b0 (zone b, admitted later) finish in the same pass, while the rate
+    # admits nobody: before the writes b0's admission is the latest, after them both
+    # releases read the same second. The turn must not flip between the two plans.
+    policy = reconfigured(GROUPS, ceiling=Ceiling(1), admission_rate=AdmissionRate(1, HOUR))
+    nodes = nodeset(
+        with_mip(
+            node("a0", {ZONE: "a"}, **req("False")), held("True", ALLOWED, "2026-12-01T02:40:00Z")
+        ),
+        with_mip(
+            node("b0", {ZONE: "b"}, **req("False")), held("True", ALLOWED, "2026-12-01T02:50:00Z")
+        ),
+        node("a1", {ZONE: "a"}, **req(ltt="2026-11-01T00:00:00Z")),
+        node("b1", {ZONE: "b"}, **req(ltt="2026-11-02T00:00:00Z")),
+    )
+    p = plan([window("w")], nodes, NOW, policy)
+    again = plan([window("w")], written(nodes, p, NOW), NOW, policy)
+    assert [mip(again, n) for n in sorted(n.name for n in nodes)] == [
+        mip(p, n) for n in sorted(n.name for n in nodes)
+    ]
+    assert {mip(p, n)[1] for n in ("a1", "b1")} == {
+        ADMISSION_RATE_REACHED,
+        ANOTHER_GROUP_IN_PROGRESS,
+    }
+
+
 def test_one_group_composes_with_group_ceilings_and_a_release_delay_keeps_the_group() -> None:
     policy = reconfigured(GROUPS, ceilings_per=((ZONE, Ceiling(1)),))
     p = plan([window("w")], nodeset(*zone_nodes()[:3]), NOW, policy)
