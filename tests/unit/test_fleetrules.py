@@ -365,16 +365,16 @@ def test_the_group_of_the_last_maintenance_goes_on_while_it_has_an_eligible_node
 
 
 def test_holders_released_together_name_the_same_group_when_planned_again() -> None:
-    # a0 (zone a) and b0 (zone b, admitted later) finish in the same pass, while the rate
-    # admits nobody: before the writes b0's admission is the latest, after them both
+    # a0 (zone a, admitted later) and b0 (zone b) finish in the same pass, while the rate
+    # admits nobody: before the writes a0's admission is the latest, after them both
     # releases read the same second. The turn must not flip between the two plans.
     policy = reconfigured(GROUPS, ceiling=Ceiling(1), admission_rate=AdmissionRate(1, HOUR))
     nodes = nodeset(
         with_mip(
-            node("a0", {ZONE: "a"}, **req("False")), held("True", ALLOWED, "2026-12-01T02:40:00Z")
+            node("a0", {ZONE: "a"}, **req("False")), held("True", ALLOWED, "2026-12-01T02:50:00Z")
         ),
         with_mip(
-            node("b0", {ZONE: "b"}, **req("False")), held("True", ALLOWED, "2026-12-01T02:50:00Z")
+            node("b0", {ZONE: "b"}, **req("False")), held("True", ALLOWED, "2026-12-01T02:40:00Z")
         ),
         node("a1", {ZONE: "a"}, **req(ltt="2026-11-01T00:00:00Z")),
         node("b1", {ZONE: "b"}, **req(ltt="2026-11-02T00:00:00Z")),
