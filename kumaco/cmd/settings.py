@@ -137,7 +137,7 @@ class Settings:
             namespaces=self.namespaces,
             configmap_selector=self.configmap_selector,
             node_selector=self.node_selector,
-            instance=self.leader_election_id,
+            lease_name=self.leader_election_id,
             identity=self.identity,
             field_manager=self.field_manager,
             write_concurrency=self.write_concurrency,

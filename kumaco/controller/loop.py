@@ -164,7 +164,7 @@ class Controller:
         self.budgets = BudgetStore(on_change=self.wake) if policy.reads_cluster(PDBS) else None
         self.events = EventRecorder(
             api,
-            instance=options.instance,
+            instance=options.lease_name,
             identity=options.identity,
             controller=REPORTING_CONTROLLER,
             wall=lambda: dt.datetime.fromtimestamp(self.now_ns() / 1e9, dt.UTC),
@@ -203,7 +203,7 @@ class Controller:
         self._wrote = False
         self.reflectors: list[Reflector[Any]] = []
         # Exported from the start: a replica that never syncs counts as "not leading".
-        metrics.set_leading(options.instance, False)
+        metrics.set_leading(options.lease_name, False)
 
     # ------------------------------------------------------------------ wiring
 
@@ -315,7 +315,7 @@ class Controller:
         self._wake.set()
 
     def leadership_lost(self) -> None:
-        self.metrics.set_leading(self.options.instance, False)
+        self.metrics.set_leading(self.options.lease_name, False)
         self.request_exit(EXIT_LEADERSHIP_LOST)
 
     def _shutdown(self) -> None:
@@ -339,7 +339,7 @@ class Controller:
             return hold
         window_change = self.metrics.observe_windows(entries, now)
         leader = self.election.is_leader
-        self.metrics.set_leading(self.options.instance, leader)
+        self.metrics.set_leading(self.options.lease_name, leader)
         if not leader:
             self._was_leader = False
             # A rebooted holder's release waits for no leader (see releases.py).

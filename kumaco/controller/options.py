@@ -23,7 +23,9 @@ class ControllerOptions:
     namespaces: tuple[str, ...]
     configmap_selector: str
     node_selector: str
-    instance: str
+    #: The Lease's name (``--leader-election-id``), which also names this instance in its
+    #: Events and its ``kumaco_leader`` metric.
+    lease_name: str
     identity: str
     field_manager: str
     write_concurrency: int

@@ -309,7 +309,7 @@ def make() -> Any:
             namespaces=(NS,),
             configmap_selector=SELECTOR,
             node_selector="",
-            instance="kumaco",
+            lease_name="kumaco",
             identity="test_replica",
             field_manager="kumaco",
             write_concurrency=1,
