@@ -317,7 +317,7 @@ def _with_planned(rows: list[tuple[str, ...]], result: Plan) -> list[tuple[str, 
 PLAN: Formats[Plan] = formats(_plan_text, _plan_doc)
 
 
-def plan(result: Plan, output: str) -> str:
+def render_plan(result: Plan, output: str) -> str:
     """``result`` in :data:`PLAN`'s format ``output`` (text for any other)."""
     return PLAN.get(output, _plan_text)(result)
 

@@ -393,7 +393,7 @@ def test_never_admitted_twice_for_one_request_and_a_fresh_request_served_once(
 def test_the_plan_names_the_cause_the_stale_reports_and_a_missing_boot() -> None:
     import json
 
-    from kumaco.views.listing import plan as show_plan
+    from kumaco.views.listing import render_plan as show_plan
 
     m = Machine()
     m.report(T0)
