@@ -80,9 +80,6 @@ class GlobalCeiling(CeilingRule):
         # 0 is a ceiling (a pause), not "off".
         return cls(value) if isinstance(value, Ceiling) else None
 
-    def setting(self) -> str:
-        return str(self.ceiling)
-
     def global_ceiling(self) -> Ceiling | None:
         return self.ceiling
 
@@ -129,9 +126,6 @@ class GroupCeilings(CeilingRule):
         if twice is not None:
             raise InvalidInput(f"{twice} is given twice")
         return cls(value)
-
-    def setting(self) -> str:
-        return ",".join(f"{k}={c}" for k, c in self.per)
 
     def places(self, ground: Ground) -> Sequence[Place]:
         out: list[Place] = []

@@ -202,9 +202,6 @@ class AdmissionRateLimit(CeilingRule):
     )
     rate: AdmissionRate
 
-    def setting(self) -> str:
-        return str(self.rate)
-
     def places(self, ground: Ground) -> Sequence[Place]:
         rate = self.rate
         events = [
@@ -328,9 +325,6 @@ class OneGroupAtATime(CeilingRule):
     )
     key: str
 
-    def setting(self) -> str:
-        return self.key
-
     def places(self, ground: Ground) -> Sequence[Place]:
         key = self.key
         group_of = {n: _group(ground.nodes.get(n), key) for n in ground.in_scope}
@@ -382,9 +376,6 @@ class NodeMinInterval(Rule):
         parse_flag_duration,
     )
     interval: int
-
-    def setting(self) -> str:
-        return format_go_duration(self.interval)
 
     def check(self, node: NodeView, scene: Scene) -> Stop | None:
         ends = self.next_change(node, scene)

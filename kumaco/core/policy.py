@@ -436,10 +436,6 @@ class Rule(ABC):
             return None
         return cls() if cls.flag.kind == "bool" else cls(value)  # type: ignore[call-arg]
 
-    def setting(self) -> str:
-        """Its configuration as the flag's value ('' for a rule without a value)."""
-        return ""
-
     def global_ceiling(self) -> Ceiling | None:
         """The ceiling it puts on every node in scope (``--max-in-progress`` alone has one)."""
         return None

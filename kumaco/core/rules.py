@@ -195,9 +195,6 @@ class InProgressTimeout(Rule):
     )
     timeout: int
 
-    def setting(self) -> str:
-        return format_go_duration(self.timeout)
-
     def check(self, node: NodeView, scene: Scene) -> Stop | None:
         ends = self.next_change(node, scene)
         if ends is None or scene.now < ends:
@@ -251,9 +248,6 @@ class ReleaseDelay(Rule):
         parse_flag_duration,
     )
     delay: int
-
-    def setting(self) -> str:
-        return format_go_duration(self.delay)
 
     def check(self, node: NodeView, scene: Scene) -> Stop | None:
         if not self.counts(node, scene):
@@ -412,9 +406,6 @@ class Cutoff(Rule):
         parse_flag_duration,
     )
     cutoff: int
-
-    def setting(self) -> str:
-        return format_go_duration(self.cutoff)
 
     def check(self, node: NodeView, scene: Scene) -> Stop | None:
         first_too_late = self.next_change(node, scene)
