@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.unit.test_cli import KUMACO, LABEL, NIGHTLY, REQ, cm, kumaco
+from tests.support.builders.cli import KUMACO, LABEL, NIGHTLY, REQ, cm, kumaco
 
 MIP = "MaintenanceInProgress"
 FLEET = [

@@ -37,7 +37,7 @@ from kumaco.core.policy import ADMISSION_RATE_REACHED, ANOTHER_GROUP_IN_PROGRESS
 from kumaco.core.rates import AdmissionRate, parse_admission_rate
 from kumaco.core.times import format_instant, parse_timestamp
 from kumaco.core.waiting import oldest_wait, waiters, waiters_as_written
-from tests.unit.test_planner import BLOCK, MIP, NOW, REQ, blk, node, nodeset, req, window
+from tests.support.builders.planning import BLOCK, MIP, NOW, REQ, blk, node, nodeset, req, window
 
 ZONE = "zone"
 RATE = Policy(ceiling=Ceiling(10), require=(REQ,), admission_rate=AdmissionRate(2, HOUR))

@@ -31,7 +31,7 @@ from kumaco.core.nodes import NodeSet, NodeView
 from kumaco.core.planner import FINISHED, TIMED_OUT, Plan, Policy, plan
 from kumaco.core.rates import AdmissionRate
 from kumaco.core.windows import Window
-from tests.unit.test_lifecycle import (
+from tests.support.judges.lifecycle import (
     MINUTE,
     MIP,
     READY,

@@ -39,7 +39,8 @@ from kumaco.core.planner import (
 )
 from kumaco.core.policy import DISRUPTION_BUDGET_EXHAUSTED, Verdict
 from kumaco.core.windows import Window
-from tests.unit.test_lifecycle import (
+from tests.support.builders.planning import MIP, NOW, REQ, node, nodeset, req, window
+from tests.support.judges.lifecycle import (
     MINUTE,
     SUPPRESS,
     T0,
@@ -50,7 +51,6 @@ from tests.unit.test_lifecycle import (
     windows,
     with_condition,
 )
-from tests.unit.test_planner import MIP, NOW, REQ, node, nodeset, req, window
 
 POLICY = Policy(ceiling=parse_ceiling("1"), require=(REQ,), respect_pdbs=True)
 

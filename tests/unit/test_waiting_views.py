@@ -20,7 +20,7 @@ from kumaco.core.planner import Policy, plan
 from kumaco.core.times import parse_timestamp
 from kumaco.views.report import Snapshot, format_report
 from kumaco.views.reportdoc import to_json
-from tests.unit.test_planner import window
+from tests.support.builders.planning import window
 
 REQ, MIP, UM = "kured.dev/RebootRequired", "MaintenanceInProgress", "kured.dev/UnderMaintenance"
 AT = parse_timestamp("2026-12-01T03:30:00Z") or 0
