@@ -1,4 +1,4 @@
-"""The levers of issue 17, measured: what each would save per watch event, per opening, per node.
+"""The performance levers, measured: what each would save per watch event, per opening, per node.
 
 Contract: in-process micro-benchmarks over a realistic Node as the API server
 sends it (:func:`realistic_node`: ~50 images, a dozen labels, kubelet's and

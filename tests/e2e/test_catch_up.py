@@ -1,4 +1,4 @@
-"""Catching up after downtime, and a rolling upgrade, on the real control plane (issue 26).
+"""Catching up after downtime, and a rolling upgrade, on the real control plane.
 
 * **An opening missed while kumaco was down.** Two replicas run with no window (every node
   ``UnderMaintenance=False``); both get SIGTERM; a window ConfigMap, already open, is created

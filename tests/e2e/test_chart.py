@@ -1,4 +1,4 @@
-"""The Helm chart installed on the real kube-apiserver (issue 29, points 12 and 14).
+"""The Helm chart installed on the real kube-apiserver, read back by ``kubectl kumaco``.
 
 (That ``helm template`` renders exactly what ``kubectl kustomize`` renders, and ``helm lint
 --strict``, need no server: tests/unit/test_chart.py.)

@@ -948,7 +948,7 @@ ACCEPTED = [
     {**WELL_FORMED, "maxInProgress": "100%"},
     {**WELL_FORMED, "freeze": "true"},
     {**WELL_FORMED, "freeze": "false", "maxInProgress": "3"},
-    # the first Saturday of the month (issue 29, point 2)
+    # the first Saturday of the month
     {"startTime": "0 1 * * SAT", "daysOfMonth": "1-7", "duration": "3h", "nodeSelector": ""},
     {**WELL_FORMED, "daysOfMonth": " 1,15 "},
     {**WELL_FORMED, "daysOfMonth": "*/2"},

@@ -1,4 +1,4 @@
-"""Issue 28's rules through ``kumaco run`` on the real control plane, with kured's stand-in.
+"""The fleet rules (admission rate, one group at a time, spacing) through ``kumaco run`` on the real control plane, with kured's stand-in.
 
 * The admission rate (``--admission-rate 3/15s``) across what could make it undercount: a
   node admitted, released, admitted again and released inside the window, then a change

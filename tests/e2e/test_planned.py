@@ -1,4 +1,4 @@
-"""Advance notice on the real control plane (issue 28, rule 1): ``kumaco run --planned-lead``.
+"""Advance notice on the real control plane: ``kumaco run --planned-lead``.
 
 Two replicas of ``kumaco run --planned-lead 20s`` (the other with ``KUMACO_PLANNED_LEAD=20s``;
 short lease timings) on a wall clock

@@ -1,4 +1,4 @@
-"""Issue 15 and 21 on the real control plane: zone ceilings with a release delay, freezes, and a
+"""The maintenance policy on the real control plane: zone ceilings with a release delay, freezes, and a
 forecast that agrees with reality.
 
 * Three zones of four nodes, ``--max-in-progress 3 --max-in-progress-per

@@ -1,4 +1,4 @@
-"""docs/deploy.md's quick start, run as written against the real kube-apiserver (issue 29, point 9).
+"""docs/deploy.md's quick start, run as written against the real kube-apiserver.
 
 The quick start's shell blocks are read from docs/deploy.md (each follows a
 ``<!-- quickstart: NAME -->`` marker) and run with ``bash -euo pipefail`` exactly as

@@ -1,6 +1,6 @@
 """Window announcements (kumaco.controller.announce): once per run, as pure decisions of now.
 
-Also ``WindowPlanned`` (issue 28, rule 1): once per run, when the run's lead begins.
+Also ``WindowPlanned`` (advance notice before a window opens): once per run, when the run's lead begins.
 """
 
 from __future__ import annotations

@@ -615,7 +615,7 @@ def test_a_reboot_releases_the_holder_before_its_report_and_the_place_goes_on(ma
 
 
 def test_maintenance_planned_within_the_lead_then_false_when_the_window_opens(make: Any) -> None:
-    """Issue 28 rule 1 on the seam: the third condition, its wake-ups and WindowPlanned once."""
+    """Advance notice (MaintenancePlanned) on the seam: the third condition, its wake-ups and WindowPlanned once."""
     mp = "MaintenancePlanned"
 
     def at(text: str) -> int:

@@ -1,4 +1,4 @@
-"""MaintenancePlanned (kumaco.core.planned, issue 28 rule 1): table tests and properties.
+"""MaintenancePlanned (kumaco.core.planned: advance notice before a window opens): table tests and properties.
 
 The table tests are hand-computed; the properties compare the planner with a reference
 that walks every whole minute of the lead and asks the planner's own UnderMaintenance at

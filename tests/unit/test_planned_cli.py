@@ -1,4 +1,4 @@
-"""``--planned-lead`` through the installed ``kumaco`` script (issue 28, rule 1), hand-computed.
+"""``--planned-lead`` through the installed ``kumaco`` script (advance notice), hand-computed.
 
 Last, ``kubectl kumaco status``'s report of the nodes whose ``MaintenancePlanned`` is True.
 

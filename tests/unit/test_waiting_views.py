@@ -1,4 +1,4 @@
-"""No forgotten node (issue 28, rule 6) where people see it: the gauge, the status report.
+"""No forgotten node (who waits for maintenance, since when) where people see it: the gauge, the status report.
 
 ``kumaco_oldest_waiting_seconds`` from a plan (the leader's view,
 :meth:`kumaco.controller.metrics.Metrics.observe_waiting`) and ``kubectl kumaco status``'s
