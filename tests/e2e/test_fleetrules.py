@@ -25,7 +25,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.e2e.test_policy import always
 from tests.support.env.controlplane import ControlPlane
 from tests.support.env.harness import (
     MIP,
@@ -33,6 +32,7 @@ from tests.support.env.harness import (
     RUN_LABEL,
     Api,
     Kumaco,
+    always,
     unique,
     wait_for,
 )

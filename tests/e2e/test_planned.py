@@ -21,7 +21,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from tests.e2e.test_catch_up import FAST, events, takeover_keeps_one_event
 from tests.support.env.harness import (
     RUN_LABEL,
     UM,
@@ -34,7 +33,8 @@ from tests.support.env.harness import (
     unique,
     wait_for,
 )
-from tests.support.env.supervisor import scope_flags
+from tests.support.env.supervisor import FAST, scope_flags
+from tests.support.judges.takeover import events, takeover_keeps_one_event
 
 MP = "MaintenancePlanned"
 #: ``--planned-lead``, and how far ahead of the replicas' start the window opens: the lead
