@@ -53,6 +53,7 @@ from kubernetes.client.rest import ApiException
 
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import Window
+from tests.support.env import admin
 from tests.support.env.admin import (
     INVALID,
     OPEN_NOW,
@@ -88,6 +89,7 @@ from tests.support.judges.rbac import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
+cluster = admin.cluster  # the fixture: admin access, everything removed at the end
 
 
 # ------------------------------------------------------------------------------ helpers
