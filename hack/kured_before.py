@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The record of issue 25: a fleet through a window with kured v2's real agents, counted.
+"""The record with kured v2's agents: a fleet through a window with kured v2's real agents, counted.
 
 ``python hack/kured_before.py --kumaco-path /tmp/kumaco-c25f683 --output
 docs/kured-v2-before-boot-rule.json`` runs scenario (a) of tests/e2e/test_kured_v2.py (6

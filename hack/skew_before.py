@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The record of issue 35 point 4: a node's clock 10 minutes ahead of kumaco's, counted.
+"""The clock-skew record: a node's clock 10 minutes ahead of kumaco's, counted.
 
 ``python hack/skew_before.py --kumaco-path /tmp/kumaco-3ec1045 --output
 docs/clock-skew-before.json`` runs the scenario of tests/support/judges/skew.py's

@@ -60,6 +60,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from tests.support.builders.policies import policy_of
 from tests.support.env.auditing import audit_args
 from tests.support.env.controlplane import (
     ControlPlane,
@@ -83,7 +84,6 @@ from tests.support.env.harness import (
 )
 from tests.support.env.kwok import Kwok, KwokSettings
 from tests.support.judges.figures import commit_of
-from tests.support.policies import policy_of
 from tools.churn import Churn, ChurnRates
 
 REPO = Path(__file__).resolve().parents[1]
@@ -392,7 +392,7 @@ class Plan:
     def size(floor: float, repeats: int, ready_in: float, spares: int = 3) -> Plan:
         """Openings after ``ready_in`` seconds; each opening has room for many floors.
 
-        On the slow machine of issue 17 the floor took 17-20 s alone and 44-51 s
+        On the targets' slow reference machine the floor took 17-20 s alone and 44-51 s
         with kumaco watching (2.5x); on this shared machine, with kwok's Leases and
         other work, 24-28 s alone and 142 s watching (5.5x). The window stays open
         10 floors (+30 s) and an opening is waited for until shortly before it

@@ -1,4 +1,4 @@
-"""The benchmark's report: docs/benchmarks.md's tables, the targets of issue 17, and the SVG chart.
+"""The benchmark's report: docs/benchmarks.md's tables, the targets at scale, and the SVG chart.
 
 Contract: pure functions of the document ``hack/bench.py`` writes
 (docs/benchmarks.json); :func:`write_markdown` keeps the hand-written
@@ -75,7 +75,7 @@ def marginal_bytes_per_node(runs: Sequence[Run], key: str = "leader") -> dict[in
 
 
 def targets(doc: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
-    """Issue 17's targets, judged from the runs; None when the scale was not measured."""
+    """The targets at scale (CPU, writes, memory, start-up, opening), judged from the runs; None when the scale was not measured."""
     runs = [r for r in doc["runs"] if "error" not in r or r.get("steady")]
     by_nodes = {r["nodes"]: r for r in runs}
     out: list[tuple[str, str, bool | None]] = []
@@ -312,7 +312,7 @@ def markdown(doc: dict[str, Any]) -> str:
         ]
     if "respect_pdbs" in doc:
         lines += respect_pdbs_section(doc["respect_pdbs"])
-    lines += ["", "## Targets (issue 17)", "", "| target | measured | met |", "|---|---|---|"]
+    lines += ["", "## Targets at scale", "", "| target | measured | met |", "|---|---|---|"]
     for target, measured, met in targets(doc):
         verdict = "not measured" if met is None else ("yes" if met else "**no**")
         lines.append(f"| {target} | {measured} | {verdict} |")

@@ -1,4 +1,4 @@
-"""Window-opening latency, kumaco beside kured v2's own ``maintenance-scheduler`` (issue 25, item 5).
+"""Window-opening latency, kumaco beside kured v2's own ``maintenance-scheduler``.
 
 What is measured. One control plane (:class:`~tests.support.env.controlplane.ControlPlane`)
 holds ``nodes`` realistic Nodes (:func:`~tests.support.env.controlplane.seed_nodes`), whose

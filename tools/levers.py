@@ -1,4 +1,4 @@
-"""The levers of issue 17, measured: what each would save per watch event, per opening, per node.
+"""The performance levers, measured: what each would save per watch event, per opening, per node.
 
 Contract: in-process micro-benchmarks over a realistic Node as the API server
 sends it (:func:`realistic_node`: ~50 images, a dozen labels, kubelet's and
@@ -38,8 +38,8 @@ from typing import Any
 from kumaco.controller.stores import NodeStore
 from kumaco.core.nodes import Sharing
 from kumaco.kube.wire import drop_images
+from tests.support.builders.policies import policy_of
 from tests.support.env.controlplane import NPD_CONDITIONS, ControlPlane, node_object
-from tests.support.policies import policy_of
 
 UM = "kured.dev/UnderMaintenance"
 MIP = "MaintenanceInProgress"

@@ -1,4 +1,4 @@
-"""Issue 35 point 4's record: the clock-skew scenarios with kumaco from any source tree.
+"""The clock-skew record: the exactly-once scenarios with kumaco from any source tree.
 
 Contract. :func:`skew_record` starts a control plane of its own (audited like the e2e
 session's, :func:`~tests.support.env.auditing.audited_control_plane`) and runs the

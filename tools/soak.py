@@ -71,6 +71,7 @@ from kumaco.core.planner import Ceiling, plan
 from kumaco.core.selectors import parse_selector
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import Window
+from tests.support.builders.policies import policy_of
 from tests.support.env.auditing import audited_control_plane
 from tests.support.env.harness import (
     MIP,
@@ -89,7 +90,6 @@ from tests.support.env.supervisor import (
     replica_flags,
 )
 from tests.support.judges.audit import WriteAudit, audit_check
-from tests.support.policies import policy_of
 
 SECOND = 1_000_000_000
 CEILING = 2

@@ -1,4 +1,4 @@
-"""Catching up after downtime, and a rolling upgrade, on the real control plane (issue 26).
+"""Catching up after downtime, and a rolling upgrade, on the real control plane.
 
 * **An opening missed while kumaco was down.** Two replicas run with no window (every node
   ``UnderMaintenance=False``); both get SIGTERM; a window ConfigMap, already open, is created
@@ -30,14 +30,12 @@
 from __future__ import annotations
 
 import datetime as dt
-import http.client
 import itertools
 import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -56,11 +54,15 @@ from tests.support.env.harness import (
     wait_for,
 )
 from tests.support.env.harness import holding as holding_now
-from tests.support.env.supervisor import Timings, leader_of, scope_flags, wait_leader
+from tests.support.env.supervisor import FAST, leader_of, scope_flags, wait_leader
 from tests.support.judges.audit import audit_check, judge_ceiling, read_audit_log
 from tests.support.judges.figures import Figures
+from tests.support.judges.takeover import (
+    event_posts,
+    events,
+    takeover_keeps_one_event,
+)
 
-FAST = Timings(lease=4.0, renew=3.0, retry=1.0)
 #: The previous release: the commit before the exactly-once rule (boot markers).
 PREVIOUS = "c25f683"
 REPO = Path(__file__).resolve().parents[2]
@@ -89,14 +91,6 @@ def window_closing_in(seconds: float, selector: str = "") -> dict[str, str]:
 
 def um(raw: Api, node: str) -> str | None:
     return condition_status(raw.conditions(node), UM)
-
-
-def events(raw: Api, ns: str, window: str, reason: str) -> list[dict[str, Any]]:
-    return [
-        e
-        for e in raw.events(ns)
-        if e.get("reason") == reason and (e.get("regarding") or {}).get("name") == window
-    ]
 
 
 def stop_all(replicas: list[Kumaco]) -> list[int]:
@@ -171,25 +165,6 @@ def handovers(holders: list[str]) -> list[tuple[str, str]]:
     return [(a, b) for a, b in itertools.pairwise(named) if a != b]
 
 
-def event_posts(k: Kumaco) -> float:
-    """The Event POSTs ``k`` sent, whatever the answer (from its metrics)."""
-    conn = http.client.HTTPConnection("127.0.0.1", k.metrics_port, timeout=2)
-    try:
-        conn.request("GET", "/metrics")
-        text = conn.getresponse().read().decode()
-    except OSError:
-        return 0.0
-    finally:
-        conn.close()
-    return sum(
-        float(line.rsplit(" ", 1)[1])
-        for line in text.splitlines()
-        if line.startswith("kumaco_api_requests_total{")
-        and 'resource="events"' in line
-        and 'verb="POST"' in line
-    )
-
-
 @pytest.fixture
 def replicas(kubeconfig_path: Path, tmp_path: Path) -> Iterator[Callable[..., list[Kumaco]]]:
     """Start ``n`` replicas of kumaco (of ``tree``, or this one); any left alive is SIGKILLed."""
@@ -242,32 +217,6 @@ def previous_release(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
             check=False,
             timeout=120,  # removing that checkout; 120 s only catches a hang
         )
-
-
-def takeover_keeps_one_event(
-    raw: Api, ns: str, run: str, running: list[Kumaco], window: str, reason: str
-) -> None:
-    """SIGTERM the leader; once the other replica leads and has planned, still one Event."""
-    # Start-up (1-4 s to the conditions measured, CATCH_UP_BOUND_S), with room for load.
-    wait_for(lambda: all(k.ready() for k in running), 30, what="every replica ready")
-    leader = wait_leader(raw, ns, run, 15)
-    victim = next(k for k in running if leader.startswith(k.env["POD_NAME"] + "_"))
-    other = next(k for k in running if k is not victim)
-    assert victim.stop() == 0
-    # SIGTERM releases the Lease: one retry period (1 s), 0.14-0.64 s measured (chaos_short).
-    wait_leader(raw, ns, run, 10, not_=leader)
-    wait_for(
-        lambda: any("leading: view rebuilt" in m for m in other.log_messages()),
-        10,  # the follower's caches are warm: a rebuild in memory, 10 s for a loaded machine
-        what="the new leader's rebuild",
-    )
-    # Its WindowLoaded and its announcement of the same occurrence (both find the name
-    # taken: 409), then a moment for anything else it would send.
-    # Two Event POSTs of its first pass: 10 s is room for a loaded machine.
-    wait_for(lambda: event_posts(other) >= 2, 10, what="the new leader's announcements")
-    time.sleep(0.5)
-    got = events(raw, ns, window, reason)
-    assert len(got) == 1, f"{reason} {len(got)} times after a takeover: {got}"
 
 
 # ----------------------------------------------------------------------------- catch-up

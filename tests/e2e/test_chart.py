@@ -1,4 +1,4 @@
-"""The Helm chart installed on the real kube-apiserver (issue 29, points 12 and 14).
+"""The Helm chart installed on the real kube-apiserver, read back by ``kubectl kumaco``.
 
 (That ``helm template`` renders exactly what ``kubectl kustomize`` renders, and ``helm lint
 --strict``, need no server: tests/unit/test_chart.py.)
@@ -38,17 +38,19 @@ from typing import Any
 import yaml
 from kubernetes import client
 
-from tests.e2e import test_deploy as deploy
-from tests.e2e.test_status import kumaco_cli
+from tests.support.env import admin
 from tests.support.env.helm import ensure_helm
+from tests.support.env.manifests import kubectl, one
+from tests.support.env.plugin import kumaco_cli
 from tests.support.judges.audit import forbidden, requests_of
+from tests.support.judges.rbac import assert_no_forbidden
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "kumaco"
 VENV_BIN = Path(sys.executable).parent
-RUN_LABEL = deploy.RUN_LABEL
+RUN_LABEL = admin.RUN_LABEL
 UM, MIP = "kured.dev/under-maintenance-window", "kured.dev/maintenance-in-progress"
-cluster = deploy.cluster  # the fixture: admin access, everything removed at the end
+cluster = admin.cluster  # the fixture: admin access, everything removed at the end
 PSA = {f"pod-security.kubernetes.io/{m}": "restricted" for m in ("enforce", "warn", "audit")}
 
 
@@ -103,18 +105,18 @@ def first_watched_document(kubeconfig: Path, *args: str) -> dict[str, Any]:
     return doc
 
 
-def on_server(cluster: deploy.Cluster, d: dict[str, Any]) -> dict[str, Any]:
+def on_server(cluster: admin.Cluster, d: dict[str, Any]) -> dict[str, Any]:
     """The object ``d`` names, as the API server holds it (kubectl get -o json)."""
     ns = ["-n", d["metadata"]["namespace"]] if "namespace" in d["metadata"] else []
     kind = f"{d['kind'].lower()}.{d['apiVersion'].split('/')[0]}"
     if "/" not in d["apiVersion"]:
         kind = d["kind"].lower()
-    got = deploy.kubectl(cluster.kubeconfig, "get", kind, d["metadata"]["name"], *ns, "-o", "json")
+    got = kubectl(cluster.kubeconfig, "get", kind, d["metadata"]["name"], *ns, "-o", "json")
     return dict(json.loads(got.stdout))
 
 
 def test_helm_install_runs_kumaco_and_kubectl_kumaco_reads_its_settings(
-    cluster: deploy.Cluster, tmp_path: Path
+    cluster: admin.Cluster, tmp_path: Path
 ) -> None:
     run = uuid.uuid4().hex[:6]
     ns, mnt = f"kchart-{run}", f"kchart-{run}-mnt"
@@ -163,17 +165,17 @@ def test_helm_install_runs_kumaco_and_kubectl_kumaco_reads_its_settings(
     for node in eligible:
         cluster.set_condition(node, "kured.dev/reboot-required", "True")
     cluster.core.create_namespaced_config_map(
-        mnt, deploy.window("tonight", {**deploy.OPEN_NOW, "nodeSelector": ""})
+        mnt, admin.window("tonight", {**admin.OPEN_NOW, "nodeSelector": ""})
     )
     installed_env = {
         e["name"]: e["value"]
-        for e in on_server(cluster, deploy.one(rendered, "Deployment"))["spec"]["template"]["spec"][
+        for e in on_server(cluster, one(rendered, "Deployment"))["spec"]["template"]["spec"][
             "containers"
         ][0]["env"]
         if "value" in e
     }
     since = time.time()
-    with deploy.kumaco(
+    with admin.kumaco(
         cluster.token_kubeconfig(ns, "kumaco"),
         ns,
         ["--node-selector", f"{RUN_LABEL}={run}"],
@@ -182,8 +184,8 @@ def test_helm_install_runs_kumaco_and_kubectl_kumaco_reads_its_settings(
     ) as k:
         # Start-up and the first pass (1-4 s measured, test_catch_up.py): 20 s for load.
         for node in eligible:
-            deploy.wait_for(lambda n=node: cluster.conditions(n).get(UM) == "True", 20, UM)
-        deploy.wait_for(
+            admin.wait_for(lambda n=node: cluster.conditions(n).get(UM) == "True", 20, UM)
+        admin.wait_for(
             lambda: [n for n in eligible if cluster.conditions(n).get(MIP) == "True"], 20, MIP
         )
 
@@ -219,12 +221,10 @@ def test_helm_install_runs_kumaco_and_kubectl_kumaco_reads_its_settings(
         at = planned["at"]
         windows_file, nodes_file = tmp_path / "windows.json", tmp_path / "nodes.json"
         windows_file.write_text(
-            deploy.kubectl(
-                kc, "get", "cm", "-n", mnt, "-l", deploy.WINDOW_LABEL, "-o", "json"
-            ).stdout
+            kubectl(kc, "get", "cm", "-n", mnt, "-l", admin.WINDOW_LABEL, "-o", "json").stdout
         )
         nodes_file.write_text(
-            deploy.kubectl(kc, "get", "nodes", "-l", f"{RUN_LABEL}={run}", "-o", "json").stdout
+            kubectl(kc, "get", "nodes", "-l", f"{RUN_LABEL}={run}", "-o", "json").stdout
         )
         flags = [
             arg
@@ -246,7 +246,7 @@ def test_helm_install_runs_kumaco_and_kubectl_kumaco_reads_its_settings(
         assert sum(n["inProgress"] for n in watched["nodes"]) == 1
         k.assert_alive()
         assert k.stop() == 0, k.log()
-    deploy.assert_no_forbidden(cluster, ns, since, k.log())
+    assert_no_forbidden(cluster, ns, since, k.log())
     user = f"system:serviceaccount:{ns}:{viewer}"
     seen = requests_of(cluster.cp.audit_log, user, looked)
     assert {(e.verb, e.resource) for e in seen} >= {
@@ -266,5 +266,5 @@ def test_helm_install_runs_kumaco_and_kubectl_kumaco_reads_its_settings(
     # helm uninstall removes everything it installed, cluster-scoped objects included.
     helm(kc, "uninstall", "kumaco", "-n", ns)
     for kind, name in (("clusterrole", "kumaco"), ("clusterrolebinding", "kumaco-viewer")):
-        gone = deploy.kubectl(kc, "get", kind, name, check=False)
+        gone = kubectl(kc, "get", kind, name, check=False)
         assert gone.returncode != 0 and "NotFound" in gone.stderr, gone.stdout

@@ -1,4 +1,4 @@
-"""Issue 35 point 4 on the real control plane: a node's clock does not decide kumaco's exactly-once.
+"""Clock skew on the real control plane: a node's clock does not decide kumaco's exactly-once.
 
 kured's detector stamps its condition with its node's clock; kumaco's own clock may
 disagree by minutes or hours. The scenarios (tests/support/judges/skew.py) run ``kumaco

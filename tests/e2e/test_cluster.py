@@ -8,7 +8,7 @@ each node, its pods reaching the API server at the ``kubernetes`` Service's addr
 other across nodes; a hostPID pod seeing its node's PID 1 (the fixture's process, never the
 machine's init). (The kubelet's back-off of a container that exits is shown on kumaco's own
 exit 3: tests/e2e/test_cluster_lifecycle.py.) kumaco installed as a deployer
-does, under Pod Security ``restricted`` (issue 36, point 2): the HA overlay with ``kubectl
+does, under Pod Security ``restricted``: the HA overlay with ``kubectl
 apply --server-side -k``, then, the kustomize install deleted, the Helm chart with ``helm
 install``, each judged the same way (every replica Running and Ready, one Lease holder at
 a time, its PodDisruptionBudget counted, no 403, ``kubectl kumaco status``). README.md's

@@ -1,4 +1,4 @@
-"""kured v2's agents as pods on real kubelets, rebooting real nodes one at a time (issue 36.4).
+"""kured v2's agents as pods on real kubelets, rebooting real nodes one at a time.
 
 The real cluster of ``tests/support/env/cluster.py`` (two real nodes, each kubelet +
 containerd under the fixture's own PID 1 in PID, mount and network namespaces of its own),

@@ -34,19 +34,15 @@ Terminating, as the test control plane runs no namespace controller).
 
 from __future__ import annotations
 
-import contextlib
-import copy
 import json
 import os
 import re
-import signal
-import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 import yaml
@@ -57,10 +53,22 @@ from kubernetes.client.rest import ApiException
 
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import Window
+from tests.support.builders.policies import policy_of
+from tests.support.env import admin
+from tests.support.env.admin import (
+    INVALID,
+    OPEN_NOW,
+    RUN_LABEL,
+    UM,
+    WINDOW_LABEL,
+    Cluster,
+    kumaco,
+    remap,
+    wait_for,
+    window,
+)
 from tests.support.env.controlplane import ControlPlane
-from tests.support.env.harness import Api, run_command, unique
 from tests.support.env.manifests import (
-    CLUSTER_SCOPED,
     COMPONENTS,
     KUSTOMIZE,
     LEASE_RULES,
@@ -77,198 +85,18 @@ from tests.support.env.manifests import (
     render,
     rules_of,
 )
-from tests.support.judges.audit import forbidden, requests_of
-from tests.support.policies import policy_of
-
-T = TypeVar("T")
+from tests.support.judges.rbac import (
+    assert_no_forbidden,
+)
 
 REPO = Path(__file__).resolve().parents[2]
-WINDOW_LABEL = "kured.dev/maintenance-window"
-UM = "kured.dev/UnderMaintenance"
-MIP = "MaintenanceInProgress"
-RUN_LABEL = "kumaco.test/deploy-run"
+cluster = admin.cluster  # the fixture: admin access, everything removed at the end
 
 
 # ------------------------------------------------------------------------------ helpers
 
 
-def wait_for(pred: Callable[[], T], timeout: float, what: str, interval: float = 0.1) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = pred()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
-
-
-def remap(
-    docs: Sequence[dict[str, Any]], ns: Mapping[str, str], suffix: str
-) -> list[dict[str, Any]]:
-    """Move rendered objects to test namespaces and give cluster-scoped objects unique names."""
-    out = []
-    for original in docs:
-        d = copy.deepcopy(original)
-        meta = d["metadata"]
-        kind = d["kind"]
-        if kind == "Namespace":
-            meta["name"] = ns.get(meta["name"], meta["name"])
-        elif kind in CLUSTER_SCOPED:
-            meta["name"] += suffix
-        if "namespace" in meta:
-            meta["namespace"] = ns.get(meta["namespace"], meta["namespace"])
-        for subject in d.get("subjects") or []:
-            if "namespace" in subject:
-                subject["namespace"] = ns.get(subject["namespace"], subject["namespace"])
-        role_ref = d.get("roleRef")
-        if role_ref and role_ref["kind"] == "ClusterRole":
-            role_ref["name"] += suffix
-        if kind == "ValidatingAdmissionPolicyBinding":
-            d["spec"]["policyName"] += suffix
-        if kind == "Deployment":
-            for container in d["spec"]["template"]["spec"]["containers"]:
-                for env in container.get("env") or []:
-                    if env["name"] == "KUMACO_NAMESPACES":
-                        env["value"] = ",".join(ns.get(n, n) for n in env["value"].split(","))
-        out.append(d)
-    return out
-
-
-def write_docs(docs: Sequence[dict[str, Any]], path: Path) -> Path:
-    path.write_text(yaml.safe_dump_all(docs))
-    return path
-
-
 # ------------------------------------------------------------------------ cluster access
-
-
-@dataclass
-class Cluster:
-    """Admin access plus helpers; every object created through it is removed at the end."""
-
-    cp: ControlPlane
-    api: client.ApiClient
-    kubeconfig: Path
-    tmp: Path
-
-    def __post_init__(self) -> None:
-        self.core = client.CoreV1Api(self.api)
-        self.cleanups: list[Callable[[], Any]] = []
-
-    def defer(self, fn: Callable[[], Any]) -> None:
-        self.cleanups.append(fn)
-
-    def cleanup(self) -> None:
-        for fn in reversed(self.cleanups):
-            with contextlib.suppress(ApiException, AssertionError):
-                fn()
-        self.cleanups.clear()
-
-    def apply(
-        self, docs: Sequence[dict[str, Any]], *extra: str
-    ) -> subprocess.CompletedProcess[str]:
-        path = write_docs(docs, self.tmp / f"apply-{uuid.uuid4().hex[:6]}.yaml")
-        return kubectl(self.kubeconfig, "apply", "--server-side", "-f", str(path), *extra)
-
-    def apply_for_real(self, docs: Sequence[dict[str, Any]]) -> None:
-        """Apply, and delete again at cleanup (cluster-scoped objects and namespaces)."""
-        self.apply(docs)
-        for d in docs:
-            kind, name = d["kind"], d["metadata"]["name"]
-            if kind in CLUSTER_SCOPED:
-                resource = {
-                    "Namespace": "namespace",
-                    "ClusterRole": "clusterrole",
-                    "ClusterRoleBinding": "clusterrolebinding",
-                    "ValidatingAdmissionPolicy": "validatingadmissionpolicy",
-                    "ValidatingAdmissionPolicyBinding": "validatingadmissionpolicybinding",
-                }[kind]
-                self.defer(
-                    lambda r=resource, n=name: kubectl(
-                        self.kubeconfig, "delete", r, n, "--wait=false", check=False
-                    )
-                )
-
-    def namespace(self, name: str, labels: Mapping[str, str] | None = None) -> str:
-        self.core.create_namespace(
-            client.V1Namespace(metadata=client.V1ObjectMeta(name=name, labels=dict(labels or {})))
-        )
-        self.defer(lambda: self.core.delete_namespace(name))
-        return name
-
-    def node(self, name: str, labels: Mapping[str, str]) -> str:
-        self.core.create_node(
-            client.V1Node(
-                metadata=client.V1ObjectMeta(name=name, labels=dict(labels)),
-                status=client.V1NodeStatus(
-                    conditions=[
-                        client.V1NodeCondition(
-                            type="Ready",
-                            status="True",
-                            reason="KubeletReady",
-                            last_heartbeat_time="2026-01-01T00:00:00Z",
-                            last_transition_time="2026-01-01T00:00:00Z",
-                        )
-                    ]
-                ),
-            )
-        )
-        self.defer(lambda: self.core.delete_node(name))
-        return name
-
-    def set_condition(self, node: str, ctype: str, status: str) -> None:
-        self.core.patch_node_status(
-            node,
-            {
-                "status": {
-                    "conditions": [
-                        {
-                            "type": ctype,
-                            "status": status,
-                            "reason": "Test",
-                            "lastTransitionTime": "2026-01-01T00:00:00Z",
-                        }
-                    ]
-                }
-            },
-            _content_type="application/strategic-merge-patch+json",
-        )
-
-    def conditions(self, node: str) -> dict[str, str]:
-        status = self.core.read_node_status(node).status
-        return {c.type: c.status for c in (status.conditions or [])}
-
-    def event_reasons(self, ns: str) -> dict[str, set[str]]:
-        """ConfigMap name -> reasons of the events.k8s.io Events regarding it."""
-        out: dict[str, set[str]] = {}
-        for e in client.EventsV1Api(self.api).list_namespaced_event(ns).items:
-            if e.regarding is not None and e.regarding.kind == "ConfigMap":
-                out.setdefault(e.regarding.name, set()).add(e.reason)
-        return out
-
-    def token_kubeconfig(self, ns: str, sa: str) -> Path:
-        """A kubeconfig authenticating as the ServiceAccount, with a TokenRequest token."""
-        token = Api(self.cp).service_account_token(ns, sa)
-        return self.cp.write_token_kubeconfig(self.tmp / f"{ns}-{sa}.kubeconfig", token, user=sa)
-
-    def impersonating(self, user: str, group: str) -> client.ApiClient:
-        """An admin client that acts as ``user`` in ``group`` (plus system:authenticated)."""
-        impersonated = client.ApiClient(self.api.configuration)
-        impersonated.set_default_header("Impersonate-User", user)
-        impersonated.set_default_header("Impersonate-Group", group)
-        return impersonated
-
-
-@pytest.fixture
-def cluster(
-    control_plane: ControlPlane, api: client.ApiClient, kubeconfig_path: Path, tmp_path: Path
-) -> Iterator[Cluster]:
-    c = Cluster(control_plane, api, kubeconfig_path, tmp_path)
-    try:
-        yield c
-    finally:
-        c.cleanup()
 
 
 def sa_client(kubeconfig: Path) -> client.ApiClient:
@@ -332,114 +160,6 @@ def status_of(exc: ApiException) -> tuple[int, str]:
 
 
 # ------------------------------------------------------------------------- kumaco process
-
-
-@dataclass
-class KumacoProcess:
-    proc: subprocess.Popen[bytes]
-    log_path: Path
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def assert_alive(self) -> None:
-        assert self.proc.poll() is None, f"kumaco exited ({self.proc.returncode}):\n{self.log()}"
-
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:  # a release (0.14-0.64 s to a takeover measured, chaos_short), then the exit
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                raise AssertionError(f"kumaco ignored SIGTERM:\n{self.log()}") from None
-        return self.proc.returncode
-
-
-@contextlib.contextmanager
-def kumaco(
-    kubeconfig: Path, pod_namespace: str, args: Sequence[str], env: Mapping[str, str], log: Path
-) -> Iterator[KumacoProcess]:
-    """``python -m kumaco run`` as the pod would run it (POD_NAME, POD_NAMESPACE, KUMACO_*)."""
-    cmd = run_command(
-        kubeconfig,
-        "--metrics-bind-address",
-        "0",
-        "--health-probe-bind-address",
-        "0",
-        "--log-format",
-        "text",
-        *args,
-    )
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("KUMACO_")}
-    full_env.update(
-        POD_NAME=unique("kumaco-test"),
-        POD_NAMESPACE=pod_namespace,
-        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-        **env,
-    )
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=full_env, cwd=REPO)
-    k = KumacoProcess(proc, log)
-    try:
-        yield k
-    except BaseException:
-        print(f"--- kumaco log ({log}):\n{k.log()}")  # shown by pytest on failure
-        raise
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-
-
-FIRST_RUN = (("patch", "nodes/status"), ("watch", "nodes"), ("create", "events"))
-
-
-def assert_no_forbidden(
-    cluster: Cluster,
-    ns: str,
-    since: float,
-    log: str,
-    did_at_least: Sequence[tuple[str, str]] = FIRST_RUN,
-) -> None:
-    """The API server never refused kumaco's ServiceAccount (``ns/kumaco``) since ``since``.
-
-    Judged from the API server's audit log, which records every request of a
-    ServiceAccount with its response code (tests/support/judges/audit.py), not from kumaco's
-    own account: the log must show kumaco doing its whole job (node status, Lease,
-    Events, its watches) and not one 403. kumaco's own log, which names every API
-    error as '<status> <reason>: <message>', is a second opinion.
-    """
-    user = f"system:serviceaccount:{ns}:kumaco"
-    seen = requests_of(cluster.cp.audit_log, user, since)
-    did = {(e.verb, e.resource + ("/" + e.subresource if e.subresource else "")) for e in seen}
-    for needed in did_at_least:
-        assert needed in did, f"the audit log shows no {needed} by {user}: {sorted(did)}"
-    assert any(r == "leases" and v in ("create", "update") for v, r in did), sorted(did)
-    denied = forbidden(cluster.cp.audit_log, user, since)
-    assert denied == [], f"the API server refused {user}: {denied}"
-    bad = [
-        line
-        for line in log.splitlines()
-        if re.search(r"\b403 Forbidden\b", line) or "forbidden" in line.lower()
-    ]
-    assert not bad, "kumaco was denied something:\n" + "\n".join(bad)
-
-
-def window(
-    name: str, data: Mapping[str, str], labels: Mapping[str, str] | None = None
-) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": name, "labels": {WINDOW_LABEL: "", **(labels or {})}},
-        "data": dict(data),
-    }
-
-
-OPEN_NOW = {"startTime": "* * * * *", "duration": "10m"}  # fires every minute, lasts 10
-INVALID = {"startTime": "@every 1h", "duration": "1d", "nodeSelector": ""}
 
 
 # =============================================================================== rendering
@@ -949,7 +669,7 @@ ACCEPTED = [
     {**WELL_FORMED, "maxInProgress": "100%"},
     {**WELL_FORMED, "freeze": "true"},
     {**WELL_FORMED, "freeze": "false", "maxInProgress": "3"},
-    # the first Saturday of the month (issue 29, point 2)
+    # the first Saturday of the month
     {"startTime": "0 1 * * SAT", "daysOfMonth": "1-7", "duration": "3h", "nodeSelector": ""},
     {**WELL_FORMED, "daysOfMonth": " 1,15 "},
     {**WELL_FORMED, "daysOfMonth": "*/2"},

@@ -95,6 +95,7 @@ from kumaco.kube.client import Kube
 from kumaco.kube.config import load_configuration
 from kumaco.kube.resources import KubeResources
 from kumaco.kube.retry import MAX_RETRY_AFTER
+from tests.support.builders.policies import policy_of
 from tests.support.env.controlplane import ControlPlane
 from tests.support.env.faultproxy import FaultProxy
 from tests.support.env.harness import (
@@ -126,7 +127,6 @@ from tests.support.judges.audit import (
     unresolved_problems,
 )
 from tests.support.judges.figures import Figures
-from tests.support.policies import policy_of
 
 REPO = Path(__file__).resolve().parents[2]
 ALWAYS = {"startTime": "* * * * *", "duration": "2m", "nodeSelector": ""}

@@ -1,4 +1,4 @@
-"""Issue 28's rules through ``kumaco run`` on the real control plane, with kured's stand-in.
+"""The fleet rules (admission rate, one group at a time, spacing) through ``kumaco run`` on the real control plane, with kured's stand-in.
 
 * The admission rate (``--admission-rate 3/15s``) across what could make it undercount: a
   node admitted, released, admitted again and released inside the window, then a change
@@ -25,7 +25,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.e2e.test_policy import always
 from tests.support.env.controlplane import ControlPlane
 from tests.support.env.harness import (
     MIP,
@@ -33,6 +32,7 @@ from tests.support.env.harness import (
     RUN_LABEL,
     Api,
     Kumaco,
+    always,
     unique,
     wait_for,
 )

@@ -27,12 +27,8 @@ exactly the base's RBAC, rendered from ``kustomize/base``. Proven:
 from __future__ import annotations
 
 import contextlib
-import http.client
 import json
 import os
-import shutil
-import socket
-import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -45,32 +41,24 @@ import yaml
 from kubernetes import client
 
 import kumaco
-from tests.e2e import test_deploy as deploy
+from tests.support.env import admin
 from tests.support.env.controlplane import ControlPlane
 from tests.support.env.harness import wait_for
 from tests.support.env.image import build_image, run_hack
+from tests.support.env.manifests import KUSTOMIZE, kubectl, one
+from tests.support.env.podman import (
+    SA_MOUNT,
+    Container,
+    mount_service_account,
+    podman,
+    port_in_use,
+)
 from tests.support.env.ports import free_port
+from tests.support.judges.rbac import assert_no_forbidden
 
 REPO = Path(__file__).resolve().parents[2]
-SA_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
-UM = deploy.UM
-RUN_LABEL = deploy.RUN_LABEL
-
-
-# 120 s by default: a podman command on a local image takes seconds (not timed); room for a
-# loaded machine, so that only a hung podman fails the test.
-def podman(
-    *args: str, check: bool = True, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("podman")
-    if exe is None:  # never skip: the image would go untested
-        pytest.fail("podman is required (hack/debian-packages.txt)", pytrace=False)
-    proc = subprocess.run(
-        [exe, *args], capture_output=True, text=True, timeout=timeout, check=False
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(f"podman {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
-    return proc
+UM = admin.UM
+RUN_LABEL = admin.RUN_LABEL
 
 
 # ------------------------------------------------------------------------------ the image
@@ -95,8 +83,8 @@ def inspect(image: str) -> dict[str, Any]:
 @pytest.fixture
 def cluster(
     control_plane: ControlPlane, api: client.ApiClient, kubeconfig_path: Path, tmp_path: Path
-) -> Iterator[deploy.Cluster]:
-    c = deploy.Cluster(control_plane, api, kubeconfig_path, tmp_path)
+) -> Iterator[admin.Cluster]:
+    c = admin.Cluster(control_plane, api, kubeconfig_path, tmp_path)
     try:
         yield c
     finally:
@@ -117,85 +105,30 @@ def render_base(ns: str, tmp: Path) -> list[dict[str, Any]]:
     wrap = tmp / f"base-{ns}"
     wrap.mkdir()
     (wrap / "kustomization.yaml").write_text(
-        yaml.safe_dump(
-            {"namespace": ns, "resources": [os.path.relpath(deploy.KUSTOMIZE / "base", wrap)]}
-        )
+        yaml.safe_dump({"namespace": ns, "resources": [os.path.relpath(KUSTOMIZE / "base", wrap)]})
     )
-    out = deploy.kubectl(None, "kustomize", str(wrap)).stdout
+    out = kubectl(None, "kustomize", str(wrap)).stdout
     return [d for d in yaml.safe_load_all(out) if d]
 
 
-def mount_service_account(cluster: deploy.Cluster, ns: str, sa: str, into: Path) -> Path:
-    """What the kubelet mounts for a pod of ``sa``: a TokenRequest token, the CA, the namespace."""
-    req = client.AuthenticationV1TokenRequest(
-        spec=client.V1TokenRequestSpec(audiences=[], expiration_seconds=3600)
-    )
-    token = cluster.core.create_namespaced_service_account_token(sa, ns, req).status.token
-    into.mkdir(mode=0o755)
-    into.chmod(0o755)
-    files = {
-        "token": token,
-        "ca.crt": Path(cluster.cp.pki.path("ca.crt")).read_text(),
-        "namespace": ns,
-    }
-    for name, text in files.items():
-        (into / name).write_text(text)
-        (into / name).chmod(0o644)  # the kubelet's default mode (420)
-    return into
-
-
 @pytest.fixture
-def install(cluster: deploy.Cluster, tmp_path: Path) -> Install:
+def install(cluster: admin.Cluster, tmp_path: Path) -> Install:
     run = uuid.uuid4().hex[:6]
     ns = cluster.namespace(f"kimg-{run}")
     docs = render_base(ns, tmp_path)
-    rbac = deploy.remap(
+    rbac = admin.remap(
         [d for d in docs if d["kind"] not in ("Deployment", "NetworkPolicy")], {}, f"-{run}"
     )
     cluster.apply_for_real(rbac)
     return Install(
         ns=ns,
         run=run,
-        deployment=deploy.one(docs, "Deployment"),
+        deployment=one(docs, "Deployment"),
         sa_dir=mount_service_account(cluster, ns, "kumaco", tmp_path / "serviceaccount"),
     )
 
 
 # ------------------------------------------------------------------------------ containers
-
-
-@dataclass
-class Container:
-    name: str
-    health_port: int
-
-    def logs(self) -> str:
-        proc = podman("logs", self.name, check=False)
-        return proc.stdout + proc.stderr
-
-    def state(self) -> dict[str, Any]:
-        (info,) = json.loads(podman("container", "inspect", self.name).stdout)
-        return dict(info["State"])
-
-    def running(self) -> bool:
-        return bool(self.state()["Running"])
-
-    def get(self, path: str, port: int | None = None) -> int:
-        conn = http.client.HTTPConnection("127.0.0.1", port or self.health_port, timeout=2)
-        try:
-            conn.request("GET", path)
-            return conn.getresponse().status
-        except OSError:
-            return 0
-        finally:
-            conn.close()
-
-    def stop(self, timeout: int = 20) -> int:
-        """``podman stop``: SIGTERM (the image's stop signal), SIGKILL after ``timeout`` s."""
-        # On SIGTERM kumaco releases its Lease (0.14-0.64 s to a takeover measured, chaos_short)
-        # and exits; a SIGKILL after 20 s is exit 137, a failure; podman itself gets 30 s more.
-        podman("stop", "-t", str(timeout), self.name, timeout=timeout + 30)
-        return int(self.state()["ExitCode"])
 
 
 @pytest.fixture
@@ -273,7 +206,7 @@ def ports() -> tuple[int, int]:
     return free_port(), free_port()
 
 
-def lease_holder(cluster: deploy.Cluster, ns: str) -> str | None:
+def lease_holder(cluster: admin.Cluster, ns: str) -> str | None:
     with contextlib.suppress(client.ApiException):
         return str(
             client.CoordinationV1Api(cluster.api)
@@ -288,7 +221,7 @@ def lease_holder(cluster: deploy.Cluster, ns: str) -> str | None:
 
 
 def test_image_runs_in_cluster_with_the_base_rbac_and_does_its_whole_job(
-    cluster: deploy.Cluster,
+    cluster: admin.Cluster,
     install: Install,
     containers: Callable[..., Container],
 ) -> None:
@@ -297,9 +230,9 @@ def test_image_runs_in_cluster_with_the_base_rbac_and_does_its_whole_job(
     in_window = [cluster.node(f"kimg-{run}-{i}", {RUN_LABEL: run, "pool": "a"}) for i in range(2)]
     outside = cluster.node(f"kimg-{run}-2", {RUN_LABEL: run, "pool": "b"})
     cluster.core.create_namespaced_config_map(
-        ns, deploy.window("open", {**deploy.OPEN_NOW, "nodeSelector": "pool=a"})
+        ns, admin.window("open", {**admin.OPEN_NOW, "nodeSelector": "pool=a"})
     )
-    cluster.core.create_namespaced_config_map(ns, deploy.window("broken", deploy.INVALID))
+    cluster.core.create_namespaced_config_map(ns, admin.window("broken", admin.INVALID))
     health, metrics = ports()
 
     # Without the ServiceAccount mount there are no credentials at all in the container:
@@ -348,13 +281,13 @@ def test_image_runs_in_cluster_with_the_base_rbac_and_does_its_whole_job(
     print(f"container: podman stop -> exit {code} in {time.monotonic() - t0:.1f}s")
     log = c.logs()
     assert code == 0, log
-    deploy.assert_no_forbidden(cluster, ns, since, log)
+    assert_no_forbidden(cluster, ns, since, log)
     assert "Read-only file system" not in log and "Traceback" not in log, log
     assert lease_holder(cluster, ns) == "", "the Lease is released on SIGTERM"
 
 
 def test_two_containers_hand_over_when_the_leaders_container_is_killed(
-    cluster: deploy.Cluster,
+    cluster: admin.Cluster,
     install: Install,
     containers: Callable[..., Container],
 ) -> None:
@@ -362,7 +295,7 @@ def test_two_containers_hand_over_when_the_leaders_container_is_killed(
     since = time.time()
     nodes = [cluster.node(f"kimgha-{run}-{i}", {RUN_LABEL: run}) for i in range(2)]
     cluster.core.create_namespaced_config_map(
-        ns, deploy.window("open", {**deploy.OPEN_NOW, "nodeSelector": ""})
+        ns, admin.window("open", {**admin.OPEN_NOW, "nodeSelector": ""})
     )
     lease, renew, retry = 4.0, 3.0, 1.0  # the HA tests' short form
     timings = [
@@ -413,11 +346,11 @@ def test_two_containers_hand_over_when_the_leaders_container_is_killed(
         assert cluster.conditions(node).get(UM) == "True"
     assert follower.stop() == 0, follower.logs()
     assert lease_holder(cluster, ns) == ""
-    deploy.assert_no_forbidden(cluster, ns, since, follower.logs())
+    assert_no_forbidden(cluster, ns, since, follower.logs())
 
 
 def test_the_base_deployment_and_the_image_agree(
-    cluster: deploy.Cluster,
+    cluster: admin.Cluster,
     install: Install,
     image: str,
     containers: Callable[..., Container],
@@ -476,16 +409,6 @@ def test_the_base_deployment_and_the_image_agree(
     assert inspected["HostConfig"]["ReadonlyRootfs"] is True
     assert inspected["Config"]["User"] == f"{sc['runAsUser']}:{sc['runAsGroup']}"
     assert c.stop() == 0, c.logs()
-
-
-def port_in_use(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("0.0.0.0", port))  # kumaco binds all addresses by default
-        except OSError:
-            return True
-    return False
 
 
 @pytest.mark.artifact("the image built with buildah, inspected with podman")

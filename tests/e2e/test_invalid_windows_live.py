@@ -45,10 +45,10 @@ from kumaco.core.planner import plan
 from kumaco.core.selectors import parse_selector
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import InvalidWindow, Window
+from tests.support.builders.policies import policy_of
 from tests.support.env.harness import RUN_LABEL, UM, Api, Kumaco, log_message, unique, wait_for
 from tests.support.judges.corpus import HUGE_PATTERNS, INFLATE, ONE_MIB, inflated_value
 from tests.support.judges.figures import Figures
-from tests.support.policies import policy_of
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 WINDOW_LABEL = "kured.dev/maintenance-window"

@@ -1,4 +1,4 @@
-"""kumaco with kured v2's real agents (issue 25): simulated machines that really reboot.
+"""kumaco with kured v2's real agents: simulated machines that really reboot.
 
 Every node is a Node object on a control plane of this module's own (audited with
 ``tests.support.env.kured.KURED_AUDIT_POLICY``) and a machine of ``tests/support/env/kured.py``:
@@ -10,7 +10,7 @@ ground truth: every SIGRTMIN+5 a PID 1 received), from the audit log replayed in
 order (``kured.dev/maintenance-in-progress`` holders: ``audit.judge_ceiling``; nodes
 cordoned or not Ready: ``tests.support.judges.kured.judge_disruption``) and from the audit log's 403s for the
 agents' ServiceAccounts (the prototype's own RBAC must suffice). A node rebooted more often
-than the scenario expects ends the wait at once: that is the reboot loop of issue 25.
+than the scenario expects ends the wait at once: that is the reboot loop (a holder rebooted again because its release came late).
 
 Scenarios: (a) a fleet through a window; (b) a blocker pod; (c) the window closing
 mid-reboot; (d) the leader SIGKILLed mid-reboot; (e) a reboot that does not clear the
@@ -472,7 +472,7 @@ def test_h_the_leader_killed_at_random_moments_during_reboots_reboots_nothing_tw
     plane: ControlPlane,
     figures: Figures,
 ) -> None:
-    """Issue 35 point 3: a holder back from its reboot while no replica leads.
+    """The follower's release: a holder back from its reboot while no replica leads.
 
     Six machines needing reboots again and again (the sentinel written anew once a machine
     is done with its last reboot), three supervised replicas (a killed one is restarted, as

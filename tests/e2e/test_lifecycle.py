@@ -1,4 +1,4 @@
-"""Issue 14 on the real control plane: a maintenance lasts until it is done, instances own their conditions.
+"""The MaintenanceInProgress lifecycle on the real control plane: a maintenance lasts until it is done, instances own their conditions.
 
 * With a ceiling of 1, a node admitted to maintenance keeps ``MaintenanceInProgress``
   when a blocking condition appears and when its window closes, nobody else is

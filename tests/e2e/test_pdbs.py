@@ -40,8 +40,6 @@ import pytest
 import yaml
 
 from kumaco.core.disruptions import blamed, budget_of, pod_entry
-from tests.e2e.test_status import VENV_BIN
-from tests.e2e.test_status import kubectl as plugin
 from tests.support.env.controlplane import ControlPlane
 from tests.support.env.harness import (
     MIP,
@@ -58,6 +56,8 @@ from tests.support.env.harness import (
 )
 from tests.support.env.kwok import Kwok, KwokSettings
 from tests.support.env.manifests import KUSTOMIZE, PDB_RULES, container_env, kubectl, rules_of
+from tests.support.env.plugin import VENV_BIN
+from tests.support.env.plugin import kubectl as plugin
 from tests.support.judges.audit import forbidden, requests_of
 
 HOLD = "kumaco.test/hold"

@@ -1,4 +1,4 @@
-"""Advance notice on the real control plane (issue 28, rule 1): ``kumaco run --planned-lead``.
+"""Advance notice on the real control plane: ``kumaco run --planned-lead``.
 
 Two replicas of ``kumaco run --planned-lead 20s`` (the other with ``KUMACO_PLANNED_LEAD=20s``;
 short lease timings) on a wall clock
@@ -21,7 +21,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from tests.e2e.test_catch_up import FAST, events, takeover_keeps_one_event
 from tests.support.env.harness import (
     RUN_LABEL,
     UM,
@@ -34,7 +33,8 @@ from tests.support.env.harness import (
     unique,
     wait_for,
 )
-from tests.support.env.supervisor import scope_flags
+from tests.support.env.supervisor import FAST, scope_flags
+from tests.support.judges.takeover import events, takeover_keeps_one_event
 
 MP = "MaintenancePlanned"
 #: ``--planned-lead``, and how far ahead of the replicas' start the window opens: the lead

@@ -1,4 +1,4 @@
-"""Issue 15 and 21 on the real control plane: zone ceilings with a release delay, freezes, and a
+"""The maintenance policy on the real control plane: zone ceilings with a release delay, freezes, and a
 forecast that agrees with reality.
 
 * Three zones of four nodes, ``--max-in-progress 3 --max-in-progress-per
@@ -32,6 +32,7 @@ from tests.support.env.harness import (
     Api,
     Kumaco,
     NodeWatcher,
+    always,
     condition_status,
     cron_at,
     shift_before,
@@ -42,12 +43,6 @@ from tests.support.env.supervisor import scope_flags
 from tests.support.judges.consumer import Consumer
 
 ZONE = "topology.kubernetes.io/zone"
-
-
-def always() -> dict[str, str]:
-    """A window open since the start of this minute, for a day."""
-    start = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
-    return {"startTime": cron_at(start), "duration": "24h", "nodeSelector": ""}
 
 
 def test_zone_ceilings_and_a_release_delay_pace_the_maintenance(

@@ -1,4 +1,4 @@
-"""docs/deploy.md's quick start, run as written against the real kube-apiserver (issue 29, point 9).
+"""docs/deploy.md's quick start, run as written against the real kube-apiserver.
 
 The quick start's shell blocks are read from docs/deploy.md (each follows a
 ``<!-- quickstart: NAME -->`` marker) and run with ``bash -euo pipefail`` exactly as
@@ -35,18 +35,19 @@ from typing import Any
 
 import pytest
 
-from tests.e2e import test_deploy as deploy
-from tests.e2e.test_image import SA_MOUNT, Container, mount_service_account, podman, port_in_use
+from tests.support.env import admin
 from tests.support.env.controlplane import ControlPlane
 from tests.support.env.harness import Api, wait_for
 from tests.support.env.image import build_image
+from tests.support.env.manifests import kubectl
+from tests.support.env.podman import SA_MOUNT, Container, mount_service_account, podman, port_in_use
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "deploy.md"
 VENV_BIN = Path(sys.executable).parent
 REGISTRY = "localhost/quickstart"
 UM = "kured.dev/UnderMaintenance"
-cluster = deploy.cluster  # the fixture: admin access, everything removed at the end
+cluster = admin.cluster  # the fixture: admin access, everything removed at the end
 
 
 def block(name: str) -> str:
@@ -88,8 +89,8 @@ class Shell:
         return done
 
 
-def deployment(cluster: deploy.Cluster) -> dict[str, Any]:
-    got = deploy.kubectl(
+def deployment(cluster: admin.Cluster) -> dict[str, Any]:
+    got = kubectl(
         cluster.kubeconfig, "get", "deployment", "kumaco", "-n", "kumaco-system", "-o", "json"
     )
     return dict(json.loads(got.stdout))
@@ -214,7 +215,7 @@ def shell(tmp_path: Path, kubeconfig_path: Path) -> Iterator[Shell]:
 
 
 def test_the_quick_start_opens_a_window_as_written(
-    cluster: deploy.Cluster, shell: Shell, tmp_path: Path
+    cluster: admin.Cluster, shell: Shell, tmp_path: Path
 ) -> None:
     ref, took, reused = build_image()  # the stand-in for `image`: the local bases
     print(f"image {ref}: {took:.1f}s ({'reused' if reused else 'built'})")
@@ -281,7 +282,7 @@ def test_the_quick_start_opens_a_window_as_written(
         ("clusterrolebinding", "kumaco-viewer", ""),
         ("configmap", "first-window", "maintenance"),
     ):
-        gone = deploy.kubectl(
+        gone = kubectl(
             cluster.kubeconfig, "get", kind, name, *(["-n", ns] if ns else []), check=False
         )
         assert gone.returncode != 0 and "NotFound" in gone.stderr, (kind, name, gone.stdout)

@@ -45,10 +45,14 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from tests.support.env.controlplane import ControlPlane
+from tests.support.env.plugin import (
+    kubectl,
+    kumaco_cli,
+    plugin_env,
+)
 from tests.support.judges.audit import read_audit_log
 
 ROOT = Path(__file__).resolve().parents[2]
-VENV_BIN = Path(sys.executable).parent
 RUN_KEY = "kumaco-status-e2e/run"
 POOL_KEY = "kumaco-status-e2e/pool"
 WINDOW_LABEL = {"kured.dev/maintenance-window": ""}
@@ -382,45 +386,6 @@ def scene(
 # ----------------------------------------------------------------------------- running the plugin
 
 
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "KUBECONFIG")}
-    env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
-    env.update(extra)
-    return env
-
-
-def kubectl(
-    *args: str, env: dict[str, str] | None = None, check: bool = True
-) -> subprocess.CompletedProcess[str]:
-    env = env or _env()
-    if shutil.which("kubectl", path=env["PATH"]) is None:
-        pytest.fail(
-            "kubectl is not installed: these tests run the plugin as `kubectl kumaco` (install kubectl)"
-        )
-    if shutil.which("kubectl-kumaco", path=env["PATH"]) is None:
-        pytest.fail(f"kubectl-kumaco is not in {VENV_BIN}: run `pip install -e .`")
-    proc = subprocess.run(
-        ["kubectl", "kumaco", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,  # a plugin run reads the cluster once (not timed): 120 s catches a hang
-        check=False,
-    )
-    if check:
-        assert proc.returncode == 0, (
-            f"kubectl kumaco {' '.join(args)} -> {proc.returncode}\n{proc.stderr}"
-        )
-    return proc
-
-
-def kumaco_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    # Offline commands on files (not timed): 120 s catches a hang.
-    return subprocess.run(
-        [str(VENV_BIN / "kumaco"), *args], capture_output=True, text=True, timeout=120, check=False
-    )
-
-
 def _z(d: dt.datetime) -> str:
     return _rfc3339(d)
 
@@ -626,10 +591,10 @@ def test_status_colour_only_on_a_terminal_and_never_with_no_color(scene: Scene) 
         # differently: the runs are compared cell by cell, not by alignment.
         return re.sub(r" {2,}", " ", text)
 
-    coloured = on_tty(_env(TERM="xterm-256color"))
+    coloured = on_tty(plugin_env(TERM="xterm-256color"))
     assert "\x1b[" in coloured
     assert "\x1b[31;1minvalid\x1b[0m" in coloured  # invalid windows in red
-    plain = on_tty(_env(TERM="xterm-256color", NO_COLOR="1"))
+    plain = on_tty(plugin_env(TERM="xterm-256color", NO_COLOR="1"))
     assert "\x1b[" not in plain
     assert normal(re.sub(r"\x1b\[[0-9;]*m", "", coloured)) == normal(plain)
 

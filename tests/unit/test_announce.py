@@ -1,6 +1,6 @@
 """Window announcements (kumaco.controller.announce): once per run, as pure decisions of now.
 
-Also ``WindowPlanned`` (issue 28, rule 1): once per run, when the run's lead begins.
+Also ``WindowPlanned`` (advance notice before a window opens): once per run, when the run's lead begins.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from kumaco.core.nodes import NodeSet, node_view
 from kumaco.core.planner import plan
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import Window
-from tests.support.policies import policy_of
+from tests.support.builders.policies import policy_of
 
 MIN = 60 * SECOND
 

@@ -55,7 +55,7 @@ def test_rewriting_the_report_keeps_the_hand_written_analysis(tmp_path: Path) ->
     text = out.read_text()
     assert text.count(ANALYSIS) == 1
     assert text.endswith(ANALYSIS + "\nwhere the time goes\n")
-    assert "## Targets (issue 17)" in text
+    assert "## Targets at scale" in text
 
 
 def _steady_run(total: float, leader: float, kumaco: dict[str, int], conflicts: int) -> Any:
@@ -152,7 +152,7 @@ def test_the_measured_window_outlasts_a_slow_opening_and_fires_exactly_as_planne
     assert 0 <= plan.shift.offset < 60
     assert abs(plan.real(plan.opens[0]) - (planned + 100)) < 1
     assert plan.opens[0].second == 0 and plan.opens[0].microsecond == 0
-    # Issue 17's slow machine: the floor took 2.5x as long with kumaco watching, and an
+    # The targets' slow reference machine: the floor took 2.5x as long with kumaco watching, and an
     # opening can take 1.3x that: the window must still be open when it ends.
     # This machine, loaded: 5.5x with kumaco watching; the opening is waited for that long
     # and more, and the window is still open then.

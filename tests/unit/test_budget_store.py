@@ -3,7 +3,7 @@
 The store (kumaco.controller.budgets) is fed as its two reflectors feed it; it wakes the
 controller only when some node's refusing budgets change, so the churn of pods that no
 budget covers (or of budgets that stay as they were) costs no pass. The controller, run
-through the fake-kube harness of tests/unit/test_controller.py, writes exactly the
+through the fake-kube harness of tests/support/builders/kubeseam.py, writes exactly the
 conditions the planner decides with the store's answer -- and without the flag it keeps
 no store and watches nothing more.
 """
@@ -16,10 +16,10 @@ from typing import Any
 from kumaco.controller.budgets import PAGE_SIZE, BudgetStore
 from kumaco.core.planner import parse_ceiling
 from kumaco.kube.reflector import Reflector
-from tests.support.policies import policy_of
-from tests.unit import test_controller as harness
-from tests.unit.test_controller import MANAGER, MIP, REQ, UM, PatchNodeStatus, cm, node
-from tests.unit.test_disruptions import pdb, pod
+from tests.support.builders import kubeseam as harness
+from tests.support.builders.kubeobjects import MANAGER, MIP, REQ, UM, cm, node, pdb, pod
+from tests.support.builders.kubeseam import PatchNodeStatus
+from tests.support.builders.policies import policy_of
 
 make = harness.make
 

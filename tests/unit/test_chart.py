@@ -1,4 +1,4 @@
-"""The Helm chart (charts/kumaco) renders exactly what kustomize renders (issue 29, point 14).
+"""The Helm chart (charts/kumaco) renders exactly what kustomize renders.
 
 The chart reads the kustomize manifests themselves (``charts/kumaco/files`` is a link to
 ``kustomize/``) and parameterises them; here ``helm template`` with the values matching

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,28 +19,14 @@ import icalendar
 import pytest
 import yaml
 
-KUMACO = shutil.which("kumaco", path=str(Path(sys.executable).parent))
-LABEL = "kured.dev/maintenance-window"
-REQ = "kured.dev/RebootRequired"
-
-
-def kumaco(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    assert KUMACO, "the kumaco console script is not installed in this environment"
-    return subprocess.run(
-        [KUMACO, *args], input=stdin, capture_output=True, text=True, timeout=120, check=False
-    )
-
-
-def cm(
-    name: str, data: dict[str, str], ns: str = "maintenance", labels: dict[str, str] | None = None
-) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "namespace": ns}
-    if labels is not None:
-        meta["labels"] = labels
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data}
-
-
-NIGHTLY = {"startTime": "0 2 * * *", "duration": "3h", "nodeSelector": ""}
+from tests.support.builders.cli import (
+    KUMACO,
+    LABEL,
+    NIGHTLY,
+    REQ,
+    cm,
+    kumaco,
+)
 
 
 def kubectl_list() -> str:

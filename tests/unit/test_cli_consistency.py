@@ -1,4 +1,4 @@
-"""One command line for ``kumaco`` and ``kubectl kumaco`` (issue 29, points 7, 8 and 11).
+"""One command line for ``kumaco`` and ``kubectl kumaco``: the same flags, output and errors.
 
 Through the installed console scripts where the contract is what a user types: the window
 files as ``FILE`` or ``--windows FILE`` for every command, ``--output-file`` everywhere,

@@ -1,4 +1,4 @@
-"""Issue 28's rules from outside: ``kumaco plan`` and ``kumaco forecast`` through the console script.
+"""The fleet rules from outside: ``kumaco plan`` and ``kumaco forecast`` through the console script.
 
 Hand-computed cases with their exact output (the reasoning beside each), the flags'
 usage errors, and the environment variables of the new flags. The planner's own cases
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.unit.test_cli import KUMACO, LABEL, NIGHTLY, REQ, cm, kumaco
+from tests.support.builders.cli import KUMACO, LABEL, NIGHTLY, REQ, cm, kumaco
 
 MIP = "MaintenanceInProgress"
 FLEET = [
@@ -162,7 +162,7 @@ def test_forecast_with_an_admission_rate_hand_computed(tmp_path: Path) -> None:
     nodes = [node(f"n{i}", "a", f"2027-01-12T0{i}:{30 if i == 0 else 0:02}:00Z") for i in range(4)]
     args = forecast(tmp_path, nodes, "05:00", "--admission-rate", "1/1h")
     # One admission an hour, each recorded exactly and counted from its instant: 02:00,
-    # 03:00, 04:00 (issue 29: no second added per wave); n3's turn (05:00) comes as the
+    # 03:00, 04:00 (no second added per wave: each admission is recorded exactly); n3's turn (05:00) comes as the
     # window closes (05:00, open on [02:00, 05:00)). A wait runs from the request (the
     # RebootRequired transition, the day before) to the admission or to --until: n1 01:00 ->
     # 03:00, n2 02:00 -> 04:00, n3 03:00 -> 05:00 (26h each, by name), n0 00:30 -> 02:00

@@ -24,8 +24,8 @@ from typing import Any
 
 import yaml
 
-from tests.unit.test_cli import LABEL, NIGHTLY, REQ, cm, kumaco
-from tests.unit.test_disruptions import DS, pdb, pod
+from tests.support.builders.cli import LABEL, NIGHTLY, REQ, cm, kumaco
+from tests.support.builders.kubeobjects import DS, pdb, pod
 
 AT = "2027-01-13T03:00:00Z"
 

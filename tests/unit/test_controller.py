@@ -1,7 +1,7 @@
 """The controller loop (kumaco.controller), unit-tested against a recording fake of the kube seam.
 
 The seam is the typed API (:class:`kumaco.kube.resources.Resources`): a fake of it
-records every request the controller makes, in order, as a typed action
+(tests/support/builders/kubeseam.py) records every request the controller makes, in order, as a typed action
 (``PatchNodeStatus("a", body, ...)``), as sample-controller's tests record a fake
 clientset's actions; what such an action is on the wire is the real
 :class:`~kumaco.kube.resources.KubeResources`'s (:func:`on_the_wire`). Each test
@@ -15,16 +15,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 from unittest.mock import create_autospec
 
 import pytest
 
-from kumaco.controller.loop import EXIT_CONFIG_CHANGED, Controller, Planner
-from kumaco.controller.metrics import Metrics
-from kumaco.controller.options import ControllerOptions
+from kumaco.controller.loop import EXIT_CONFIG_CHANGED
 from kumaco.controller.writer import Fenced
 from kumaco.core.durations import SECOND
 from kumaco.core.planner import Policy, parse_ceiling, plan
@@ -32,118 +30,34 @@ from kumaco.core.selectors import parse_selector
 from kumaco.kube.client import Kube
 from kumaco.kube.errors import ApiError, TransportError
 from kumaco.kube.resources import KubeResources
-from tests.support.policies import policy_of
-
-NS = "maintenance"
-SELECTOR = "kured.dev/maintenance-window"
-MANAGER = "kumaco/test"
-UM, MIP, REQ, BLOCK = (
-    "kured.dev/UnderMaintenance",
-    "MaintenanceInProgress",
-    "kured.dev/RebootRequired",
-    "kured.dev/RebootInhibited",
+from tests.support.builders import kubeseam
+from tests.support.builders.kubeobjects import (
+    BLOCK,
+    MANAGER,
+    MIP,
+    NS,
+    REQ,
+    UM,
+    cm,
+    node,
+    um_true,
 )
-OPEN = int(dt.datetime(2026, 12, 1, 2, 30, tzinfo=dt.UTC).timestamp()) * SECOND  # 02:00-05:00
-CLOSED = int(dt.datetime(2026, 12, 1, 6, 0, tzinfo=dt.UTC).timestamp()) * SECOND
+from tests.support.builders.kubeseam import (
+    CLOSED,
+    OPEN,
+    Action,
+    CreateEvent,
+    GetNode,
+    ListConfigMaps,
+    ListNodes,
+    PatchNodeStatus,
+    samples,
+)
+from tests.support.builders.policies import policy_of
+
 STAMP_OPEN, STAMP_CLOSED = "2026-12-01T02:30:00Z", "2026-12-01T06:00:00Z"
 
-
-def cm(name: str, selector: str = "", start: str = "0 2 * * *", uid: str = "") -> dict[str, Any]:
-    return {
-        "metadata": {"namespace": NS, "name": name, "uid": uid or f"uid-{name}"},
-        "data": {"startTime": start, "duration": "3h", "nodeSelector": selector},
-    }
-
-
-def node(
-    name: str, rv: str, labels: Mapping[str, str] | None = None, **conds: str
-) -> dict[str, Any]:
-    return {
-        "metadata": {"name": name, "resourceVersion": rv, "labels": dict(labels or {})},
-        "status": {
-            "conditions": [
-                {
-                    "type": t.replace("__", "/").replace("_", "."),
-                    "status": s,
-                    "lastTransitionTime": "2026-11-01T00:00:00Z",
-                }
-                for t, s in conds.items()
-            ]
-        },
-    }
-
-
-def um_true(window: str = "maintenance/w") -> str:
-    return f"maintenance window {window} open until 2026-12-01T05:00:00Z"
-
-
-class FakeElection:
-    """Leadership and fencing as the controller sees them."""
-
-    def __init__(self) -> None:
-        self.is_leader = True
-        self.deadline: float | None = 1e12
-        self.renewing: Callable[[], float] | None = None  # a deadline that moves with renewals
-        self.released = 0
-
-    def write_deadline(self) -> float | None:
-        if not self.is_leader:
-            return None
-        return self.renewing() if self.renewing is not None else self.deadline
-
-    def healthy(self, now: float | None = None) -> bool:
-        return True
-
-    def release(self) -> bool:
-        self.released += 1
-        return True
-
-
-# ----------------------------------------------------------------------------- typed actions
-# What the controller asked of the API server (kumaco.kube.resources.Resources), one
-# action per request. ``World.calls()`` shows them without their payload (body, field
-# manager, timeout); ``World.actions`` keeps everything that was sent.
-
-
-@dataclass(frozen=True)
-class ListNodes:
-    selector: str = ""
-
-
-@dataclass(frozen=True)
-class ListConfigMaps:
-    namespace: str
-    selector: str = SELECTOR
-
-
-@dataclass(frozen=True)
-class GetNode:
-    name: str
-
-
-@dataclass(frozen=True)
-class PatchNodeStatus:
-    name: str
-    body: Any = None
-    field_manager: str | None = None
-    timeout: float | None = None
-
-
-@dataclass(frozen=True)
-class CreateEvent:
-    namespace: str
-    body: Any = None
-
-
-@dataclass(frozen=True)
-class PatchEvent:
-    namespace: str
-    name: str
-    body: Any = None
-
-
-Action = ListNodes | ListConfigMaps | GetNode | PatchNodeStatus | CreateEvent | PatchEvent
-PAYLOAD = ("body", "field_manager", "timeout")
+make = kubeseam.make  # the fixture: a controller over the recording fake
 
 
 def on_nodes(calls: list[Action], name: str | None = None) -> list[Action]:
@@ -164,175 +78,6 @@ def on_the_wire(write: PatchNodeStatus) -> Any:
     )
     (call,) = kube.request_raw.call_args_list
     return call
-
-
-class _Collection:
-    """A fake collection: its LIST is recorded as ``listed``, then answered from the world."""
-
-    def __init__(self, world: World, listed: Action, items: Callable[[], list[Any]]) -> None:
-        self.world, self.listed, self.items = world, listed, items
-
-    def list_pages(self, page: int = 250, shrink: Any = None) -> Iterator[Any]:
-        self.world.actions.append(self.listed)
-        return iter([(self.items(), "1")])
-
-    def list_all(self) -> tuple[list[Any], str]:
-        self.world.actions.append(self.listed)
-        return self.items(), "1"
-
-    def watch(self, *_: Any, **__: Any) -> Iterator[Any]:
-        raise AssertionError("the unit tests run passes, not watches")
-
-
-class FakeApi:
-    """A fake :class:`~kumaco.kube.resources.Resources` over a :class:`World`: records actions."""
-
-    timeout = 30.0
-
-    def __init__(self, world: World) -> None:
-        self.world = world
-
-    def nodes(self, label_selector: str = "") -> _Collection:
-        w = self.world
-
-        def copies() -> list[Any]:
-            return [json.loads(json.dumps(n)) for n in w.nodes.values()]
-
-        return _Collection(w, ListNodes(label_selector), copies)
-
-    def configmaps(self, namespace: str, label_selector: str = "") -> _Collection:
-        w = self.world
-        return _Collection(w, ListConfigMaps(namespace, label_selector), lambda: list(w.cms))
-
-    def get_node(self, name: str) -> Any:
-        w = self.world
-        w.actions.append(GetNode(name))
-        if name not in w.nodes:
-            raise ApiError(404, "NotFound", f'nodes "{name}" not found')
-        return w.nodes[name]
-
-    def patch_node_status(
-        self, name: str, body: dict[str, Any], *, field_manager: str, timeout: float
-    ) -> bytes:
-        w = self.world
-        w.actions.append(PatchNodeStatus(name, body, field_manager, timeout))
-        if name in w.refuse:
-            raise w.refuse.pop(name)
-        w.monotonic[0] += w.write_seconds
-        for hook in w.while_writing.pop(name, []):
-            hook()
-        want = body.get("metadata", {}).get("resourceVersion")
-        if want is not None and want != w.nodes[name]["metadata"]["resourceVersion"]:
-            raise ApiError(409, "Conflict", "the object has been modified")  # as the server
-        w.rv += 1
-        doc = w.nodes[name]
-        current = {c["type"]: c for c in doc["status"]["conditions"]}
-        current.update({c["type"]: c for c in body["status"]["conditions"]})
-        doc["status"]["conditions"] = list(current.values())
-        doc["metadata"]["resourceVersion"] = str(w.rv)
-        return json.dumps(doc).encode()
-
-    def create_event(self, namespace: str, body: dict[str, Any]) -> Any:
-        self.world.actions.append(CreateEvent(namespace, body))
-        return {}
-
-    def patch_event(self, namespace: str, name: str, body: dict[str, Any]) -> Any:
-        self.world.actions.append(PatchEvent(namespace, name, body))
-        return {}
-
-
-class World:
-    """The fake cluster behind the typed API (:class:`FakeApi`), and what was asked of it."""
-
-    def __init__(self, nodes: list[dict[str, Any]], cms: list[dict[str, Any]]):
-        self.actions: list[Action] = []
-        self.monotonic = [1000.0]
-        self.nodes = {n["metadata"]["name"]: n for n in nodes}
-        self.cms = cms
-        self.rv = 100
-        self.refuse: dict[str, ApiError] = {}
-        # What happens in the cluster while a node is being written (its PATCH in flight).
-        self.while_writing: dict[str, list[Callable[[], None]]] = {}
-        self.write_seconds = 0.0  # how long each write takes on the monotonic clock
-        self.api = FakeApi(self)
-
-    # ------------------------------------------------------------------ what was sent
-
-    def patches(self) -> list[PatchNodeStatus]:
-        """Every status write in order, with its payload."""
-        return [a for a in self.actions if isinstance(a, PatchNodeStatus)]
-
-    def writes(self) -> list[tuple[str, dict[str, tuple[str, str]]]]:
-        """Each status write in order: the node and {condition type: (status, reason)}."""
-        return [
-            (
-                a.name,
-                {c["type"]: (c["status"], c["reason"]) for c in a.body["status"]["conditions"]},
-            )
-            for a in self.patches()
-        ]
-
-    def events(self) -> list[tuple[type[Action], str, str]]:
-        """Each Event created or patched, in order: the action, reason, note."""
-        return [
-            (type(a), a.body.get("reason", ""), a.body.get("note", ""))
-            for a in self.actions
-            if isinstance(a, (CreateEvent, PatchEvent))
-        ]
-
-    def calls(self) -> list[Action]:
-        """Every request in order, without its payload."""
-        return [
-            replace(a, **{f: None for f in PAYLOAD if hasattr(a, f)})  # type: ignore[arg-type]
-            for a in self.actions
-        ]
-
-    def reset(self) -> None:
-        self.actions.clear()
-
-
-@pytest.fixture
-def make() -> Any:
-    def build(
-        nodes: list[dict[str, Any]],
-        cms: list[dict[str, Any]],
-        *,
-        now: int = OPEN,
-        policy: Policy | None = None,
-        planner: Planner = plan,
-    ) -> tuple[Controller, World, FakeElection, list[int]]:
-        world = World(nodes, cms)
-        election = FakeElection()
-        clock = [now]
-        world.monotonic = [1000.0]
-        options = ControllerOptions(
-            namespaces=(NS,),
-            configmap_selector=SELECTOR,
-            node_selector="",
-            lease_name="kumaco",
-            identity="test_replica",
-            field_manager="kumaco",
-            write_concurrency=1,
-            event_lookback=300.0,
-            retry_period=2.0,
-            config_settle=2.0,
-        )
-        c = Controller(
-            options,
-            policy or policy_of(manager=MANAGER),
-            world.api,
-            election,
-            Metrics(),
-            now_ns=lambda: clock[0],
-            monotonic=lambda: world.monotonic[0],
-            planner=planner,
-        )
-        # What the reflectors would have delivered before the first pass.
-        c.configmaps.sink(NS).replace([c.configmaps.trim(o) for o in cms])
-        c.nodes.replace([c.nodes.trim(n) for n in nodes])
-        return c, world, election, clock
-
-    return build
 
 
 def test_a_new_leader_rebuilds_then_writes_conditions_then_announces(make: Any) -> None:
@@ -672,16 +417,6 @@ def test_a_deleted_node_is_only_read(make: Any) -> None:
 # ----------------------------------------------------------------------------- write once
 
 
-def _samples(c: Controller, name: str) -> dict[tuple[tuple[str, str], ...], float]:
-    """Every sample of metric ``name`` on the controller's registry, by its labels."""
-    out = {}
-    for family in c.metrics.registry.collect():
-        for s in family.samples:
-            if s.name == name:
-                out[tuple(sorted(s.labels.items()))] = s.value
-    return out
-
-
 @pytest.mark.parametrize(
     "failure",
     [
@@ -700,7 +435,7 @@ def test_a_write_that_may_have_been_applied_is_never_resent_but_reread(
     c.step()
     # One PATCH of "a" (its outcome unknown), then a GET of "a" to decide again; "b" as usual.
     assert on_nodes(world.calls(), "a") == [PatchNodeStatus("a"), GetNode("a")]
-    assert _samples(c, "kumaco_condition_writes_total")[(("result", "unknown"),)] == 1
+    assert samples(c, "kumaco_condition_writes_total")[(("result", "unknown"),)] == 1
     world.reset()
     c.step()  # the next pass decides again from what was read: here, write it
     assert world.writes() == [("a", {UM: ("True", "MaintenanceWindowOpen")})]
@@ -721,7 +456,7 @@ def test_a_write_that_cannot_have_reached_the_server_is_retried(
     world.refuse["a"] = failure
     c.step()
     assert on_nodes(world.calls(), "a") == [PatchNodeStatus("a"), PatchNodeStatus("a")]
-    assert _samples(c, "kumaco_condition_writes_total")[(("result", "ok"),)] == 1
+    assert samples(c, "kumaco_condition_writes_total")[(("result", "ok"),)] == 1
 
 
 def test_each_write_ends_before_the_fencing_deadline(make: Any) -> None:
@@ -796,7 +531,7 @@ def test_a_heartbeat_between_the_decision_and_the_write_costs_no_conflict(make: 
         PatchNodeStatus("c"),  # carried the decision's: 409, read again
         GetNode("c"),
     ]
-    assert _samples(c, "kumaco_condition_writes_total")[(("result", "conflict"),)] == 1
+    assert samples(c, "kumaco_condition_writes_total")[(("result", "conflict"),)] == 1
     world.reset()
     c.step()  # decided again on what was read
     assert world.writes() == [("c", {UM: ("True", "MaintenanceWindowOpen")})]
@@ -812,26 +547,26 @@ def test_metrics_of_windows_leadership_and_the_config_on_a_follower(make: Any) -
     closes_at = int(dt.datetime(2026, 12, 1, 5, 0, tzinfo=dt.UTC).timestamp())
     # A follower wakes at the next window transition too, to keep its window gauges right.
     assert c.step() == closes_at * SECOND
-    assert _samples(c, "kumaco_window_open") == {
+    assert samples(c, "kumaco_window_open") == {
         (("namespace", NS), ("window", "w")): 1.0,
         (("namespace", NS), ("window", "later")): 0.0,
     }
-    assert _samples(c, "kumaco_window_next_transition_timestamp_seconds") == {
+    assert samples(c, "kumaco_window_next_transition_timestamp_seconds") == {
         (("namespace", NS), ("window", "w")): closes_at,
         (("namespace", NS), ("window", "later")): opens_at,
     }
-    assert _samples(c, "leader_election_master_status") == {(("name", "kumaco"),): 0.0}
-    (before,) = _samples(c, "kumaco_config_info")
+    assert samples(c, "leader_election_master_status") == {(("name", "kumaco"),): 0.0}
+    (before,) = samples(c, "kumaco_config_info")
     # A follower adopts a change: exactly one kumaco_config_info series, the new hash.
     c.configmaps.sink(NS).apply("DELETED", c.configmaps.trim(cm("later")))
     c.step()
-    (after,) = _samples(c, "kumaco_config_info")
+    (after,) = samples(c, "kumaco_config_info")
     assert after != before
-    assert _samples(c, "kumaco_window_open") == {(("namespace", NS), ("window", "w")): 1.0}
+    assert samples(c, "kumaco_window_open") == {(("namespace", NS), ("window", "w")): 1.0}
     election.is_leader = True
     c.step()
-    assert _samples(c, "leader_election_master_status") == {(("name", "kumaco"),): 1.0}
-    assert _samples(c, "kumaco_nodes_under_maintenance") == {(): 1.0}
+    assert samples(c, "leader_election_master_status") == {(("name", "kumaco"),): 1.0}
+    assert samples(c, "kumaco_nodes_under_maintenance") == {(): 1.0}
     assert clock[0] == OPEN
 
 
@@ -870,7 +605,7 @@ def test_a_reboot_releases_the_holder_before_its_report_and_the_place_goes_on(ma
     assert "the node rebooted (boot b1 -> b2)" in written["message"]
     (granted,) = [x for x in grant.body["status"]["conditions"] if x["type"] == MIP]
     assert granted["message"].endswith("; admitted on boot c1")
-    assert _samples(c, "kumaco_releases_total") == {
+    assert samples(c, "kumaco_releases_total") == {
         (("cause", "RequiredConditionCleared"),): 0.0,
         (("cause", "RebootObserved"),): 1.0,
         (("cause", "InProgressTimeout"),): 0.0,
@@ -881,7 +616,7 @@ def test_a_reboot_releases_the_holder_before_its_report_and_the_place_goes_on(ma
 
 
 def test_maintenance_planned_within_the_lead_then_false_when_the_window_opens(make: Any) -> None:
-    """Issue 28 rule 1 on the seam: the third condition, its wake-ups and WindowPlanned once."""
+    """Advance notice (MaintenancePlanned) on the seam: the third condition, its wake-ups and WindowPlanned once."""
     mp = "MaintenancePlanned"
 
     def at(text: str) -> int:
@@ -1014,7 +749,7 @@ def test_a_planner_that_never_settles_is_stopped_logged_and_counted(
     assert [r.message for r in caplog.records] == [
         "the plan did not settle: every pass wrote; waiting for the next event"
     ]
-    assert _samples(c, "kumaco_reconcile_pass_limit_total") == {(): 1.0}
+    assert samples(c, "kumaco_reconcile_pass_limit_total") == {(): 1.0}
 
 
 _STAMPS = ("2026-11-01T00:00:00Z", "2026-12-01T02:10:00Z", "2026-12-01T02:29:59Z")
@@ -1109,7 +844,7 @@ def test_the_state_run_writes_is_a_fixed_point_of_plan(make: Any) -> None:
             json.loads(json.dumps(nodes)), [cm("w")], policy=policy, now=now
         )
         c.settle()
-        assert _samples(c, "kumaco_reconcile_pass_limit_total") == {(): 0.0}
+        assert samples(c, "kumaco_reconcile_pass_limit_total") == {(): 0.0}
         views = NodeSet(
             v for d in world.nodes.values() if (v := node_view(d, policy.owned)) is not None
         )

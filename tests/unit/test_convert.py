@@ -1,4 +1,4 @@
-"""``kumaco convert``: kured v1's schedule and flags as window ConfigMaps and flags (issue 29, 13).
+"""``kumaco convert``: kured v1's schedule and flags as window ConfigMaps and flags.
 
 * kured's value syntax, exactly: its times through Go's own ``time.ParseInLocation`` with
   kured's layouts (the Go oracle), its days by hand-computed tables;

@@ -1,4 +1,4 @@
-"""kumaco's Deployment read as the defaults of ``kubectl kumaco`` (issue 29, point 12).
+"""kumaco's Deployment read as the defaults of ``kubectl kumaco``.
 
 :func:`kumaco.cmd.deployed.deployed_settings` on the Deployments the overlays render
 (``kubectl kustomize``, no server): the namespaces kumaco watches, its Lease's

@@ -27,70 +27,11 @@ from kumaco.core.disruptions import (
     refusals,
     refusals_of,
 )
-
-
-def pod(
-    name: str = "p",
-    *,
-    ns: str = "shop",
-    node: str | None = "n1",
-    labels: dict[str, str] | None = None,
-    phase: str | None = "Running",
-    ready: bool = True,
-    owner: dict[str, Any] | None = None,
-    annotations: dict[str, str] | None = None,
-    terminating: bool = False,
-) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "namespace": ns, "labels": labels or {"app": "db"}}
-    if owner is not None:
-        meta["ownerReferences"] = [owner]
-    if annotations is not None:
-        meta["annotations"] = annotations
-    if terminating:
-        meta["deletionTimestamp"] = "2027-01-01T00:00:00Z"
-    status: dict[str, Any] = {"conditions": [{"type": "Ready", "status": str(ready)}]}
-    if phase is not None:
-        status["phase"] = phase
-    return {
-        "kind": "Pod",
-        "metadata": meta,
-        "spec": {} if node is None else {"nodeName": node},
-        "status": status,
-    }
-
-
-def pdb(
-    name: str = "db",
-    *,
-    ns: str = "shop",
-    selector: Any = None,
-    allowed: int = 0,
-    generation: int = 1,
-    observed: int = 1,
-    current: int = 2,
-    desired: int = 2,
-    policy: str | None = None,
-    disrupted: int = 0,
-) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "selector": {"matchLabels": {"app": "db"}} if selector is None else selector
-    }
-    if selector == "null":
-        spec["selector"] = None
-    if policy is not None:
-        spec["unhealthyPodEvictionPolicy"] = policy
-    return {
-        "kind": "PodDisruptionBudget",
-        "metadata": {"name": name, "namespace": ns, "generation": generation},
-        "spec": spec,
-        "status": {
-            "disruptionsAllowed": allowed,
-            "observedGeneration": observed,
-            "currentHealthy": current,
-            "desiredHealthy": desired,
-            "disruptedPods": {f"p{i}": "2027-01-01T00:00:00Z" for i in range(disrupted)},
-        },
-    }
+from tests.support.builders.kubeobjects import (
+    DS,
+    pdb,
+    pod,
+)
 
 
 def refused(p: dict[str, Any], *budgets: dict[str, Any]) -> tuple[str, ...]:
@@ -103,7 +44,6 @@ def refused(p: dict[str, Any], *budgets: dict[str, Any]) -> tuple[str, ...]:
     return blamed(entry.view, bs)
 
 
-DS = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "controller": True}
 RS = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "db-1", "controller": True}
 
 

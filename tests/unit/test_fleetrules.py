@@ -1,4 +1,4 @@
-"""Issue 28's rules in the planner, one table test per behaviour (kumaco.core.fleetrules).
+"""The fleet rules (admission rate, one group at a time, spacing) in the planner, one table test per behaviour (kumaco.core.fleetrules).
 
 The admission rate (``--admission-rate``: what is counted, where it is recorded, when it
 frees), one group at a time (``--one-group-at-a-time``: who goes, who goes next, how it
@@ -36,8 +36,8 @@ from kumaco.core.policy import ADMISSION_RATE_REACHED, ANOTHER_GROUP_IN_PROGRESS
 from kumaco.core.rates import AdmissionRate, parse_admission_rate
 from kumaco.core.times import format_instant, parse_timestamp
 from kumaco.core.waiting import oldest_wait, waiters, waiters_as_written
-from tests.support.policies import policy_of, reconfigured
-from tests.unit.test_planner import BLOCK, MIP, NOW, REQ, blk, node, nodeset, req, window
+from tests.support.builders.planning import BLOCK, MIP, NOW, REQ, blk, node, nodeset, req, window
+from tests.support.builders.policies import policy_of, reconfigured
 
 ZONE = "zone"
 RATE = policy_of(ceiling=Ceiling(10), require=(REQ,), admission_rate=AdmissionRate(2, HOUR))

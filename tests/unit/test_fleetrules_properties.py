@@ -1,4 +1,4 @@
-"""Properties of issue 28's rules under random clusters and sequences of events (hypothesis).
+"""Properties of the fleet rules (admission rate, one group at a time, spacing) under random clusters and sequences of events (hypothesis).
 
 Each sequence (test_lifecycle.py's events: time passing, maintenances finishing, nodes
 asking, blocks, ceilings) is planned step by step and written back the way the
@@ -30,8 +30,8 @@ from kumaco.core.nodes import NodeSet, NodeView
 from kumaco.core.planner import FINISHED, TIMED_OUT, Plan, Policy, plan
 from kumaco.core.rates import AdmissionRate
 from kumaco.core.windows import Window
-from tests.support.policies import reconfigured, setting
-from tests.unit.test_lifecycle import (
+from tests.support.builders.policies import reconfigured, setting
+from tests.support.judges.lifecycle import (
     MINUTE,
     MIP,
     READY,

@@ -1,6 +1,6 @@
 """A follower's one write (kumaco.controller.releases), at the kube seam.
 
-The recording fake of :mod:`tests.unit.test_controller` (every request in order, with its
+The recording fake of :mod:`tests.support.builders.kubeseam` (every request in order, with its
 payload). A replica that does not lead writes the release of a holder whose machine
 rebooted -- exactly that: one PATCH of MaintenanceInProgress alone, the resourceVersion
 the decision was taken on as its precondition, the instance's field manager, the message
@@ -19,23 +19,12 @@ import pytest
 from kumaco.controller.loop import Controller
 from kumaco.core.durations import SECOND
 from kumaco.core.planner import Policy, parse_ceiling, plan
-from tests.support.policies import policy_of
-from tests.unit import test_controller
-from tests.unit.test_controller import (
-    MANAGER,
-    MIP,
-    REQ,
-    UM,
-    GetNode,
-    PatchNodeStatus,
-    World,
-    _samples,
-    cm,
-    node,
-    um_true,
-)
+from tests.support.builders import kubeseam
+from tests.support.builders.kubeobjects import MANAGER, MIP, REQ, UM, cm, node, um_true
+from tests.support.builders.kubeseam import GetNode, PatchNodeStatus, World, samples
+from tests.support.builders.policies import policy_of
 
-make = test_controller.make  # the fixture: a controller over the recording fake
+make = kubeseam.make  # the fixture: a controller over the recording fake
 
 POLICY = policy_of(ceiling=parse_ceiling("1"), require=(REQ,), manager=MANAGER)
 ADMITTED = (
@@ -105,7 +94,7 @@ def test_a_follower_writes_exactly_the_release_of_a_rebooted_holder(make: Any) -
         ("b", ("True", "MaintenanceAllowed")),
     ]
     assert any(UM in w for _n, w in lead.writes())
-    assert _samples(c, "kumaco_follower_releases_total") == {
+    assert samples(c, "kumaco_follower_releases_total") == {
         (("result", "ok"),): 1.0,
         (("result", "conflict"),): 0.0,
         (("result", "error"),): 0.0,
@@ -171,8 +160,8 @@ def test_a_conflicting_release_is_dropped_and_never_retried(make: Any) -> None:
     c.step()
     assert world.calls() == [PatchNodeStatus("a")]  # nothing sent again on that version
     assert not [a for a in world.actions if isinstance(a, GetNode)]
-    assert _samples(c, "kumaco_follower_releases_total")[(("result", "conflict"),)] == 1.0
-    assert _samples(c, "kumaco_follower_releases_total")[(("result", "ok"),)] == 0.0
+    assert samples(c, "kumaco_follower_releases_total")[(("result", "conflict"),)] == 1.0
+    assert samples(c, "kumaco_follower_releases_total")[(("result", "ok"),)] == 0.0
 
 
 def test_a_follower_that_leads_again_writes_as_the_leader(make: Any) -> None:

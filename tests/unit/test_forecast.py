@@ -17,7 +17,7 @@ from kumaco.core.nodes import NodeSet, NodeView, node_view
 from kumaco.core.planner import Plan, changes, plan
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import Window
-from tests.support.policies import policy_of
+from tests.support.builders.policies import policy_of
 
 SECOND = 1_000_000_000
 MINUTE = 60 * SECOND
@@ -88,7 +88,7 @@ def test_a_release_delay_fits_fewer() -> None:
     delayed = policy_of(ceiling=Ceiling(2), require=(REQ,), release_delay=10 * MINUTE)
     f = forecast([window()], nodes(10), FROM, UNTIL, delayed, 30 * MINUTE)
     # A node released exactly 10 minutes ago no longer counts: the simulated releases are
-    # stamped exactly, so no wave starts a second late (issue 29, point 4).
+    # stamped exactly, so no wave starts a second late.
     assert [t.admitted for t in f.turns if t.admitted is not None] == [
         at(f"2027-01-13T0{h}+00:00")
         for h in ("2:00:00", "2:00:00", "2:40:00", "2:40:00", "3:20:00", "3:20:00")
@@ -225,7 +225,7 @@ def test_with_an_endless_window_n_nodes_finish_in_ceil_n_over_c_turns(
 
 
 def test_a_holder_without_a_transition_time_times_out_as_the_controller_would_time_it() -> None:
-    """Regression (issue 27): the forecast re-implemented changes()'s diff and diverged.
+    """Regression: the forecast re-implemented changes()'s diff and diverged.
 
     A holder whose MaintenanceInProgress has no lastTransitionTime and another reason is
     rewritten by the controller with lastTransitionTime = now (changes()), so its
@@ -266,7 +266,7 @@ def test_a_holder_without_a_transition_time_times_out_as_the_controller_would_ti
 
 
 def test_the_next_chance_is_when_the_planner_would_admit_the_node_not_a_window_opening() -> None:
-    """Issue 29, point 4: a next chance inside a freeze is none; a cutoff moves it too."""
+    """The next chance: one inside a freeze is none; a cutoff moves it too."""
     nightly = window("0 2 * * *", "4h")
     xmas = parse_window(
         "maint",

@@ -38,8 +38,8 @@ from kumaco.core.selectors import parse_selector
 from kumaco.core.times import parse_timestamp
 from kumaco.core.windowdata import KNOWN_KEYS, parse_window
 from kumaco.core.windows import InvalidWindow, Window
+from tests.support.builders.policies import policy_of
 from tests.support.judges.strategies import selector_texts
-from tests.support.policies import policy_of
 
 SECOND = 1_000_000_000
 MINUTE = 60 * SECOND

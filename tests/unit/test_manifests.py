@@ -164,7 +164,7 @@ def test_rendered_manifests_keep_the_deployment_contract(tmp_path: Path) -> None
         env = container_env(render(f"overlays/{overlay}", tmp_path, ["kured-v2"]))
         assert {k: env[k] for k in KURED_V2_ENV} == KURED_V2_ENV, overlay
 
-    # Safe by default (issue 29, point 10): every overlay spreads its two replicas over
+    # Safe by default: every overlay spreads its two replicas over
     # nodes and has a PodDisruptionBudget, so that a drain (kured's) never evicts both.
     for overlay in OVERLAYS:
         docs = render(f"overlays/{overlay}", tmp_path)

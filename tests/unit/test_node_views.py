@@ -6,8 +6,8 @@ import json
 import random
 
 from kumaco.core.nodes import Sharing, node_view
+from tests.support.builders.policies import policy_of
 from tests.support.env.controlplane import node_object
-from tests.support.policies import policy_of
 
 OWNED = ("kured.dev/UnderMaintenance",)
 

@@ -1,4 +1,4 @@
-"""Issue 29, the maintenance manager's points 2-6: nothing silent, through the ``kumaco`` script.
+"""What the maintenance manager asked for: nothing silent, through the ``kumaco`` script.
 
 Each case runs the installed console script and checks the exit code and the message
 text: checks meant for CI fail on nothing (point 3), the forecast's next chance and

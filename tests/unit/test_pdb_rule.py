@@ -40,8 +40,9 @@ from kumaco.core.planner import (
 )
 from kumaco.core.policy import DISRUPTION_BUDGET_EXHAUSTED, Verdict
 from kumaco.core.windows import Window
-from tests.support.policies import policy_of, reconfigured
-from tests.unit.test_lifecycle import (
+from tests.support.builders.planning import MIP, NOW, REQ, node, nodeset, req, window
+from tests.support.builders.policies import policy_of, reconfigured
+from tests.support.judges.lifecycle import (
     MINUTE,
     SUPPRESS,
     T0,
@@ -52,7 +53,6 @@ from tests.unit.test_lifecycle import (
     windows,
     with_condition,
 )
-from tests.unit.test_planner import MIP, NOW, REQ, node, nodeset, req, window
 
 
 def _budgets(v: Verdict | None) -> tuple[str, ...]:

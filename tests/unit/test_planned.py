@@ -1,4 +1,4 @@
-"""MaintenancePlanned (kumaco.core.planned, issue 28 rule 1): table tests and properties.
+"""MaintenancePlanned (kumaco.core.planned: advance notice before a window opens): table tests and properties.
 
 The table tests are hand-computed; the properties compare the planner with a reference
 that walks every whole minute of the lead and asks the planner's own UnderMaintenance at
@@ -31,7 +31,7 @@ from kumaco.core.rules import conditions_read
 from kumaco.core.selectors import parse_selector
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import Window
-from tests.support.policies import policy_of
+from tests.support.builders.policies import policy_of
 
 MINUTE = 60 * SECOND
 HOUR = 60 * MINUTE

@@ -1,4 +1,4 @@
-"""``--planned-lead`` through the installed ``kumaco`` script (issue 28, rule 1), hand-computed.
+"""``--planned-lead`` through the installed ``kumaco`` script (advance notice), hand-computed.
 
 Last, ``kubectl kumaco status``'s report of the nodes whose ``MaintenancePlanned`` is True.
 
@@ -26,7 +26,7 @@ from kumaco.core.instance import Instance
 from kumaco.core.nodes import node_view
 from kumaco.views.report import Snapshot, format_report
 from kumaco.views.reportdoc import to_json
-from tests.unit.test_cli import LABEL, REQ, cm, kumaco
+from tests.support.builders.cli import LABEL, REQ, cm, kumaco
 
 NIGHTLY = {"startTime": "0 2 * * *", "duration": "3h", "nodeSelector": "zone=a"}
 FREEZE = {

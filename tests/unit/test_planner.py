@@ -34,51 +34,18 @@ from kumaco.core.planner import (
 from kumaco.core.selectors import parse_selector
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import Window
-from tests.support.policies import policy_of
-
-REQ, BLOCK, MIP = "kured.dev/RebootRequired", "kured.dev/RebootInhibited", "MaintenanceInProgress"
-NOW = int(dt.datetime(2026, 12, 1, 3, 30, tzinfo=dt.UTC).timestamp()) * SECOND
-
-
-def window(name: str, start: str = "0 3 * * *", duration: str = "2h", selector: str = "") -> Window:
-    w = parse_window(
-        "maint", name, {"startTime": start, "duration": duration, "nodeSelector": selector}
-    )
-    assert isinstance(w, Window)
-    return w
-
-
-def node(
-    name: str, labels: Mapping[str, str] | None = None, **conds: str | tuple[str, str]
-) -> object:
-    conditions = []
-    for ctype, value in conds.items():
-        status, ltt = value if isinstance(value, tuple) else (value, "2026-11-01T00:00:00Z")
-        conditions.append(
-            {
-                "type": ctype.replace("__", "/").replace("_", "."),
-                "status": status,
-                "lastTransitionTime": ltt,
-            }
-        )
-    return {
-        "metadata": {"name": name, "labels": dict(labels or {})},
-        "status": {"conditions": conditions},
-    }
-
-
-def nodeset(*objs: object) -> NodeSet:
-    views = [node_view(o) for o in objs]
-    return NodeSet(v for v in views if v is not None)
-
-
-# Condition keyword names: kured__dev/RebootRequired is awkward in kwargs, so use helpers.
-def req(status: str = "True", ltt: str = "2026-11-01T00:00:00Z") -> dict[str, tuple[str, str]]:
-    return {"kured_dev__RebootRequired": (status, ltt)}
-
-
-def blk(status: str = "True") -> dict[str, str]:
-    return {"kured_dev__RebootInhibited": status}
+from tests.support.builders.planning import (
+    BLOCK,
+    MIP,
+    NOW,
+    REQ,
+    blk,
+    node,
+    nodeset,
+    req,
+    window,
+)
+from tests.support.builders.policies import policy_of
 
 
 def mip(status: str = "True") -> dict[str, str]:

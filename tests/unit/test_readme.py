@@ -147,7 +147,7 @@ def test_the_quick_start_blocks_are_all_accounted_for() -> None:
 
 
 def test_the_readme_is_short_and_reaches_every_page() -> None:
-    """Issue 27: at most 300 lines; every page of docs/ and CONTRIBUTING.md linked from it."""
+    """The README stays a front page: at most 300 lines; every page of docs/ and CONTRIBUTING.md linked from it."""
     text = (ROOT / "README.md").read_text()
     assert len(text.splitlines()) <= 300, len(text.splitlines())
     pages = [p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "docs").glob("*.md"))]

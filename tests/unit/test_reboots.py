@@ -42,7 +42,7 @@ from kumaco.core.rules import NotReported
 from kumaco.core.times import format_instant
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import Window
-from tests.support.policies import policy_of
+from tests.support.builders.policies import policy_of
 
 SECOND = 1_000_000_000
 REQ, MIP = "kured.dev/reboot-required", "kured.dev/maintenance-in-progress"

@@ -48,13 +48,13 @@ from kumaco.core.rulebook import RULEBOOK, Rulebook
 from kumaco.core.rules import Unavailable, conditions_read
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import Window
-from tests.support.policies import policy_of
-from tests.unit import test_controller as harness
-from tests.unit.test_controller import MIP, REQ, cm, node
+from tests.support.builders import kubeseam as harness
+from tests.support.builders.kubeobjects import MIP, REQ, cm, node
+from tests.support.builders.policies import policy_of
 
 SECOND = 1_000_000_000
 QUARANTINED = "example.com/Quarantined"
-#: The controller's fake-kube harness (a fixture of tests/unit/test_controller.py).
+#: The controller's fake-kube harness (a fixture of tests/support/builders/kubeseam.py).
 make = harness.make
 MAINTENANCE_AT = int(dt.datetime(2027, 1, 13, 2, 30, tzinfo=dt.UTC).timestamp()) * SECOND
 

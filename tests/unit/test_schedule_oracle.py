@@ -26,8 +26,7 @@ from kumaco.core.errors import InvalidInput
 from kumaco.core.monthdays import never_on_days, next_on_days
 from kumaco.core.schedule import Schedule, parse_schedule
 from kumaco.core.zones import zone_location
-from tests.support.judges.oracle import Oracle
-from tests.unit.test_schedule import (
+from tests.support.builders.schedules import (
     DATE_LINE_CASES,
     DAY_COMBINATION,
     DST_CASES,
@@ -39,6 +38,7 @@ from tests.unit.test_schedule import (
     specs,
     unix,
 )
+from tests.support.judges.oracle import Oracle
 
 pytestmark = pytest.mark.oracle
 

@@ -1,4 +1,4 @@
-"""No forgotten node (issue 28, rule 6) where people see it: the gauge, the status report.
+"""No forgotten node (who waits for maintenance, since when) where people see it: the gauge, the status report.
 
 ``kumaco_oldest_waiting_seconds`` from a plan (the leader's view,
 :meth:`kumaco.controller.metrics.Metrics.observe_waiting`) and ``kubectl kumaco status``'s
@@ -20,8 +20,8 @@ from kumaco.core.planner import plan
 from kumaco.core.times import parse_timestamp
 from kumaco.views.report import Snapshot, format_report
 from kumaco.views.reportdoc import to_json
-from tests.support.policies import policy_of
-from tests.unit.test_planner import window
+from tests.support.builders.planning import window
+from tests.support.builders.policies import policy_of
 
 REQ, MIP, UM = "kured.dev/RebootRequired", "MaintenanceInProgress", "kured.dev/UnderMaintenance"
 AT = parse_timestamp("2026-12-01T03:30:00Z") or 0

@@ -28,7 +28,7 @@ only address of the machine used):
   are on the CNI bridge ``cni0``, 10.244.<i>.0/24 (host-local, ``ipMasq: false``), which the
   hub routes to the node, so pods of different nodes reach each other and the API server.
 
-The facts of issue 36 measured on this machine are applied: containerd's ``cgroupfs`` driver
+The facts of a real cluster measured on this machine are applied: containerd's ``cgroupfs`` driver
 and ``restrict_oom_score_adj`` (root here cannot lower an OOM score), the local image as
 ``sandbox_image``; the kubelet's ``failCgroupV1: false``, lowered eviction thresholds, image
 GC off; daemons entered with ``nsenter --net``-style namespaces (never ``ip netns exec``,

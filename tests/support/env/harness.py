@@ -292,6 +292,12 @@ def cron_at(t: dt.datetime) -> str:
     return f"{t.minute} {t.hour} {t.day} {t.month} *"
 
 
+def always() -> dict[str, str]:
+    """A window open since the start of this minute, for a day."""
+    start = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
+    return {"startTime": cron_at(start), "duration": "24h", "nodeSelector": ""}
+
+
 @dataclass(frozen=True)
 class Shift:
     """kumaco's wall clock set ``offset`` seconds after the machine's (tests/support/env/shifted.py).

@@ -38,6 +38,10 @@ class Timings:
         ]
 
 
+#: Short Lease timings, for tests that wait for takeovers (seconds).
+FAST = Timings(lease=4.0, renew=3.0, retry=1.0)
+
+
 def scope_flags(run: str, ns: str) -> list[str]:
     """``kumaco run`` flags that scope a test's replicas: its namespace, Lease and nodes."""
     return [

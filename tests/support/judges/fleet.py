@@ -1,4 +1,4 @@
-"""Judges of issue 28's rules, on the audit log replayed in commit order.
+"""Judges of the fleet rules (admission rate, one group at a time, spacing), on the audit log replayed in commit order.
 
 Contract: pure functions over a :class:`~tests.support.judges.audit.CeilingVerdict`
 (:func:`~tests.support.judges.audit.judge_ceiling`'s replay of every committed write of

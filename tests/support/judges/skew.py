@@ -1,4 +1,4 @@
-"""Clock skew between a node and kumaco: the scenarios of issue 35 point 4, judged from the audit log.
+"""Clock skew between a node and kumaco: the exactly-once scenarios, judged from the audit log.
 
 Contract. A node's reporter (kured's ``reboot-required-detector``) stamps its condition
 with the node's clock; kumaco's exactly-once rule must not depend on that clock agreeing
