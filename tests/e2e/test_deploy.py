@@ -53,7 +53,6 @@ from kubernetes.client.rest import ApiException
 
 from kumaco.core.windowdata import parse_window
 from kumaco.core.windows import Window
-from tests.support.builders.policies import policy_of
 from tests.support.env import admin
 from tests.support.env.admin import (
     INVALID,
@@ -592,7 +591,7 @@ def policy(
     }
     try:
         c.apply_for_real(docs)
-        p = policy_of(ns, c.core)
+        p = Policy(ns, c.core)
         # Policies take effect asynchronously: wait until a known-bad window is rejected.
         # 20 s: the API server's policy informer (not timed), with room for a loaded machine.
         wait_for(lambda: not p.verdict({})[0], 20, "the admission policy to take effect", 0.2)
