@@ -21,7 +21,7 @@
 ARG BUILDER_IMAGE=docker.io/library/debian:12-slim@sha256:7b140f374b289a7c2befc338f42ebe6441b7ea838a042bbd5acbfca6ec875818
 ARG RUNTIME_IMAGE=gcr.io/distroless/python3-debian12:nonroot@sha256:7d1042ce588ab97019fe95c24ffca7bc5a82ccdac572511d5e09bda4435c89c5
 ARG PYTHON=/usr/bin/python3.11
-# checkov:skip=CKV_DOCKER_7:the FROM lines name build arguments whose defaults above are pinned by tag and digest (tests/unit/test_packaging.py checks them)
+# checkov:skip=CKV_DOCKER_7:the FROM lines name build arguments whose defaults above are pinned by tag and digest (tests/unit/deploy/test_packaging.py checks them)
 
 # ---------------------------------------------------------------------------- builder
 FROM ${BUILDER_IMAGE} AS builder

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The install steps of kumaco's container image: the Dockerfile's builder stage runs this
 # script, and hack/zipapp.sh (without --from-image) makes the plugin's venv with it.
-# tests/e2e/test_image.py inspects the venv the image ships; tests/unit/test_packaging.py
+# tests/e2e/test_image.py inspects the venv the image ships; tests/unit/deploy/test_packaging.py
 # checks that the Dockerfile runs exactly this.
 #
 #   hack/image-venv.sh VENV [DIST]
@@ -17,7 +17,7 @@
 #      outside the venv through --python, so the runtime venv never contains pip);
 #   4. drop kubernetes/aio, the asyncio client that kubernetes ships beside the
 #      synchronous one (more than the rest of the package; the step prints its size),
-#      which kumaco never imports: tests/unit/test_packaging.py checks that no kumaco
+#      which kumaco never imports: tests/unit/deploy/test_packaging.py checks that no kumaco
 #      module names it, and the e2e tests import all of kumaco in the image and run it.
 #      Its files go from the package's RECORD too, so the metadata stays true to the disk;
 #   5. smoke-test the installed console script: `kumaco --help`, `kumaco run --help`

@@ -5,7 +5,7 @@ kumaco turns maintenance windows declared in ConfigMaps into node conditions
 
 Package layout: five layers, each importing only the layers below it
 (enforced by import-linter, ``.importlinter``; no import cycles, tested by
-``tests/unit/test_layout.py``):
+``tests/unit/rig/test_layout.py``):
 
 * ``kumaco.cmd`` -- entry points and wiring: settings, the runner, logs,
   metrics and probes, the ``kumaco`` and ``kubectl kumaco`` command lines;
@@ -16,8 +16,11 @@ Package layout: five layers, each importing only the layers below it
 * ``kumaco.kube`` -- the I/O edge and the only layer that imports
   ``kubernetes``: credentials, the HTTP client, the retry policy,
   reflectors, Lease election, Events;
-* ``kumaco.core`` -- the pure core, no I/O and no clock: schedules,
-  durations, selectors, windows, nodes, ConfigMaps, the planner.
+* ``kumaco.migration`` -- beside ``kube``, pure like the core: other
+  tools' configurations read as kumaco's (kured v1's schedule);
+* ``kumaco.core`` -- the pure core, no I/O and no clock: in layers,
+  ``planning`` > ``windows`` > ``objects`` > ``labels`` | ``time`` >
+  ``golang`` > ``errors``.
 """
 
 __version__ = "0.1.0"

@@ -12,7 +12,7 @@ Hypothesis profiles (``HYPOTHESIS_PROFILE``, or pytest's ``--hypothesis-profile`
   database on (a failure found once is replayed first next time), and
   :data:`DEV_FACTOR` times the examples each test asks; no deadline either (the README's
   test command runs this profile, on machines as loaded as CI's). Random seeds find real bugs
-  (tests/unit/test_windows.py::test_the_state_of_a_run_does_not_depend_on_the_instant_asked_before
+  (tests/unit/core/windows/test_windows.py::test_the_state_of_a_run_does_not_depend_on_the_instant_asked_before
   was one); CI's fixed examples only keep them fixed.
 
 In ``dev`` the session draws one seed (or takes ``--hypothesis-seed``), prints it in

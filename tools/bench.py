@@ -919,11 +919,12 @@ def memory_per_node(nodes: int = 5000) -> dict[str, Any]:
 
 
 def planner_benchmark(nodes: int = 5000, windows: int = 100) -> dict[str, Any]:
-    from kumaco.core.durations import SECOND
-    from kumaco.core.nodes import NodeSet, node_view
-    from kumaco.core.planner import Ceiling, plan
-    from kumaco.core.windowdata import parse_window
-    from kumaco.core.windows import Window
+    from kumaco.core.objects.nodes import NodeSet, node_view
+    from kumaco.core.planning.planner import plan
+    from kumaco.core.time.durations import SECOND
+    from kumaco.core.windows.ceilings import Ceiling
+    from kumaco.core.windows.format import parse_window
+    from kumaco.core.windows.window import Window
 
     rng = random.Random(1)
     views = [node_view(node_object(i, rng)) for i in range(nodes)]

@@ -69,9 +69,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kumaco.core.durations import SECOND
-from kumaco.core.windowdata import parse_window
-from kumaco.core.windows import Window
+from kumaco.core.time.durations import SECOND
+from kumaco.core.windows.format import parse_window
+from kumaco.core.windows.window import Window
 from tests.support.env.auditing import audited_control_plane
 from tests.support.env.controlplane import ControlPlane
 from tests.support.env.harness import (

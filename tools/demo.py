@@ -611,7 +611,7 @@ class Demo:
 
     def act(self, snapshot: Snapshot, report: StatusReport, now: float) -> None:
         """The scenario's moves: kill the leader once, play kured's reboots."""
-        from kumaco.core.times import parse_timestamp
+        from kumaco.core.time.instants import parse_timestamp
 
         sc = self.scenario
         assert sc is not None

@@ -15,7 +15,7 @@ several rounds), so the ratios hold on a noisy machine:
     skipping it (:meth:`NodeStore.known`, the echo-skip: removed once at 5,000
     nodes, wired again for 50,000);
 * compact node views (interned strings, shared owner maps,
-  :mod:`kumaco.core.nodes`): bytes kept per node and the per-event cost, with
+  :mod:`kumaco.core.objects.nodes`): bytes kept per node and the per-event cost, with
   the interning off and on (a store given ``Sharing(interning=False)``: the
   product's own seam, nothing patched);
 * protobuf (:func:`protobuf_list_cost`): the API server's CPU and the bytes of
@@ -36,7 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kumaco.controller.stores import NodeStore
-from kumaco.core.nodes import Sharing
+from kumaco.core.objects.nodes import Sharing
 from kumaco.kube.wire import drop_images
 from tests.support.builders.policies import policy_of
 from tests.support.env.controlplane import NPD_CONDITIONS, ControlPlane, node_object

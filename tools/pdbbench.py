@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from kumaco.controller.budgets import BudgetStore
-from kumaco.core.disruptions import refusals_of
+from kumaco.core.objects.disruptions import refusals_of
 from tests.support.env.controlplane import ControlPlane, ensure_assets, seed_nodes
 from tests.support.env.harness import MIP, REQUIRED, Api, ApiError, Kumaco, cron_at, wait_for
 from tests.support.env.kwok import Kwok, KwokSettings

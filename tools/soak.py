@@ -24,7 +24,7 @@ lease timings (15 s / 10 s / 2 s). During the run:
 Every 10 s the soak samples each replica and checks the nodes.
 
 Correctness, at every check: each node's ``kured.dev/UnderMaintenance``
-equals the window arithmetic of :mod:`kumaco.core.windows` (``Window.state_at``
+equals the window arithmetic of :mod:`kumaco.core.windows.window` (``Window.state_at``
 and the selector) for the current instant, for the windows as last written;
 within 2 s after a boundary the state before it is accepted too. The check
 also runs the planner on the nodes as read (``MaintenanceInProgress`` must be
@@ -66,11 +66,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kumaco.core.nodes import NodeSet, NodeView, node_view
-from kumaco.core.planner import Ceiling, plan
-from kumaco.core.selectors import parse_selector
-from kumaco.core.windowdata import parse_window
-from kumaco.core.windows import Window
+from kumaco.core.labels.selectors import parse_selector
+from kumaco.core.objects.nodes import NodeSet, NodeView, node_view
+from kumaco.core.planning.planner import plan
+from kumaco.core.windows.ceilings import Ceiling
+from kumaco.core.windows.format import parse_window
+from kumaco.core.windows.window import Window
 from tests.support.builders.policies import policy_of
 from tests.support.env.auditing import audited_control_plane
 from tests.support.env.harness import (

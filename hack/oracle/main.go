@@ -20,7 +20,7 @@
 //	    golang.org/x/net/http/httpproxy (what net/http.ProxyFromEnvironment and
 //	    so client-go use) with that environment instead of the process's.
 //
-// Go's time package, for kumaco's reimplementation of it (kumaco/core/gotime.py):
+// Go's time package, for kumaco's reimplementation of it (kumaco/core/golang/gotime.py):
 //
 //	{"op":"date","zone":"...","wall":[y,mo,d,h,mi,s]}
 //	    -> {"unix": s}: time.Date(y, mo, d, h, mi, s, 0, zone), any values (normalised as Go does)
@@ -34,7 +34,7 @@
 //	{"op":"truncate","instants":[s, ...],"d":seconds}
 //	    -> {"unix":[s, ...]}: time.Unix(t, 0).Truncate(d) (on absolute time, from year 1)
 //
-// metav1.LabelSelector, for kumaco's reading of a window's nodeSelector (kumaco/core/labelselector.py):
+// metav1.LabelSelector, for kumaco's reading of a window's nodeSelector (kumaco/core/labels/node_selector.py):
 //
 //	{"op":"labelselector","text":"...","labels":[{...}, ...]}
 //	    -> {"selector":"<Selector.String()>","empty":bool,"matches":[bool, ...]} or
@@ -48,7 +48,7 @@
 //	    everything, anything else is decoded by gopkg.in/yaml.v3 into a
 //	    metav1.LabelSelector, then given to metav1.LabelSelectorAsSelector.
 //
-// Go's time.ParseInLocation, for kumaco's reading of kured v1's times (kumaco/core/kuredv1.py):
+// Go's time.ParseInLocation, for kumaco's reading of kured v1's times (kumaco/migration/kuredv1.py):
 //
 //	{"op":"parseclock","layouts":["15:04", ...],"text":"..."}
 //	    -> {"clock":[h,mi,s,ns],"layout":i} from the first layout that parses text (in UTC),

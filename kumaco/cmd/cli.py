@@ -47,7 +47,7 @@ from kumaco.cmd.listings import PLAN, VALIDATE, WINDOWS
 from kumaco.cmd.registry import KUMACO, Command, Program, Source
 from kumaco.cmd.settings import add_run_flags, settings_from_args
 from kumaco.cmd.timeline import TIMELINE
-from kumaco.core.rulebook import RULEBOOK, Rulebook
+from kumaco.core.planning.rulebook import RULEBOOK, Rulebook
 
 
 def _run(args: argparse.Namespace, _source: Source, _out: TextIO, _err: TextIO) -> int:

@@ -33,14 +33,14 @@ from kumaco.cmd.deployed import (
     deployment_ref,
 )
 from kumaco.cmd.flags import UsageError, selector_flag
-from kumaco.core.configmaps import DEFAULT_CONFIGMAP_SELECTOR, windows_of
-from kumaco.core.disruptions import NO_REFUSALS, Refusals, refusals_of
-from kumaco.core.durations import SECOND, parse_go_duration
 from kumaco.core.errors import InvalidInput
-from kumaco.core.nodes import NodeSet
-from kumaco.core.pdbrule import PDBS
-from kumaco.core.policy import Policy
-from kumaco.core.windows import InvalidWindow, Window
+from kumaco.core.objects.disruptions import NO_REFUSALS, Refusals, refusals_of
+from kumaco.core.objects.nodes import NodeSet
+from kumaco.core.planning.pdb_rule import PDBS
+from kumaco.core.planning.policy import Policy
+from kumaco.core.time.durations import SECOND, parse_go_duration
+from kumaco.core.windows.configmaps import DEFAULT_CONFIGMAP_SELECTOR, windows_of
+from kumaco.core.windows.window import InvalidWindow, Window
 
 if TYPE_CHECKING:
     from kumaco.kube.reader import Reader

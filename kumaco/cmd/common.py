@@ -24,10 +24,14 @@ from pathlib import Path
 from typing import Any, Generic, TextIO, TypeVar
 
 from kumaco.cmd.flags import UsageError, selector_flag
-from kumaco.core.configmaps import DEFAULT_CONFIGMAP_SELECTOR
-from kumaco.core.disruptions import NO_REFUSALS, Refusals, refusals_of
 from kumaco.core.errors import InvalidInput
-from kumaco.core.manifests import (
+from kumaco.core.objects.disruptions import NO_REFUSALS, Refusals, refusals_of
+from kumaco.core.objects.nodes import NodeSet, uncarried
+from kumaco.core.planning.pdb_rule import PDBS
+from kumaco.core.planning.policy import Policy
+from kumaco.core.time.instants import parse_time
+from kumaco.core.windows.configmaps import DEFAULT_CONFIGMAP_SELECTOR
+from kumaco.core.windows.manifests import (
     ManifestError,
     Selection,
     kind_of,
@@ -35,11 +39,7 @@ from kumaco.core.manifests import (
     node_views,
     select_windows,
 )
-from kumaco.core.nodes import NodeSet, uncarried
-from kumaco.core.pdbrule import PDBS
-from kumaco.core.policy import Policy
-from kumaco.core.times import parse_time
-from kumaco.core.windows import InvalidWindow, Window
+from kumaco.core.windows.window import InvalidWindow, Window
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 #: ``--output-file``'s help, unless a command says otherwise.
@@ -158,7 +158,7 @@ def read_windows(
     close to the selector's: a typo). An input without any selected window ConfigMap
     is a usage error saying what it held (``nodes_flag``: the command also takes
     ``--nodes``, so Nodes here mean the two were swapped); a namespace/name given more
-    than once makes each copy invalid (:func:`~kumaco.core.manifests.window_entries`).
+    than once makes each copy invalid (:func:`~kumaco.core.windows.manifests.window_entries`).
     """
     sourced = load_sourced(paths, stdin)
     if not sourced:

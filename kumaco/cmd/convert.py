@@ -3,7 +3,7 @@
 Contract: :data:`CONVERT` is the command (:mod:`kumaco.cmd.registry`; ``kumaco`` only,
 no input file). It takes kured v1's own flags, with kured's defaults and value syntax
 (``--reboot-days`` comma-separated or repeated, ``--blocking-pod-selector`` repeated),
-converts them with :func:`kumaco.core.kuredv1.convert` and prints through
+converts them with :func:`kumaco.migration.kuredv1.convert` and prints through
 :data:`CONVERSIONS` (:mod:`kumaco.views.conversion`): by default a YAML stream of the
 window ConfigMaps for ``kubectl apply -f``, the kumaco and kured v2 ``reboot-inhibitors``
 flags and the notes in comments before it. What cannot be kept exactly is a warning on
@@ -22,7 +22,7 @@ from kumaco.cmd.common import EXIT_OK, Output, now_ns
 from kumaco.cmd.flags import UsageError, duration_flag, parse_bool
 from kumaco.cmd.registry import KUMACO, Command, Source
 from kumaco.core.errors import InvalidInput
-from kumaco.core.kuredv1 import KuredFlags, convert
+from kumaco.migration.kuredv1 import KuredFlags, convert
 from kumaco.views import conversion
 from kumaco.views.conversion import Converted
 

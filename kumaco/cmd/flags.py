@@ -1,12 +1,12 @@
 """Flags shared by several commands, defined and validated once.
 
 Contract: :func:`add_policy_flags` registers the flags that make up a
-:class:`~kumaco.core.policy.Policy` (scope, condition names, and each admission rule's
+:class:`~kumaco.core.planning.policy.Policy` (scope, condition names, and each admission rule's
 own flag, read from the rulebook) on ``kumaco run``, ``kumaco plan`` and ``kubectl
 kumaco plan`` alike; :func:`policy_from_args` is the one place they are validated,
 raising :class:`UsageError` naming the flag (a rule's flag given without
 ``--max-in-progress`` is refused, all such flags named at once), and it derives the
-:class:`~kumaco.core.instance.Instance` with them (:func:`instance_from_args`: the
+:class:`~kumaco.core.planning.instance.Instance` with them (:func:`instance_from_args`: the
 condition types and, for ``run`` and ``status``, the field manager and the Lease).
 :func:`apply_env_defaults` lets
 ``KUMACO_<FLAG>`` set any flag's default (the command line still wins), and
@@ -20,11 +20,11 @@ import argparse
 import difflib
 from collections.abc import Mapping
 
-from kumaco.core.durations import parse_flag_duration
 from kumaco.core.errors import InvalidInput, excerpt
-from kumaco.core.instance import Instance, default_field_manager
-from kumaco.core.labelsyntax import qualified_name_problems
-from kumaco.core.policy import (
+from kumaco.core.labels.selectors import Selector, parse_selector
+from kumaco.core.labels.syntax import qualified_name_problems
+from kumaco.core.planning.instance import Instance, default_field_manager
+from kumaco.core.planning.policy import (
     IN_PROGRESS,
     MAINTENANCE_PLANNED,
     UNDER_MAINTENANCE,
@@ -32,9 +32,9 @@ from kumaco.core.policy import (
     Policy,
     Rule,
 )
-from kumaco.core.rulebook import CEILING_FLAG, RULEBOOK, Rulebook, build, needing_a_ceiling
-from kumaco.core.rulebook import flags as rule_flags_of
-from kumaco.core.selectors import Selector, parse_selector
+from kumaco.core.planning.rulebook import CEILING_FLAG, RULEBOOK, Rulebook, build, needing_a_ceiling
+from kumaco.core.planning.rulebook import flags as rule_flags_of
+from kumaco.core.time.durations import parse_flag_duration
 
 
 class UsageError(Exception):
@@ -110,8 +110,8 @@ def add_policy_flags(p: argparse.ArgumentParser, rulebook: Rulebook = RULEBOOK) 
 
     The same flags, with the same meaning, on ``kumaco run``, ``kumaco plan``,
     ``kumaco forecast`` and ``kubectl kumaco plan``/``forecast``. Each rule's flag is
-    the rule's own (:attr:`~kumaco.core.policy.Rule.flag`), read from ``rulebook``
-    (:data:`~kumaco.core.rulebook.RULEBOOK`, or a test's), which :func:`policy_from_args`
+    the rule's own (:attr:`~kumaco.core.planning.policy.Rule.flag`), read from ``rulebook``
+    (:data:`~kumaco.core.planning.rulebook.RULEBOOK`, or a test's), which :func:`policy_from_args`
     then builds the rules with.
     """
     add = p.add_argument
@@ -178,7 +178,7 @@ def rules_from_args(args: argparse.Namespace, rulebook: Rulebook) -> tuple[Rule,
     """The rules the flags configure, each flag's text parsed by its rule (errors name it).
 
     A flag that decides MaintenanceInProgress given without ``--max-in-progress`` is
-    refused, every such flag at once (:func:`~kumaco.core.rulebook.needing_a_ceiling`),
+    refused, every such flag at once (:func:`~kumaco.core.planning.rulebook.needing_a_ceiling`),
     and so are ``--require-condition`` and ``--block-condition``: kumaco manages
     MaintenanceInProgress only under a ceiling, so they would do nothing.
     """

@@ -2,7 +2,7 @@
 
 Contract: :data:`FORECAST` is the command (:mod:`kumaco.cmd.registry`), its body
 written once for files and the cluster: it simulates with
-:func:`kumaco.core.forecast.forecast` -- the planner ``kumaco run`` uses, with the
+:func:`kumaco.core.planning.forecast.forecast` -- the planner ``kumaco run`` uses, with the
 same policy flags -- and prints through :data:`FORECASTS`, the table of its
 formats: text, JSON, YAML, or the timeline picture with a lane per node. Exit 0
 when every node that needs maintenance finishes before ``--until``, 1 when some do
@@ -28,8 +28,8 @@ from kumaco.cmd.common import (
 from kumaco.cmd.flags import UsageError, duration_flag, policy_from_args
 from kumaco.cmd.registry import KUBECTL, KUMACO, PLANNER_INPUT, Command, Source
 from kumaco.core.errors import InvalidInput
-from kumaco.core.forecast import DurationRule, Forecast, forecast, parse_duration_rule
-from kumaco.core.windows import InvalidWindow, Window, occurrences
+from kumaco.core.planning.forecast import DurationRule, Forecast, forecast, parse_duration_rule
+from kumaco.core.windows.window import InvalidWindow, Window, occurrences
 from kumaco.views import listing, timeline
 
 

@@ -56,7 +56,7 @@ from kumaco.cmd.listings import PLAN, WINDOWS
 from kumaco.cmd.registry import EXIT_CLUSTER, KUBECTL, Program
 from kumaco.cmd.status import STATUS, use_color
 from kumaco.cmd.timeline import DAY, TIMELINE
-from kumaco.core.configmaps import DEFAULT_CONFIGMAP_SELECTOR
+from kumaco.core.windows.configmaps import DEFAULT_CONFIGMAP_SELECTOR
 
 PROG = KUBECTL
 

@@ -37,11 +37,11 @@ from kumaco.cmd.common import (
 )
 from kumaco.cmd.flags import policy_from_args
 from kumaco.cmd.registry import KUBECTL, KUMACO, PLANNER_INPUT, Command, Files, Source
-from kumaco.core.dstnotes import dst_notes
 from kumaco.core.errors import one_line
-from kumaco.core.monthdays import either_day_warning
-from kumaco.core.planner import plan
-from kumaco.core.windows import YEAR, InvalidWindow, Window, occurrences
+from kumaco.core.planning.planner import plan
+from kumaco.core.windows.daylight_saving import dst_notes
+from kumaco.core.windows.days_of_month import either_day_warning
+from kumaco.core.windows.window import YEAR, InvalidWindow, Window, occurrences
 from kumaco.views import listing
 from kumaco.views.listing import Openings, Verdicts
 

@@ -40,11 +40,11 @@ from kumaco.cmd.flags import (
     env_names,
     unknown_env,
 )
-from kumaco.core.disruptions import Refusals
-from kumaco.core.nodes import NodeSet
-from kumaco.core.policy import Policy
-from kumaco.core.rulebook import RULEBOOK, Rulebook
-from kumaco.core.windows import InvalidWindow, Window
+from kumaco.core.objects.disruptions import Refusals
+from kumaco.core.objects.nodes import NodeSet
+from kumaco.core.planning.policy import Policy
+from kumaco.core.planning.rulebook import RULEBOOK, Rulebook
+from kumaco.core.windows.window import InvalidWindow, Window
 
 EXIT_CLUSTER = 1
 #: The two programs, by the name they are invoked as.

@@ -6,7 +6,7 @@ clock of the process -- the controller's instants and the Lease's times alike --
 :func:`kumaco.cmd.common.now_ns` unless a caller injects another (the tests run kumaco
 through ``tests/support/env/shifted.py`` to put it a known time before a window opens,
 instead of waiting for the wall clock: no flag or variable of the product changes it).
-Its ``planner`` is the controller's (:func:`kumaco.core.planner.plan`), injected only by
+Its ``planner`` is the controller's (:func:`kumaco.core.planning.planner.plan`), injected only by
 the test that proves the audit judge catches a kumaco granting too many
 (tests/support/judges/violation.py).
 SIGTERM and SIGINT stop the controller cleanly (in-flight writes finish, a leader
@@ -30,7 +30,7 @@ from kumaco.cmd.signals import SignalRelay
 from kumaco.controller.loop import Controller, Planner
 from kumaco.controller.metrics import Metrics
 from kumaco.core.errors import error_text
-from kumaco.core.planner import plan
+from kumaco.core.planning.planner import plan
 from kumaco.kube.client import Kube
 from kumaco.kube.config import load_configuration
 from kumaco.kube.election import AlwaysLeader, LeaseElection

@@ -5,9 +5,9 @@ environment variables (``KUMACO_<FLAG>``, e.g. ``KUMACO_MAX_IN_PROGRESS``;
 a flag on the command line wins) and the pod's identity (``POD_NAME``,
 ``POD_NAMESPACE``, the service-account namespace file). Everything else
 receives a :class:`Settings` -- or the part of it it needs: the
-:class:`~kumaco.core.instance.Instance` (condition types, field manager, Lease;
+:class:`~kumaco.core.planning.instance.Instance` (condition types, field manager, Lease;
 derived once, with the policy, by :func:`~kumaco.cmd.flags.policy_from_args`), the
-:class:`~kumaco.core.planner.Policy` and the
+:class:`~kumaco.core.planning.planner.Policy` and the
 :class:`~kumaco.controller.loop.ControllerOptions`. Bad values are usage
 errors with the flag's name. Flag names follow controller-runtime where one
 exists; the policy flags are :mod:`kumaco.cmd.flags`'s, shared with ``plan``.
@@ -47,11 +47,12 @@ from kumaco.controller.options import (
     EXIT_OK,
     ControllerOptions,
 )
-from kumaco.core.configmaps import DEFAULT_CONFIGMAP_SELECTOR
-from kumaco.core.durations import SECOND, parse_go_duration
 from kumaco.core.errors import InvalidInput
-from kumaco.core.instance import Instance
-from kumaco.core.planner import Ceiling, Policy
+from kumaco.core.planning.instance import Instance
+from kumaco.core.planning.policy import Policy
+from kumaco.core.time.durations import SECOND, parse_go_duration
+from kumaco.core.windows.ceilings import Ceiling
+from kumaco.core.windows.configmaps import DEFAULT_CONFIGMAP_SELECTOR
 from kumaco.kube.config import SA_NAMESPACE_FILE, own_namespace
 
 EXIT_START_FAILED = 1

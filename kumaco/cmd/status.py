@@ -1,7 +1,7 @@
 """``kubectl kumaco status``: window ConfigMaps, nodes under maintenance and the leader.
 
 Contract: :data:`STATUS` is the command (:mod:`kumaco.cmd.registry`; the cluster
-only). It derives the :class:`~kumaco.core.instance.Instance` looked at from the
+only). It derives the :class:`~kumaco.core.planning.instance.Instance` looked at from the
 flags (:func:`~kumaco.cmd.flags.instance_from_args`; the Lease's namespace
 defaults to the first namespace), reads what the report needs (:func:`gather`:
 a failed read is recorded as a problem and reading goes on), runs the planner on
@@ -30,7 +30,7 @@ from kumaco.cmd.statusreport import (
     status_report,
     use_color,
 )
-from kumaco.core.instance import DEFAULT_LEASE, Instance
+from kumaco.core.planning.instance import DEFAULT_LEASE, Instance
 
 __all__ = ["STATUS", "STATUSES", "gather", "status_instance", "status_report", "use_color"]
 

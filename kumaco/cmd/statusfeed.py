@@ -31,8 +31,8 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from kumaco.core.instance import Instance
-from kumaco.core.nodes import node_view
+from kumaco.core.objects.nodes import node_view
+from kumaco.core.planning.instance import Instance
 from kumaco.kube import store as kube_store
 from kumaco.kube.errors import ApiError, Expired, TransportError
 from kumaco.kube.reader import problem

@@ -20,12 +20,13 @@ from typing import Any, TextIO
 from kumaco.cmd.cluster import Cluster
 from kumaco.cmd.common import Output
 from kumaco.cmd.flags import condition_flag
-from kumaco.core.configmaps import windows_of
-from kumaco.core.instance import Instance
-from kumaco.core.nodes import NodeSet
-from kumaco.core.planner import Policy, plan
-from kumaco.core.waiting import waiters_as_written
-from kumaco.core.windows import Window
+from kumaco.core.objects.nodes import NodeSet
+from kumaco.core.planning.instance import Instance
+from kumaco.core.planning.planner import plan
+from kumaco.core.planning.policy import Policy
+from kumaco.core.planning.waiting import waiters_as_written
+from kumaco.core.windows.configmaps import windows_of
+from kumaco.core.windows.window import Window
 from kumaco.views import report, reportdoc
 from kumaco.views.listing import serialize
 from kumaco.views.report import Snapshot, StatusReport
@@ -90,7 +91,7 @@ def status_report(
     """The report of ``snapshot`` at ``now``: its windows judged by the planner, as ``run`` does.
 
     ``require``: the required conditions kumaco runs with, which say which nodes wait for
-    maintenance and since when (:func:`kumaco.core.waiting.waiters_as_written`).
+    maintenance and since when (:func:`kumaco.core.planning.waiting.waiters_as_written`).
     """
     entries = windows_of(snapshot.configmaps)
     valid = [e for e in entries if isinstance(e, Window)]

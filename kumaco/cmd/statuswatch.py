@@ -51,7 +51,7 @@ from kumaco.cmd.common import EXIT_OK, now_ns
 from kumaco.cmd.signals import SignalRelay
 from kumaco.cmd.statusfeed import Feed
 from kumaco.cmd.statusreport import STATUSES, Shown, required, status_report, use_color
-from kumaco.core.instance import Instance
+from kumaco.core.planning.instance import Instance
 from kumaco.views import statuswatch as frames
 from kumaco.views.report import Snapshot, StatusReport, format_report
 

@@ -3,7 +3,7 @@
 Contract: :data:`TIMELINE` is the command (:mod:`kumaco.cmd.registry`), its body
 written once for files and the cluster; :func:`add_timeline_flags` registers its
 flags; :func:`draw` turns windows (and optionally nodes, counted per window by
-:func:`kumaco.core.planner.plan`) into the picture of
+:func:`kumaco.core.planning.planner.plan`) into the picture of
 :mod:`kumaco.views.timeline` and writes it through :data:`PICTURES`, the table of
 its formats (SVG, HTML), to standard output or ``--output-file PATH``. Usage
 errors raise :class:`~kumaco.cmd.flags.UsageError`.
@@ -25,10 +25,11 @@ from kumaco.cmd.common import (
 )
 from kumaco.cmd.flags import selector_flag
 from kumaco.cmd.registry import KUBECTL, KUMACO, Command, Files, Source
-from kumaco.core.durations import HOUR
-from kumaco.core.nodes import NodeSet
-from kumaco.core.planner import Policy, plan
-from kumaco.core.windows import YEAR, InvalidWindow, Window, occurrences
+from kumaco.core.objects.nodes import NodeSet
+from kumaco.core.planning.planner import plan
+from kumaco.core.planning.policy import Policy
+from kumaco.core.time.durations import HOUR
+from kumaco.core.windows.window import YEAR, InvalidWindow, Window, occurrences
 from kumaco.views import timeline
 
 TIMELINE_LIMIT = 5000

@@ -27,10 +27,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kumaco.core.durations import format_go_duration
-from kumaco.core.planner import Plan
-from kumaco.core.times import format_instant
-from kumaco.core.windows import Window
+from kumaco.core.planning.policy import Plan
+from kumaco.core.time.durations import format_go_duration
+from kumaco.core.time.instants import format_instant
+from kumaco.core.windows.window import Window
 
 STARTED, ENDED, PLANNED = "WindowStarted", "WindowEnded", "WindowPlanned"
 UNBOUNDED = "unbounded"

@@ -1,6 +1,6 @@
 """The store of what ``--respect-pdbs`` watches: pods and PodDisruptionBudgets, trimmed.
 
-Contract: :class:`BudgetStore` keeps a :class:`~kumaco.core.disruptions.DisruptionIndex`
+Contract: :class:`BudgetStore` keeps a :class:`~kumaco.core.objects.disruptions.DisruptionIndex`
 behind one lock, fed by two reflectors -- every Pod and every PodDisruptionBudget of the
 cluster (:meth:`pods_sink`, :meth:`budgets_sink`: each the one
 :class:`~kumaco.kube.store.Store`, both on that lock, keeping their objects in that
@@ -8,7 +8,7 @@ index) -- and calls ``on_change`` only when some node's refusing budgets changed
 once when both are first listed: a pod scheduled, ready or gone, or a budget whose status
 moved, wakes the controller only if a node's answer moves with it. :meth:`refusals` is
 the planner's input (an immutable snapshot, safe without the lock). A pod is kept only
-while a budget may refuse its eviction (:func:`~kumaco.core.disruptions.pod_entry`); what
+while a budget may refuse its eviction (:func:`~kumaco.core.objects.disruptions.pod_entry`); what
 kumaco never reads of a pod or budget is dropped at once. No I/O, no clock. Only created
 with ``--respect-pdbs``: without it nothing is watched and nothing is kept.
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from kumaco.core.disruptions import (
+from kumaco.core.objects.disruptions import (
     Budget,
     DisruptionIndex,
     LabelSets,

@@ -3,12 +3,12 @@
 Contract
 --------
 :class:`Controller` keeps every node's maintenance conditions equal to the
-planner's answer (:func:`kumaco.core.planner.plan`). It is level-triggered: watch
+planner's answer (:func:`kumaco.core.planning.planner.plan`). It is level-triggered: watch
 events only update the stores and wake the loop; each pass recomputes from
 the full state. Time comes from an injected wall clock (``now_ns``); the loop
 sleeps until the planner's ``next_change`` (a window opening or closing), so
 a window opening at 03:00:00 is applied within moments, with no polling. The
-planner is :func:`~kumaco.core.planner.plan` unless a caller injects another
+planner is :func:`~kumaco.core.planning.planner.plan` unless a caller injects another
 ``planner`` (a test seam: tests/support/judges/violation.py runs a kumaco whose
 planner oversteps the ceiling, to prove the audit judge catches it).
 
@@ -32,7 +32,7 @@ admitted).
 
 Writes
 ------
-The writes are the core's :func:`kumaco.core.planner.changes` (only changed
+The writes are the core's :func:`kumaco.core.planning.planner.changes` (only changed
 conditions; ``lastTransitionTime`` moves only when the status does; nothing
 when nothing changed), sent by :class:`~kumaco.controller.writer.StatusWriter`:
 revocations before grants, resourceVersion preconditions, fenced by the
@@ -46,7 +46,7 @@ Window Events are decided by :class:`~kumaco.controller.announce.Announcer` and 
 Config hash
 -----------
 The ``data`` of all watched window ConfigMaps is hashed once the caches are
-synced (:class:`~kumaco.core.configchange.ConfigChange` decides, this loop acts).
+synced (:class:`~kumaco.core.windows.config_change.ConfigChange` decides, this loop acts).
 When it changes, the leader waits for it to settle, logs what changed and exits with
 :data:`EXIT_CONFIG_CHANGED` after releasing the Lease, so a
 restart rebuilds the state; a follower only logs and adopts the new hash (it
@@ -76,7 +76,14 @@ from kumaco.controller.report import Reporter
 from kumaco.controller.scope import Departures
 from kumaco.controller.stores import ConfigMapStore, NodeStore, planner_conditions
 from kumaco.controller.writer import Election, Fenced, StatusWriter
-from kumaco.core.configchange import (
+from kumaco.core.errors import error_text
+from kumaco.core.objects.disruptions import NO_REFUSALS, Refusals, not_listed
+from kumaco.core.objects.nodes import NodeSet
+from kumaco.core.planning.changes import changes
+from kumaco.core.planning.pdb_rule import PDBS
+from kumaco.core.planning.planner import plan
+from kumaco.core.planning.policy import Plan, Policy
+from kumaco.core.windows.config_change import (
     Adopted,
     ConfigChange,
     Loaded,
@@ -84,13 +91,8 @@ from kumaco.core.configchange import (
     Settled,
     Settling,
 )
-from kumaco.core.configmaps import WindowConfigMap, window_of
-from kumaco.core.disruptions import NO_REFUSALS, Refusals, not_listed
-from kumaco.core.errors import error_text
-from kumaco.core.nodes import NodeSet
-from kumaco.core.pdbrule import PDBS
-from kumaco.core.planner import Plan, Policy, changes, plan
-from kumaco.core.windows import InvalidWindow, Window
+from kumaco.core.windows.configmaps import WindowConfigMap, window_of
+from kumaco.core.windows.window import InvalidWindow, Window
 from kumaco.kube.events import (
     INVALID,
     LOADED,
@@ -112,7 +114,7 @@ RESYNC_SECONDS = 300.0  # re-evaluate at least this often (no I/O unless somethi
 #: stopped here, logged and counted, and waits for the next event or instant.
 MAX_WRITING_PASSES = 10
 
-#: What the controller plans with: :func:`kumaco.core.planner.plan`'s signature.
+#: What the controller plans with: :func:`kumaco.core.planning.planner.plan`'s signature.
 Planner = Callable[[Iterable[Window], NodeSet, int, Policy, Refusals], Plan]
 
 __all__ = [
@@ -386,7 +388,7 @@ class Controller:
         return list(parsed.values())
 
     def _config_changed(self, entries: list[ParsedWindow], now: int) -> int | None:
-        """Act on :class:`~kumaco.core.configchange.ConfigChange`'s answer for this pass.
+        """Act on :class:`~kumaco.core.windows.config_change.ConfigChange`'s answer for this pass.
 
         Returns an instant to look again if the pass stops there (the leader
         writes nothing while a change settles); after a settled change the

@@ -34,12 +34,12 @@ from prometheus_client import (
 )
 
 from kumaco import __version__
-from kumaco.core.configchange import ParsedWindow
-from kumaco.core.nodes import TRUE, NodeSet
-from kumaco.core.planner import Plan, Policy
-from kumaco.core.times import parse_timestamp
-from kumaco.core.waiting import oldest_wait
-from kumaco.core.windows import Window
+from kumaco.core.objects.nodes import TRUE, NodeSet
+from kumaco.core.planning.policy import Plan, Policy
+from kumaco.core.planning.waiting import oldest_wait
+from kumaco.core.time.instants import parse_timestamp
+from kumaco.core.windows.config_change import ParsedWindow
+from kumaco.core.windows.window import Window
 
 WRITE_RESULTS = ("ok", "conflict", "error", "unknown")
 #: client-go's rest_client_request_duration_seconds buckets, up to a minute.
@@ -280,7 +280,7 @@ class Metrics:
         return soonest
 
     def observe_waiting(self, result: Plan, nodeset: NodeSet, policy: Policy, now: int) -> None:
-        """``kumaco_oldest_waiting_seconds`` from the plan (:mod:`kumaco.core.waiting`)."""
+        """``kumaco_oldest_waiting_seconds`` from the plan (:mod:`kumaco.core.planning.waiting`)."""
         self.oldest_waiting.set(oldest_wait(result, nodeset, policy) / 1e9)
 
     def observe_holders(self, result: Plan, nodeset: NodeSet, in_progress: str, now: int) -> None:

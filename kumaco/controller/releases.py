@@ -9,11 +9,11 @@ of such a holder only lowers what is in progress, so it need not wait for a lead
 :meth:`FollowerReleases.step`, called on every pass of a replica that is *not*
 leading, writes exactly that release and nothing else.
 
-* What to write comes from the planner and :func:`kumaco.core.planner.changes`, as the
+* What to write comes from the planner and :func:`kumaco.core.planning.planner.changes`, as the
   leader's writes do (same windows, policy, refusals, clock; the message is the
   planner's, never built here): of the writes the answer needs, only those
   :func:`released_by_reboot` keeps -- ``MaintenanceInProgress`` going from True to not
-  True with a message :func:`kumaco.core.boots.reboot_of` reads as a release by an
+  True with a message :func:`kumaco.core.objects.boots.reboot_of` reads as a release by an
   observed reboot -- and of each, only that one condition. No grant, no
   ``UnderMaintenance``, no Event, no other release (a cleared requirement, a timeout:
   those wait for the leader).
@@ -45,19 +45,20 @@ from dataclasses import dataclass
 from kumaco.controller.metrics import Metrics
 from kumaco.controller.stores import NodeStore
 from kumaco.controller.writer import Election
-from kumaco.core.boots import reboot_of
-from kumaco.core.disruptions import Refusals
 from kumaco.core.errors import error_text
-from kumaco.core.nodes import TRUE, Condition, NodeSet
-from kumaco.core.planner import Changes, ConditionWrite, Plan, Policy, changes
-from kumaco.core.windows import Window
+from kumaco.core.objects.boots import reboot_of
+from kumaco.core.objects.disruptions import Refusals
+from kumaco.core.objects.nodes import TRUE, Condition, NodeSet
+from kumaco.core.planning.changes import Changes, ConditionWrite, changes
+from kumaco.core.planning.policy import Plan, Policy
+from kumaco.core.windows.window import Window
 from kumaco.kube.errors import ApiError, TransportError
 from kumaco.kube.resources import Resources
 from kumaco.kube.wire import leading_resource_version
 
 log = logging.getLogger("kumaco.controller")
 
-#: :func:`kumaco.core.planner.plan`'s signature (the controller's ``planner`` seam).
+#: :func:`kumaco.core.planning.planner.plan`'s signature (the controller's ``planner`` seam).
 PlanFunction = Callable[[Iterable[Window], NodeSet, int, Policy, Refusals], Plan]
 
 

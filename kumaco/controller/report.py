@@ -1,7 +1,7 @@
 """What the leader's decisions mean for people: conflicts, releases and timeouts, told once.
 
 Contract: :class:`Reporter` is given each pass's
-:class:`~kumaco.core.planner.Changes` with the node set and plan they were
+:class:`~kumaco.core.planning.planner.Changes` with the node set and plan they were
 computed from (before anything is written). It keeps the
 ``kumaco_condition_conflicts`` gauge, logs a conflict (a condition another
 kumaco instance owns, left alone) only when it is new or its state changed,
@@ -15,8 +15,9 @@ from __future__ import annotations
 import logging
 
 from kumaco.controller.metrics import Metrics
-from kumaco.core.nodes import TRUE, NodeSet
-from kumaco.core.planner import TIMED_OUT, Changes, Plan
+from kumaco.core.objects.nodes import TRUE, NodeSet
+from kumaco.core.planning.changes import Changes
+from kumaco.core.planning.policy import TIMED_OUT, Plan
 
 log = logging.getLogger("kumaco.controller")
 

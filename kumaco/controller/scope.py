@@ -9,7 +9,7 @@ delivers -- deleted, or relabelled out of ``--node-selector`` -- on the leader.
 (404) or cannot be read is only logged; one that is back in scope is left to
 the watch. :meth:`Departures.sweep` LISTs every node (no selector) when a
 replica begins to lead, for those that left while nobody led. A node out of
-scope gets the core's :func:`~kumaco.core.planner.out_of_scope` write, fenced,
+scope gets the core's :func:`~kumaco.core.planning.planner.out_of_scope` write, fenced,
 through :meth:`~kumaco.controller.writer.StatusWriter.write_out_of_scope`;
 ``MaintenanceInProgress`` is left to the consumer to finish.
 """
@@ -22,8 +22,9 @@ from typing import Any
 from kumaco.controller.stores import NodeStore
 from kumaco.controller.writer import StatusWriter
 from kumaco.core.errors import error_text
-from kumaco.core.nodes import node_view
-from kumaco.core.planner import Policy, out_of_scope
+from kumaco.core.objects.nodes import node_view
+from kumaco.core.planning.changes import out_of_scope
+from kumaco.core.planning.policy import Policy
 from kumaco.kube.errors import ApiError, TransportError
 from kumaco.kube.resources import Resources
 

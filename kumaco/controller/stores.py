@@ -25,16 +25,16 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from kumaco.core.configmaps import WindowConfigMap, resource_version
-from kumaco.core.nodes import (
+from kumaco.core.objects.nodes import (
     Condition,
     NodeSet,
     NodeView,
     Sharing,
     node_view,
 )
-from kumaco.core.planner import Policy
-from kumaco.core.rules import conditions_read
+from kumaco.core.planning.policy import Policy
+from kumaco.core.planning.rules import conditions_read
+from kumaco.core.windows.configmaps import WindowConfigMap, resource_version
 from kumaco.kube.store import Keyed, Store, Tuning
 from kumaco.kube.wire import HEAD, NAME, RESOURCE_VERSION, drop_images, newer_or_equal
 
@@ -50,7 +50,7 @@ class TrimmedNode:
 def planner_conditions(policy: Policy) -> frozenset[str]:
     """The condition types the planner reads under ``policy`` (what a NodeStore must keep).
 
-    Derived from the policy's rules (:func:`kumaco.core.rules.conditions_read`):
+    Derived from the policy's rules (:func:`kumaco.core.planning.rules.conditions_read`):
     kumaco's own (two; three with a planned lead) and every type a rule declares it
     reads -- the required and blocking ones, ``Ready`` when unavailable nodes count
     toward the ceilings. Any
@@ -110,13 +110,13 @@ class NodeStore(Store[TrimmedNode]):
     """The nodes in scope, trimmed; fed by the node reflector and by write-through.
 
     The one :class:`~kumaco.kube.store.Store`, kept in a label-indexed
-    :class:`~kumaco.core.nodes.NodeSet` with each node's resourceVersion.
+    :class:`~kumaco.core.objects.nodes.NodeSet` with each node's resourceVersion.
     ``owned`` are the condition types whose writers (field managers) are kept,
     and ``manager`` the one kumaco's own writes are recorded under; ``keep``,
     when given, the only condition types kept (:func:`planner_conditions`);
     ``heartbeats`` the only ones whose ``lastHeartbeatTime`` is kept (the
     required conditions: a fresh report after a reboot; none by default);
-    ``sharing`` what its views share (:class:`~kumaco.core.nodes.Sharing`: the store
+    ``sharing`` what its views share (:class:`~kumaco.core.objects.nodes.Sharing`: the store
     owns it for its life; by default interning on -- the levers benchmark passes
     ``Sharing(interning=False)`` to measure it off). A DELETED
     watch event -- a node deleted, or relabelled out of the watch's selector --

@@ -3,7 +3,7 @@
 Contract
 --------
 :meth:`StatusWriter.apply` sends the writes of a
-:class:`~kumaco.core.planner.Changes`: every revocation (and every other
+:class:`~kumaco.core.planning.planner.Changes`: every revocation (and every other
 change that grants nothing) first, in parallel; the grants of
 MaintenanceInProgress only after all of those landed. So the number of nodes
 in progress never exceeds the ceiling, even transiently. It answers whether
@@ -55,8 +55,9 @@ from typing import Any, Protocol
 from kumaco.controller.metrics import Metrics
 from kumaco.controller.stores import NodeStore
 from kumaco.core.errors import error_text
-from kumaco.core.nodes import Condition
-from kumaco.core.planner import Changes, Desired, NodeChange
+from kumaco.core.objects.nodes import Condition
+from kumaco.core.planning.changes import Changes, NodeChange
+from kumaco.core.planning.policy import Desired
 from kumaco.kube.errors import ApiError, TransportError
 from kumaco.kube.resources import Resources
 from kumaco.kube.retry import RetryPolicy, retrying

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kumaco.core.errors import error_text
-from kumaco.core.lease import LeaseRecord, lease_object, micro_time, parse_lease, released
+from kumaco.core.objects.lease import LeaseRecord, lease_object, micro_time, parse_lease, released
 from kumaco.kube.client import Kube
 from kumaco.kube.errors import ApiError, TransportError
 

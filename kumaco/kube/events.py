@@ -34,8 +34,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kumaco.core.configmaps import WindowConfigMap
 from kumaco.core.errors import error_text
+from kumaco.core.windows.configmaps import WindowConfigMap
 from kumaco.kube.errors import ApiError, TransportError
 from kumaco.kube.resources import Resources
 

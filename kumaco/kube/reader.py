@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kumaco.core.nodes import NodeView, Sharing, node_view
+from kumaco.core.objects.nodes import NodeView, Sharing, node_view
 from kumaco.kube.client import Kube
 from kumaco.kube.errors import ApiError
 

@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from icalendar import Calendar, Event
 
 from kumaco import __version__
-from kumaco.core.times import to_datetime
-from kumaco.core.windows import Occurrence, Window
+from kumaco.core.time.instants import to_datetime
+from kumaco.core.windows.window import Occurrence, Window
 
 
 def occurrence_uid(o: Occurrence) -> str:

@@ -1,6 +1,6 @@
 """What ``kumaco convert`` prints: kured v1's schedule as window ConfigMaps, and the flags.
 
-Contract: pure renderers of a :class:`~kumaco.core.kuredv1.Conversion`.
+Contract: pure renderers of a :class:`~kumaco.migration.kuredv1.Conversion`.
 :func:`configmaps` gives the window ConfigMaps (labelled for kumaco's default
 ``--configmap-selector``, annotated with the kured flags they came from);
 :data:`CONVERSION` is the table of formats: ``text`` is a YAML stream of those
@@ -17,8 +17,8 @@ from typing import Any
 
 import yaml
 
-from kumaco.core.configmaps import DEFAULT_CONFIGMAP_SELECTOR
-from kumaco.core.kuredv1 import Conversion
+from kumaco.core.windows.configmaps import DEFAULT_CONFIGMAP_SELECTOR
+from kumaco.migration.kuredv1 import Conversion
 from kumaco.views.listing import Formats, formats
 
 ANNOTATION = "kured.dev/converted-from"

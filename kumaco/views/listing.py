@@ -6,8 +6,8 @@ the same bytes whether they came from files or from a cluster. Each result type
 has one table of its formats (format name -> renderer): :data:`VALIDATE`
 (:class:`Verdicts`), :data:`WINDOWS` (:class:`Openings`; also ``wide``, the text with
 each occurrence's local time beside UTC, and ``ics``: :mod:`kumaco.views.calendar`),
-:data:`PLAN` (a :class:`~kumaco.core.planner.Plan`) and :data:`FORECAST` (a
-:class:`~kumaco.core.forecast.Forecast`); ``yaml`` is the JSON document as
+:data:`PLAN` (a :class:`~kumaco.core.planning.planner.Plan`) and :data:`FORECAST` (a
+:class:`~kumaco.core.planning.forecast.Forecast`); ``yaml`` is the JSON document as
 YAML. The JSON shapes are a contract (docs/reference.md): ``validate`` a list of
 ``{namespace, name, valid, errors: [{key, message}], warnings}``;
 ``windows`` a list of ``{namespace, name, start, end}`` (``end`` null for an
@@ -26,14 +26,13 @@ from typing import TypeVar
 
 import yaml
 
-from kumaco.core.durations import SECOND, format_go_duration
 from kumaco.core.errors import one_line
-from kumaco.core.forecast import Forecast
-from kumaco.core.planner import ALLOWED, HELD, CeilingUse, NodePlan, Plan, Verdict
-from kumaco.core.policy import Detail
-from kumaco.core.times import format_instant
-from kumaco.core.waiting import SHOWN
-from kumaco.core.windows import InvalidWindow, Occurrence, Window
+from kumaco.core.planning.forecast import Forecast
+from kumaco.core.planning.policy import ALLOWED, HELD, CeilingUse, Detail, NodePlan, Plan, Verdict
+from kumaco.core.planning.waiting import SHOWN
+from kumaco.core.time.durations import SECOND, format_go_duration
+from kumaco.core.time.instants import format_instant
+from kumaco.core.windows.window import InvalidWindow, Occurrence, Window
 from kumaco.views.calendar import calendar
 from kumaco.views.table import table
 from kumaco.views.timeline.zones import format_local, local_time

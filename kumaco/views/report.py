@@ -5,9 +5,9 @@ Contract
 * :func:`report` is pure and only arranges what it is given: a :class:`Snapshot`
   (what ``kubectl kumaco`` read -- window ConfigMaps, the nodes in scope, the
   Lease, what could not be read, and where it looked), the
-  :class:`~kumaco.core.instance.Instance` looked at, the windows parsed from the
-  snapshot's ConfigMaps (:func:`kumaco.core.configmaps.windows_of`), the
-  planner's answer for them (:func:`kumaco.core.planner.plan`, run by the
+  :class:`~kumaco.core.planning.instance.Instance` looked at, the windows parsed from the
+  snapshot's ConfigMaps (:func:`kumaco.core.windows.configmaps.windows_of`), the
+  planner's answer for them (:func:`kumaco.core.planning.planner.plan`, run by the
   command: the controller's own path) and an instant ``now`` (passed in; nothing
   here reads a clock) give a :class:`StatusReport`. So each window's state (open
   or closed at ``now`` and when that changes), the number of nodes in scope it
@@ -15,12 +15,12 @@ Contract
   computes. Each node whose ``UnderMaintenance`` condition is True is listed with
   its ``MaintenanceInProgress`` condition *as kumaco wrote it* (reason
   ``BlockedByCondition``, ``RequiredConditionNotTrue``,
-  ``ConcurrencyCeilingReached``... see :mod:`kumaco.core.planner`) and since
+  ``ConcurrencyCeilingReached``... see :mod:`kumaco.core.planning.planner`) and since
   when, and with the other instance that owns one of its conditions
-  (:func:`kumaco.core.changes.written_by_another`); the Lease holder with whether
+  (:func:`kumaco.core.planning.changes.written_by_another`); the Lease holder with whether
   its lease still runs (``renewTime + leaseDurationSeconds`` against ``now``); the nodes
   whose ``MaintenancePlanned`` (the instance's ``--planned-condition``) is True.
-  A window open for longer than :mod:`kumaco.core.windows` follows its chained
+  A window open for longer than :mod:`kumaco.core.windows.window` follows its chained
   occurrences has no known close: it is reported as closing *after* the
   instant kumaco will look again (``closesAfter`` in JSON).
 * :func:`format_report` renders it (an aligned table through :mod:`kumaco.views.table`,
@@ -33,16 +33,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kumaco.core.changes import written_by_another
-from kumaco.core.configmaps import DEFAULT_CONFIGMAP_SELECTOR
-from kumaco.core.durations import SECOND
-from kumaco.core.instance import Instance
-from kumaco.core.lease import parse_lease
-from kumaco.core.nodes import TRUE, Condition, NodeSet, NodeView
-from kumaco.core.planner import HELD, Plan
-from kumaco.core.times import format_instant, parse_timestamp
-from kumaco.core.waiting import SHOWN, Waiter
-from kumaco.core.windows import (
+from kumaco.core.objects.lease import parse_lease
+from kumaco.core.objects.nodes import TRUE, Condition, NodeSet, NodeView
+from kumaco.core.planning.changes import written_by_another
+from kumaco.core.planning.instance import Instance
+from kumaco.core.planning.policy import HELD, Plan
+from kumaco.core.planning.waiting import SHOWN, Waiter
+from kumaco.core.time.durations import SECOND
+from kumaco.core.time.instants import format_instant, parse_timestamp
+from kumaco.core.windows.configmaps import DEFAULT_CONFIGMAP_SELECTOR
+from kumaco.core.windows.window import (
     ConfigMapErrors,
     FieldError,
     InvalidWindow,
@@ -147,7 +147,7 @@ class StatusReport:
     #: The nodes in scope whose advance notice (``MaintenancePlanned``, ``--planned-lead``)
     #: is True, with that condition.
     planned: tuple[tuple[str, Condition], ...] = ()
-    #: The nodes waiting for maintenance, the longest first (:mod:`kumaco.core.waiting`).
+    #: The nodes waiting for maintenance, the longest first (:mod:`kumaco.core.planning.waiting`).
     waiters: tuple[Waiter, ...] = ()
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from kumaco.core.durations import SECOND
-from kumaco.core.nodes import Condition
-from kumaco.core.times import format_instant
-from kumaco.core.waiting import SHOWN
+from kumaco.core.objects.nodes import Condition
+from kumaco.core.planning.waiting import SHOWN
+from kumaco.core.time.durations import SECOND
+from kumaco.core.time.instants import format_instant
 from kumaco.views.report import StatusReport
 from kumaco.views.timeline import local_time
 

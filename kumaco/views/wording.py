@@ -8,9 +8,9 @@ words are the same everywhere.
 
 from __future__ import annotations
 
-from kumaco.core.durations import SECOND
-from kumaco.core.times import format_instant, parse_timestamp
-from kumaco.core.windows import WindowState
+from kumaco.core.time.durations import SECOND
+from kumaco.core.time.instants import format_instant, parse_timestamp
+from kumaco.core.windows.window import WindowState
 
 NEVER_OPENS = "never opens (none within five years)"
 

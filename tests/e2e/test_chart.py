@@ -1,7 +1,7 @@
 """The Helm chart installed on the real kube-apiserver, read back by ``kubectl kumaco``.
 
 (That ``helm template`` renders exactly what ``kubectl kustomize`` renders, and ``helm lint
---strict``, need no server: tests/unit/test_chart.py.)
+--strict``, need no server: tests/unit/deploy/test_chart.py.)
 
 Proven here, with helm v3 built from the Go module proxy (tests/support/env/helm.py):
 

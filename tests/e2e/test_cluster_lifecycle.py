@@ -46,8 +46,8 @@ from typing import Any
 
 import pytest
 
-from kumaco.core.configmaps import DEFAULT_CONFIGMAP_SELECTOR
-from kumaco.core.policy import IN_PROGRESS, UNDER_MAINTENANCE
+from kumaco.core.planning.policy import IN_PROGRESS, UNDER_MAINTENANCE
+from kumaco.core.windows.configmaps import DEFAULT_CONFIGMAP_SELECTOR
 from tests.support.env.cluster import Cluster, audited_cluster
 from tests.support.env.clusterdeploy import NAMESPACE, install_kumaco, kumaco_pods
 from tests.support.env.harness import until

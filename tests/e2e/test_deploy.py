@@ -1,7 +1,7 @@
 """The deployment manifests (kustomize/) against the real kube-apiserver.
 
 (What needs no server, the rendered manifests' contract of docs/deploy.md, is in
-tests/unit/test_manifests.py, rendered with the helpers of tests/support/env/manifests.py.)
+tests/unit/deploy/test_manifests.py, rendered with the helpers of tests/support/env/manifests.py.)
 
 Proven here, on the API server of ``hack/controlplane.py``:
 
@@ -10,8 +10,8 @@ Proven here, on the API server of ``hack/controlplane.py``:
   ``restricted`` labels the overlays put on their namespaces (the Prometheus
   Operator's kinds of components/monitoring, whose CRDs the test API server does not
   serve, are left out of the dry-run by name; their contract is checked offline in
-  tests/unit/test_manifests.py and their alerts by promtool in
-  tests/unit/test_monitoring_rules.py);
+  tests/unit/deploy/test_manifests.py and their alerts by promtool in
+  tests/unit/deploy/test_monitoring_rules.py);
 * the base RBAC is *sufficient*: kumaco, run as the base's ServiceAccount with a
   TokenRequest token, does its whole job -- conditions, Events, Lease -- without a
   single 403; and *minimal*: the ServiceAccount's effective rules, as the API server
@@ -25,7 +25,7 @@ Proven here, on the API server of ``hack/controlplane.py``:
   kured.dev/reboot-required is True and kured.dev/reboot-inhibited is not;
 * components/admission-policy: malformed windows are rejected with a message naming the
   key, valid windows and other ConfigMaps pass, and it never rejects a window that
-  kumaco accepts (property test against :func:`kumaco.core.windowdata.parse_window`).
+  kumaco accepts (property test against :func:`kumaco.core.windows.format.parse_window`).
 
 The API server is shared with other modules: namespaces, node labels and cluster-scoped
 names carry a random run id, and every test removes what it created (namespaces stay
@@ -51,8 +51,8 @@ from hypothesis import strategies as st
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from kumaco.core.windowdata import parse_window
-from kumaco.core.windows import Window
+from kumaco.core.windows.format import parse_window
+from kumaco.core.windows.window import Window
 from tests.support.env import admin
 from tests.support.env.admin import (
     INVALID,

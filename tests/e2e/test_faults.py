@@ -86,11 +86,12 @@ from kumaco.cmd.settings import add_run_flags, settings_from_args
 from kumaco.controller.loop import Controller
 from kumaco.controller.metrics import Metrics
 from kumaco.controller.options import EXIT_LEADERSHIP_LOST
-from kumaco.core.nodes import NodeSet, node_view
-from kumaco.core.planner import Ceiling, plan
-from kumaco.core.selectors import parse_selector
-from kumaco.core.windowdata import parse_window
-from kumaco.core.windows import Window
+from kumaco.core.labels.selectors import parse_selector
+from kumaco.core.objects.nodes import NodeSet, node_view
+from kumaco.core.planning.planner import plan
+from kumaco.core.windows.ceilings import Ceiling
+from kumaco.core.windows.format import parse_window
+from kumaco.core.windows.window import Window
 from kumaco.kube.client import Kube
 from kumaco.kube.config import load_configuration
 from kumaco.kube.resources import KubeResources

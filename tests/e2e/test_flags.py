@@ -370,7 +370,7 @@ def test_the_in_progress_timeout_revokes_a_holder_logs_and_counts_it(
             out = watcher.first(node, has(MIP, "False", "MaintenanceTimedOut"))
             assert at is not None and out is not None
             # Counted from the end of its transition time's second (Kubernetes truncates it;
-            # kumaco.core.admission._transitioned), revoked within MARGIN of that instant.
+            # kumaco.core.planning.admission._transitioned), revoked within MARGIN of that instant.
             due = since + 1 + timeout
             assert due <= out <= due + MARGIN, (
                 node,

@@ -40,11 +40,11 @@ from typing import Any
 
 import yaml
 
-from kumaco.core.nodes import NodeSet, node_view
-from kumaco.core.planner import plan
-from kumaco.core.selectors import parse_selector
-from kumaco.core.windowdata import parse_window
-from kumaco.core.windows import InvalidWindow, Window
+from kumaco.core.labels.selectors import parse_selector
+from kumaco.core.objects.nodes import NodeSet, node_view
+from kumaco.core.planning.planner import plan
+from kumaco.core.windows.format import parse_window
+from kumaco.core.windows.window import InvalidWindow, Window
 from tests.support.builders.policies import policy_of
 from tests.support.env.harness import RUN_LABEL, UM, Api, Kumaco, log_message, unique, wait_for
 from tests.support.judges.corpus import HUGE_PATTERNS, INFLATE, ONE_MIB, inflated_value

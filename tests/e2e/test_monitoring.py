@@ -1,7 +1,7 @@
 """What Prometheus and log shippers get from kumaco, with the real tools (issue: the network).
 
 (``promtool check rules`` / ``promtool test rules`` on the alerts need no server:
-tests/unit/test_monitoring_rules.py.)
+tests/unit/deploy/test_monitoring_rules.py.)
 
 * a real Prometheus (Debian's package, on loopback, generated config, the same rules
   loaded) scrapes a real ``kumaco run`` against the test API server: a query through

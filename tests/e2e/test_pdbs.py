@@ -1,7 +1,7 @@
 """``--respect-pdbs`` against the real API server: its eviction API, kwok's pods, kumaco run.
 
 * The eviction decision kumaco reads off pods and budgets
-  (:mod:`kumaco.core.disruptions`) is the API server's own: for pods in every state
+  (:mod:`kumaco.core.objects.disruptions`) is the API server's own: for pods in every state
   (running ready or not, pending, finished, terminating) under budgets of every kind
   (none, one, two, empty or null selector, matchExpressions, no disruption left, still
   being processed, an unhealthy application, ``AlwaysAllow``, too many disrupted pods),
@@ -39,7 +39,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kumaco.core.disruptions import blamed, budget_of, pod_entry
+from kumaco.core.objects.disruptions import blamed, budget_of, pod_entry
 from tests.support.env.controlplane import ControlPlane
 from tests.support.env.harness import (
     MIP,

@@ -3,7 +3,7 @@
 A population of Nodes with random labels (from the shared vocabulary of
 ``tests/support/judges/strategies.py``) is created once; then, for hypothesis-generated
 selector strings, a LIST with ``labelSelector`` is compared with
-:func:`kumaco.core.selectors.parse_selector` + ``matches``: the same nodes must
+:func:`kumaco.core.labels.selectors.parse_selector` + ``matches``: the same nodes must
 match, and exactly the selectors the server rejects (400) must be rejected,
 with the server's message.
 """
@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from kumaco.core.errors import InvalidInput
-from kumaco.core.selectors import parse_selector
+from kumaco.core.labels.selectors import parse_selector
 from tests.support.env.controlplane import ControlPlane
 from tests.support.judges.strategies import VALID_KEYS, VALID_VALUES, selector_texts
 

@@ -1,7 +1,7 @@
 {{/*
 The chart renders the kustomize manifests (files/ is ../../kustomize) as kustomize does:
 each object read from its file, put into a namespace and labelled like its
-kustomization, then printed. tests/unit/test_chart.py checks the result against
+kustomization, then printed. tests/unit/deploy/test_chart.py checks the result against
 `kubectl kustomize`.
 */}}
 

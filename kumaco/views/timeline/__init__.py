@@ -3,9 +3,9 @@
 Contract
 --------
 Pure rendering. :func:`build` takes window entries (valid and invalid), the
-open intervals ``kumaco windows`` computes for them (:func:`kumaco.core.windows.occurrences`,
+open intervals ``kumaco windows`` computes for them (:func:`kumaco.core.windows.window.occurrences`,
 passed in by the caller) and optionally the planner's node counts (a
-:class:`NodeCounts`: the command asks :func:`kumaco.core.planner.plan`; views
+:class:`NodeCounts`: the command asks :func:`kumaco.core.planning.planner.plan`; views
 never plan), and returns a :class:`Timeline`; :func:`render_svg` and
 :func:`render_html` turn it into text. No I/O, no clock (``now`` is an
 argument), no ``kubernetes`` import, no plotting library: equal inputs give

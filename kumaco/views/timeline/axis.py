@@ -17,8 +17,8 @@ import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from kumaco.core.durations import HOUR
-from kumaco.core.times import to_datetime, to_instant
+from kumaco.core.time.durations import HOUR
+from kumaco.core.time.instants import to_datetime, to_instant
 from kumaco.views.timeline.model import Timeline
 from kumaco.views.timeline.svg import LANE_HEIGHT, PLOT_WIDTH, PLOT_X, Svg, text_width
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from kumaco.core.times import format_instant
+from kumaco.core.time.instants import format_instant
 from kumaco.views.timeline.axis import Layout, draw_axis
 from kumaco.views.timeline.model import Lane, Timeline, Turn
 from kumaco.views.timeline.svg import (

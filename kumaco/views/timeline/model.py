@@ -1,7 +1,7 @@
 """What a timeline picture shows: its lanes, a forecast's node turns, and how they are assembled.
 
 Contract: :func:`build` turns window entries (valid and invalid), their open
-intervals (:func:`kumaco.core.windows.occurrences`) and optionally the
+intervals (:func:`kumaco.core.windows.window.occurrences`) and optionally the
 planner's node counts (a :class:`NodeCounts`, computed by the command: views
 never plan) into a :class:`Timeline` -- one :class:`Lane` per valid window,
 sorted by ``namespace/name``, the invalid ones sorted too. A repeated
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from kumaco.core.windows import Interval, InvalidWindow, Occurrence, Window
+from kumaco.core.windows.window import Interval, InvalidWindow, Occurrence, Window
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class NodeCounts:
     """The planner's answer about the nodes: how many are in scope, and each window's share.
 
     ``matching`` maps a window key to the number of nodes in scope its selector
-    selects (:attr:`kumaco.core.planner.Plan.matching`); ``selector`` is the
+    selects (:attr:`kumaco.core.planning.planner.Plan.matching`); ``selector`` is the
     scope as the user wrote it (empty: every node).
     """
 

@@ -13,8 +13,8 @@ byte-identical output.
 from __future__ import annotations
 
 from kumaco import __version__
-from kumaco.core.times import format_instant
-from kumaco.core.windows import Window
+from kumaco.core.time.instants import format_instant
+from kumaco.core.windows.window import Window
 from kumaco.views.timeline.draw import render_svg, summary
 from kumaco.views.timeline.model import Timeline
 from kumaco.views.timeline.svg import FONT_FAMILY, esc

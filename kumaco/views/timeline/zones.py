@@ -1,8 +1,8 @@
 """Time zones in the timeline: wall times, zone abbreviations, and where a zone's offset changes.
 
 Contract: pure functions of instants (ns since the epoch; converted by
-:mod:`kumaco.core.times`) and zones from ``tzdata``
-(:func:`kumaco.core.schedule.load_zone`). :func:`local_time` and
+:mod:`kumaco.core.time.instants`) and zones from ``tzdata``
+(:func:`kumaco.core.time.schedule.load_zone`). :func:`local_time` and
 :func:`format_local` give an instant's wall time in a zone (``03:00 CEST``);
 :func:`abbreviation` names a wall time's offset (``UTC+03`` where tzdata has
 no abbreviation); :func:`offset_text` writes an offset (``UTC+01:00``);
@@ -16,9 +16,9 @@ import datetime as dt
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
-from kumaco.core.durations import HOUR, SECOND
-from kumaco.core.times import to_datetime
-from kumaco.core.zones import load_zone
+from kumaco.core.time.durations import HOUR, SECOND
+from kumaco.core.time.instants import to_datetime
+from kumaco.core.time.zones import load_zone
 
 
 def local_time(t: int, zone_name: str) -> dt.datetime:

@@ -23,8 +23,9 @@ import pytest
 from kumaco.controller.loop import Controller, Planner
 from kumaco.controller.metrics import Metrics
 from kumaco.controller.options import ControllerOptions
-from kumaco.core.durations import SECOND
-from kumaco.core.planner import Policy, plan
+from kumaco.core.planning.planner import plan
+from kumaco.core.planning.policy import Policy
+from kumaco.core.time.durations import SECOND
 from kumaco.kube.errors import ApiError
 from kumaco.kube.resources import Collection, Streamed
 from tests.support.builders.kubeobjects import (

@@ -3,7 +3,7 @@
 :func:`window` parses a window as a ConfigMap's data says it; :func:`node` builds a Node
 document whose conditions are keyword arguments (``kured_dev__RebootRequired`` for
 ``kured.dev/RebootRequired``; :func:`req` and :func:`blk` spell the usual two), and
-:func:`nodeset` turns such documents into the planner's :class:`~kumaco.core.nodes.NodeSet`.
+:func:`nodeset` turns such documents into the planner's :class:`~kumaco.core.objects.nodes.NodeSet`.
 ``NOW`` is inside the default window (03:00-05:00 UTC).
 """
 
@@ -12,10 +12,10 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 
-from kumaco.core.durations import SECOND
-from kumaco.core.nodes import NodeSet, node_view
-from kumaco.core.windowdata import parse_window
-from kumaco.core.windows import Window
+from kumaco.core.objects.nodes import NodeSet, node_view
+from kumaco.core.time.durations import SECOND
+from kumaco.core.windows.format import parse_window
+from kumaco.core.windows.window import Window
 
 REQ, BLOCK, MIP = "kured.dev/RebootRequired", "kured.dev/RebootInhibited", "MaintenanceInProgress"
 

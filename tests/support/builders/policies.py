@@ -1,11 +1,11 @@
 """Policies for tests, built from each rule's configuration as the flags would build them.
 
 Contract: :func:`policy_of` takes the condition names of a
-:class:`~kumaco.core.policy.Policy` and, by keyword, each rule's configuration (the
-value its flag parses to: a :class:`~kumaco.core.ceilings.Ceiling`, nanoseconds, an
-:class:`~kumaco.core.rates.AdmissionRate`, a label key, a bool), and returns the policy
-with the rules of :data:`~kumaco.core.rulebook.RULEBOOK` those values put in force, in
-the rulebook's order (:func:`~kumaco.core.rulebook.build`, the one place rules are
+:class:`~kumaco.core.planning.policy.Policy` and, by keyword, each rule's configuration (the
+value its flag parses to: a :class:`~kumaco.core.windows.ceilings.Ceiling`, nanoseconds, an
+:class:`~kumaco.core.planning.rates.AdmissionRate`, a label key, a bool), and returns the policy
+with the rules of :data:`~kumaco.core.planning.rulebook.RULEBOOK` those values put in force, in
+the rulebook's order (:func:`~kumaco.core.planning.rulebook.build`, the one place rules are
 made). ``rules=`` replaces them altogether (a test's own rules).
 """
 
@@ -14,11 +14,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from kumaco.core.ceilings import Ceiling
-from kumaco.core.policy import Policy, Rule
-from kumaco.core.rates import AdmissionRate
-from kumaco.core.rulebook import RULEBOOK, build
-from kumaco.core.rulebook import flags as rule_flags
+from kumaco.core.planning.policy import Policy, Rule
+from kumaco.core.planning.rates import AdmissionRate
+from kumaco.core.planning.rulebook import RULEBOOK, build
+from kumaco.core.planning.rulebook import flags as rule_flags
+from kumaco.core.windows.ceilings import Ceiling
 
 
 def policy_of(

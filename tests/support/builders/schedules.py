@@ -2,8 +2,8 @@
 
 The tables (:data:`VALID` with its bit sets, :data:`INVALID` with the words of the
 error, :data:`NEVER_FIRES`, :data:`DAY_COMBINATION`, :data:`DST_CASES`,
-:data:`DATE_LINE_CASES`) are hard-coded expectations: tests/unit/test_schedule.py checks
-kumaco against them, tests/unit/test_schedule_oracle.py checks them against the real Go
+:data:`DATE_LINE_CASES`) are hard-coded expectations: tests/unit/core/time/test_schedule.py checks
+kumaco against them, tests/unit/core/time/test_schedule_oracle.py checks them against the real Go
 module. :func:`specs` draws a spec from robfig's grammar (valid, or with odd parts) and its
 zone, :func:`instants` instants near a zone's DST transitions.
 """
@@ -15,10 +15,10 @@ import functools
 
 from hypothesis import strategies as st
 
-from kumaco.core import gotime
-from kumaco.core.cronfields import GO_SPACE, STAR
 from kumaco.core.errors import InvalidInput
-from kumaco.core.zones import zone_location
+from kumaco.core.golang import gotime
+from kumaco.core.time.cronfields import GO_SPACE, STAR
+from kumaco.core.time.zones import zone_location
 
 
 def unix(text: str) -> int:

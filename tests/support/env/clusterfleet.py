@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kumaco.core.policy import UNDER_MAINTENANCE
+from kumaco.core.planning.policy import UNDER_MAINTENANCE
 from tests.support.env.cluster import CGROUP_FS, Cluster
 from tests.support.env.controlplane import ControlPlane, seed_nodes
 from tests.support.env.kwok import Kwok, KwokSettings

@@ -7,7 +7,7 @@ test (never skips it) when kubectl is missing, and raises on a non-zero exit whe
 ``check``. :func:`one`, :func:`by_kind`, :func:`container_env` and :func:`rules_of` read
 the rendered documents; the ``*_RULES`` sets are the grants docs/deploy.md documents,
 ``(apiGroup, resource, verb, resourceName or *)``. Shared by the rendering tests
-(tests/unit/test_manifests.py) and the server tests of tests/e2e/test_deploy.py.
+(tests/unit/deploy/test_manifests.py) and the server tests of tests/e2e/test_deploy.py.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from kumaco.cmd.common import now_ns
 from kumaco.cmd.runner import run
 from kumaco.cmd.settings import settings_from_args
 from kumaco.controller.loop import Planner
-from kumaco.core.planner import plan
+from kumaco.core.planning.planner import plan
 
 
 def run_with(

@@ -14,7 +14,7 @@ overlaps when another replica's period was current, and is unfenced when it
 falls outside its writer's own period -- except the one write a follower may make
 (kumaco/controller/releases.py): outside its writer's period, a write of the
 in-progress condition alone, not True, whose message is a release by an observed
-reboot (:func:`kumaco.core.boots.reboot_of`), is a follower's release, listed apart.
+reboot (:func:`kumaco.core.objects.boots.reboot_of`), is a follower's release, listed apart.
 
 :func:`judge_ceiling` replays every successful write to a test's Nodes in the
 order the server committed them (by the ``resourceVersion`` of the stored
@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kumaco.core.boots import reboot_of
+from kumaco.core.objects.boots import reboot_of
 
 MIP = "MaintenanceInProgress"
 

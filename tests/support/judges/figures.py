@@ -43,7 +43,7 @@ an integer only itself), and a block quoting a path of :data:`RECORD` names the 
 tests.support.judges.figures DOC...`` prints each figure beside its item and value.
 
 :func:`mutation_score` changes each checked figure's last digit, one at a time, and
-counts the changes these checks catch (tests/unit/test_figures_mutation.py).
+counts the changes these checks catch (tests/unit/rig/test_figures_mutation.py).
 """
 
 from __future__ import annotations

@@ -20,18 +20,13 @@ from typing import Any
 from hypothesis import HealthCheck
 from hypothesis import strategies as st
 
-from kumaco.core.ceilings import parse_ceiling
-from kumaco.core.nodes import NodeView, node_view
-from kumaco.core.planner import (
-    FINISHED,
-    TIMED_OUT,
-    Plan,
-    Policy,
-)
-from kumaco.core.selectors import parse_selector
-from kumaco.core.times import format_instant, parse_timestamp
-from kumaco.core.windowdata import parse_window
-from kumaco.core.windows import Window
+from kumaco.core.labels.selectors import parse_selector
+from kumaco.core.objects.nodes import NodeView, node_view
+from kumaco.core.planning.policy import FINISHED, TIMED_OUT, Plan, Policy
+from kumaco.core.time.instants import format_instant, parse_timestamp
+from kumaco.core.windows.ceilings import parse_ceiling
+from kumaco.core.windows.format import parse_window
+from kumaco.core.windows.window import Window
 from tests.support.builders.policies import policy_of, reconfigured, setting
 
 SECOND = 1_000_000_000

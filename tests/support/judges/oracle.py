@@ -95,7 +95,7 @@ class Oracle:
     how much CPU the oracle burned (a loaded machine starves it; a loop burns it).
 
     robfig's ``Next`` really does loop forever on some inputs (a calendar day
-    skipped by a date-line change, tests/unit/test_schedule.py's
+    skipped by a date-line change, tests/unit/core/time/test_schedule.py's
     ``DATE_LINE_CASES``). :meth:`hangs` proves that of one input by CPU time,
     not wall time, so a loaded machine cannot fake it: giving up on a schedule
     that never fires (robfig's longest legitimate search, five years) costs it

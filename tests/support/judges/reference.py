@@ -2,20 +2,20 @@
 ``SpecSchedule.Next`` replayed line by line, and kured v1's ``TimeWindow.Contains``.
 
 These are the executable specifications that kumaco's optimised code is checked
-against (:func:`kumaco.core.schedule.Schedule.next_fire` must agree with
+against (:func:`kumaco.core.time.schedule.Schedule.next_fire` must agree with
 :func:`next_reference` everywhere); the shipped package does not need them.
 Go's calendar functions here are themselves checked against Go by
-``tests/unit/test_gotime.py``.
+``tests/unit/core/time/test_gotime.py``.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from kumaco.core import gotime
-from kumaco.core.cronfields import STAR
-from kumaco.core.gotime import SECONDS_PER_DAY, Location, civil_from_days, days_from_civil
-from kumaco.core.schedule import Schedule
+from kumaco.core.golang import gotime
+from kumaco.core.golang.gotime import SECONDS_PER_DAY, Location, civil_from_days, days_from_civil
+from kumaco.core.time.cronfields import STAR
+from kumaco.core.time.schedule import Schedule
 
 
 class Wall(NamedTuple):

@@ -2,7 +2,7 @@
 
 Both strategies draw from one small vocabulary of keys and values, so that a
 random selector often matches some of the random label sets. They are meant for
-differential tests as well as for the unit tests of :mod:`kumaco.core.selectors`:
+differential tests as well as for the unit tests of :mod:`kumaco.core.labels.selectors`:
 
 * :func:`label_sets` -- label dicts that the kube-apiserver accepts on a Node
   (every key passes ``IsQualifiedName``, every value ``IsValidLabelValue``);
@@ -19,7 +19,7 @@ must percent-encode (``+``, ``;``, ``&``, ``#``, ``%``, space, NUL...): send it
 through a proper encoder (``urllib.parse.urlencode`` does). kumaco reproduces the
 server's error text except for literals over 400 characters, literals holding
 unprintable characters in a ``found '...'`` message, and more than 8 value errors
-in one requirement (see :mod:`kumaco.core.selectors`).
+in one requirement (see :mod:`kumaco.core.labels.selectors`).
 """
 
 from __future__ import annotations

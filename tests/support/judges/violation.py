@@ -27,12 +27,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kumaco.core.ceilingrules import GlobalCeiling
-from kumaco.core.ceilings import Ceiling
-from kumaco.core.disruptions import NO_REFUSALS, Refusals
-from kumaco.core.nodes import NodeSet
-from kumaco.core.planner import Plan, Policy, plan
-from kumaco.core.windows import Window
+from kumaco.core.objects.disruptions import NO_REFUSALS, Refusals
+from kumaco.core.objects.nodes import NodeSet
+from kumaco.core.planning.ceiling_rules import GlobalCeiling
+from kumaco.core.planning.planner import plan
+from kumaco.core.planning.policy import Plan, Policy
+from kumaco.core.windows.ceilings import Ceiling
+from kumaco.core.windows.window import Window
 from tests.support.env.controlplane import ControlPlane
 from tests.support.env.harness import (
     MIP,
@@ -61,7 +62,7 @@ def overreaching_plan(
     policy: Policy,
     refusals: Refusals = NO_REFUSALS,
 ) -> Plan:
-    """:func:`kumaco.core.planner.plan` with one node more than the ceiling allows."""
+    """:func:`kumaco.core.planning.planner.plan` with one node more than the ceiling allows."""
     if policy.ceiling is not None:
         wider = GlobalCeiling(Ceiling(policy.ceiling.value + 1))
         rules = tuple(wider if isinstance(r, GlobalCeiling) else r for r in policy.rules)

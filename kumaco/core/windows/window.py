@@ -1,0 +1,388 @@
+"""Maintenance windows: a valid window, an invalid one, and when a window is open.
+
+Contract
+--------
+A :class:`Window` is a valid window (:func:`kumaco.core.windows.format.parse_window`
+makes one from a ConfigMap's ``data``, or an :class:`InvalidWindow` whose
+:class:`FieldError` items name each bad key). :meth:`Window.state_at` answers
+whether the window is open at an instant and until when (or when it opens),
+:meth:`Window.intervals` and :func:`occurrences` list its open intervals in a
+range, :meth:`Window.run_start` says when the run open at an instant began and
+:meth:`Window.never_closes` whether it ever ends; every answer is a pure
+function of the window and the instants asked about (memoised where that pays).
+
+Time arithmetic is on integer nanoseconds since the Unix epoch (an
+"instant"); nothing here reads a clock. An occurrence firing at ``s`` is open
+on ``[s, s + duration)``; overlapping or touching occurrences of one window
+merge into one open interval. The firings are robfig's, kept only on the window's
+``daysOfMonth`` when it has them (:mod:`kumaco.core.windows.days_of_month`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from kumaco.core.labels.selectors import Selector
+from kumaco.core.time.durations import SECOND, format_go_duration
+from kumaco.core.time.schedule import Schedule
+from kumaco.core.windows.ceilings import Ceiling
+from kumaco.core.windows.days_of_month import next_on_days
+
+#: How far ahead a run's firings are followed. At instant ``t`` the run open at
+#: ``t`` is followed through its chained firings up to the end of the UTC hour
+#: after ``t``'s hour: if it ends there (no firing chains on past that), its end
+#: is reported (``closes``); if it is still chained to a later firing, the run
+#: has "no end in sight" (``closes`` None) and the answer is looked at again
+#: (``recheck``) at the next full hour. A window that fires more often than it
+#: lasts (``* * * * *`` for ``2m``) never closes; this bounds the work to two
+#: hours of firings and keeps the answer a pure function of ``t`` -- the same
+#: for every instant of an hour.
+HORIZON = 3600 * SECOND
+#: How many chained firings a look-ahead follows at most (``intervals(..., lookahead)``).
+MAX_FOLLOW = 20_000
+YEAR = 365 * 24 * 3600 * SECOND
+#: How many jumps back (each up to one duration) to find where a run began;
+#: past that its start is unknown (None).
+MAX_WALK = 256
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One problem with one key of a window ConfigMap."""
+
+    key: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.message}"
+
+
+class ConfigMapErrors:
+    """What a window ConfigMap's answers share: its ``namespace/name`` and its errors on one line.
+
+    A mixin for frozen dataclasses with ``namespace``, ``name`` and ``errors`` fields.
+    """
+
+    namespace: str
+    name: str
+    errors: tuple[FieldError, ...]
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def reason(self) -> str:
+        """All errors on one line, the first key first."""
+        return "; ".join(str(e) for e in self.errors)
+
+
+@dataclass(frozen=True)
+class InvalidWindow(ConfigMapErrors):
+    """A window ConfigMap that kumaco ignores, and why."""
+
+    namespace: str
+    name: str
+    errors: tuple[FieldError, ...]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A half-open span of time ``[start, end)`` in instants (ns).
+
+    ``open_ended``: the run is still chained to further occurrences at ``end``
+    (it does not close within the look-ahead it was followed for).
+    """
+
+    start: int
+    end: int
+    open_ended: bool = False
+
+    def contains(self, t: int) -> bool:
+        return self.start <= t < self.end
+
+
+@dataclass(frozen=True)
+class WindowState:
+    """A window at one instant: open (until ``closes``) or closed (until ``opens``).
+
+    Open: ``closes`` is when the run of merged occurrences ends, or None when
+    that lies beyond the :data:`HORIZON`; then ``recheck`` is the instant to
+    look again. Closed: ``opens`` is None when the schedule
+    has no further firing within robfig's five-year horizon. Where the run
+    began is a separate question: :meth:`Window.run_start`.
+    """
+
+    open: bool
+    closes: int | None = None
+    opens: int | None = None
+    recheck: int | None = None
+
+    @property
+    def next_change(self) -> int | None:
+        """When the answer may change next (strictly after the instant asked about)."""
+        if self.open:
+            return self.closes if self.closes is not None else self.recheck
+        return self.opens
+
+
+@dataclass(frozen=True)
+class Window:
+    """A valid maintenance window."""
+
+    namespace: str
+    name: str
+    schedule: Schedule
+    duration: int
+    selector: Selector
+    start_time: str
+    duration_text: str
+    selector_text: str
+    #: A change freeze: open, it takes nodes out of maintenance instead of into it.
+    freeze: bool = False
+    #: The window's own ceiling (``maxInProgress``), if any.
+    budget: Ceiling | None = None
+    #: ``daysOfMonth``: the days (bit ``d`` for day ``d``) an occurrence may start on, in
+    #: the window's zone, with AND (:mod:`kumaco.core.windows.days_of_month`); 0: every day.
+    days: int = 0
+    days_text: str = ""
+    #: Memoised answers (pure: a function of the immutable fields above).
+    _memo: dict[str, tuple[int, WindowState, int | None]] = field(
+        default_factory=dict, compare=False, repr=False, hash=False
+    )
+    _starts: dict[tuple[str, int], int | None] = field(
+        default_factory=dict, compare=False, repr=False, hash=False
+    )
+    _runs: list[tuple[int, int, tuple[Interval, ...]]] = field(
+        default_factory=list, compare=False, repr=False, hash=False
+    )
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def zone_name(self) -> str:
+        return self.schedule.zone_name
+
+    def _fire(self, after: int) -> int | None:
+        """First firing (Unix seconds) strictly after ``after``: robfig's, on ``days`` only."""
+        if self.days:
+            return next_on_days(self.schedule, self.days, after)
+        return self.schedule.next_fire(after)
+
+    def _next_fire(self, after: int) -> int | None:
+        """First firing instant (ns) strictly after instant ``after`` (ns)."""
+        fire = self._fire(after // SECOND)
+        return None if fire is None else fire * SECOND
+
+    def _fire_at_or_after(self, t: int) -> int | None:
+        """First firing instant (ns) at or after instant ``t`` (ns)."""
+        fire = self._fire(-(-t // SECOND) - 1)
+        return None if fire is None else fire * SECOND
+
+    def _last_fire_at_or_before(self, t: int, fire: int) -> int:
+        """The latest firing at or before ``t``, given one: a binary search on robfig's Next."""
+        lo, hi = fire // SECOND, t // SECOND  # lo is a firing <= hi
+        while True:
+            nxt = self._fire(lo)
+            if nxt is None or nxt > hi:
+                return lo * SECOND
+            mid = (nxt + hi) // 2
+            probe = self._fire(mid) if mid > nxt else None
+            if probe is not None and probe <= hi:
+                lo = probe  # a later firing still <= hi
+            elif mid > nxt:
+                hi = mid  # no firing in (mid, hi]
+            else:
+                lo = nxt
+
+    def _run_end(self, last: int, limit: int, max_steps: int | None = None) -> tuple[int, bool]:
+        """Follow the run from its firing ``last`` through firings up to ``limit``.
+
+        Occurrences that overlap or touch it extend it. The flag says whether
+        the end found is the run's real end: False when the run is still chained
+        to a firing beyond ``limit``. The answer does not depend on which firing
+        of the run the search starts from (each run is followed to the same
+        firings), so it is the same for every instant of the run.
+        """
+        end = last + self.duration
+        fire = self._next_fire(last)
+        steps = 0
+        while fire is not None and fire <= end:
+            steps += 1
+            if fire > limit or (max_steps is not None and steps > max_steps):
+                return end, False
+            end = fire + self.duration
+            fire = self._next_fire(fire)
+        return end, True
+
+    def firings(self, start: int, until: int, limit: int = 64) -> list[int]:
+        """The instants the window's occurrences start at in ``[start, until)`` (at most ``limit``).
+
+        robfig's firings, on ``daysOfMonth`` only when the window has it.
+        """
+        found: list[int] = []
+        fire = self._fire_at_or_after(start)
+        while fire is not None and fire < until and len(found) < limit:
+            found.append(fire)
+            fire = self._next_fire(fire)
+        return found
+
+    def run_start(self, t: int) -> int | None:
+        """When the run open at ``t`` began, if within :data:`MAX_WALK` jumps back; None if closed.
+
+        Each jump goes to the earliest firing within one duration before.
+        Memoised by the covering firing (a pure function of ``t``).
+        """
+        covering = self._next_fire(t - self.duration)
+        if covering is None or covering > t:
+            return None
+        key = ("start", covering)
+        if key in self._starts:
+            return self._starts[key]
+        fire, found = covering, False
+        for _ in range(MAX_WALK):
+            earlier = self._fire_at_or_after(fire - self.duration)
+            if earlier is None or earlier >= fire:
+                found = True
+                break
+            fire = earlier
+        if len(self._starts) > 64:
+            self._starts.clear()
+        self._starts[key] = fire if found else None
+        return self._starts[key]
+
+    def state_at(self, t: int, slot: str = "state") -> WindowState:
+        """Whether the window is open at instant ``t``, and until when (or when it opens).
+
+        A pure function of ``t`` (see :data:`HORIZON`), memoised for the span
+        over which it holds; a caller that asks about a second instant every pass
+        (the end of ``--planned-lead``) gives it a ``slot`` of its own.
+        """
+        memo = self._memo.get(slot)
+        if memo is not None and memo[0] <= t and (memo[2] is None or t < memo[2]):
+            return memo[1]
+        covering = self._next_fire(t - self.duration)  # open iff some firing s has t - d < s <= t
+        if covering is None or covering > t:
+            state = WindowState(open=False, opens=covering)
+        else:
+            hour_end = (t // HORIZON + 1) * HORIZON
+            end, ended = self._run_end(
+                self._last_fire_at_or_before(t, covering), hour_end + HORIZON
+            )
+            if ended:
+                state = WindowState(open=True, closes=end)
+            else:
+                state = WindowState(open=True, recheck=hour_end)
+        # The same answer holds from t until its next change (earlier instants are asked afresh).
+        self._memo[slot] = (t, state, state.next_change)
+        return state
+
+    def intervals(self, start: int, end: int, lookahead: int = 0) -> Iterator[Interval]:
+        """Merged open intervals intersecting ``[start, end)``, in order.
+
+        The first may begin before ``start`` (at its run start, or at the
+        firing covering ``start`` when the run began beyond :data:`MAX_WALK`
+        jumps); the last may end after ``end`` (reported at least up to
+        ``end``). With a ``lookahead``, a run still chained at ``end`` is
+        followed up to ``end + lookahead`` (and :data:`MAX_FOLLOW` firings) to
+        find its real end; if it has none there it is marked ``open_ended``.
+        """
+        covering = self._next_fire(start - self.duration)
+        follow_from: int | None = None
+        if covering is not None and covering <= start:
+            began = self.run_start(start)
+            first: int | None = covering if began is None else began
+            follow_from = self._last_fire_at_or_before(start, covering)
+        else:
+            first = self._fire_at_or_after(start)
+        while first is not None and first < end:
+            origin = first if follow_from is None else follow_from
+            run_end, ended = self._run_end(origin, end)
+            if not ended and lookahead:
+                run_end, ended = self._run_end(origin, end + lookahead, MAX_FOLLOW)
+            follow_from = None
+            yield Interval(first, run_end, open_ended=bool(lookahead) and not ended)
+            if lookahead and not ended:
+                return  # it never closes (within the look-ahead): nothing follows it
+            first = self._next_fire(run_end)
+
+    def runs_within(self, start: int, end: int) -> tuple[Interval, ...]:
+        """:meth:`intervals` of ``[start, end)`` that end after ``start``, memoised.
+
+        For a span that slides forward (``--planned-lead``'s): computed for twice the span
+        asked and reused while the span asked stays inside it.
+        """
+        memo = self._runs[0] if self._runs else None
+        if memo is None or not (memo[0] <= start and end <= memo[1]):
+            far = end + (end - start)
+            memo = (start, far, tuple(self.intervals(start, far)))
+            self._runs[:] = [memo]
+        return tuple(iv for iv in memo[2] if iv.end > start and iv.start < end)
+
+    def never_closes(self, t: int, within: int = YEAR) -> bool:
+        """Whether the run open at ``t`` (or the next one) chains on for longer than ``within``.
+
+        Such a window keeps its nodes under maintenance for good: its occurrences
+        follow each other without a gap (``*/5 * * * *`` for ``10m``, ``0 0 1 1 *``
+        for ``9000h``).
+        """
+        first = next(self.intervals(t, t + 1, lookahead=within), None)
+        return first is not None and first.open_ended
+
+    def describe(self) -> str:
+        """Return a one-line human description of the window."""
+        sel = self.selector_text or "every node in scope"
+        span = format_go_duration(self.duration)
+        kind = "freeze " if self.freeze else ""
+        budget = f", at most {self.budget} in progress" if self.budget is not None else ""
+        days = f" on days {self.days_text}" if self.days else ""
+        return (
+            f"{kind}{self.start_time!r}{days} ({self.zone_name}) for {span}, nodes: {sel}{budget}"
+        )
+
+
+# ---------------------------------------------------------------------------
+# Occurrences in a range
+
+
+@dataclass(frozen=True, order=True)
+class Occurrence:
+    """One merged open interval of one window."""
+
+    start: int
+    namespace: str
+    name: str
+    end: int
+    #: Still chained at ``end`` after the look-ahead: it never closes (or not within it).
+    open_ended: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+def occurrences(
+    windows: Iterable[Window], start: int, until: int, limit: int, lookahead: int = 0
+) -> tuple[list[Occurrence], bool]:
+    """Open intervals intersecting ``[start, until)``, sorted; and whether ``limit`` cut them.
+
+    With a ``lookahead``, an occurrence still running at ``until`` is followed that much
+    further for its real end, and marked open-ended if it has none there.
+    """
+    found: list[Occurrence] = []
+    truncated = False
+    for w in windows:
+        for n, iv in enumerate(w.intervals(start, until, lookahead)):
+            if iv.end <= start:
+                continue
+            if n >= limit:
+                truncated = True
+                break
+            found.append(Occurrence(iv.start, w.namespace, w.name, iv.end, iv.open_ended))
+    found.sort()
+    if len(found) > limit:
+        found, truncated = found[:limit], True
+    return found, truncated

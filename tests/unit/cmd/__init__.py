@@ -1,0 +1,3 @@
+"""Unit tests of kumaco.cmd and the views it prints, black-box through the kumaco script
+where they can.
+"""

@@ -1,0 +1,3 @@
+"""Unit tests of kumaco.core.time and kumaco.core.golang: instants, durations, zones, cron
+schedules.
+"""

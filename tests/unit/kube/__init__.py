@@ -1,0 +1,1 @@
+"""Unit tests of kumaco.kube, the I/O edge, at the kube seam."""
