@@ -75,7 +75,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, TextIO
 
 if TYPE_CHECKING:
-    from kumaco.views.report import Snapshot, StatusReport
+    from kumaco.views.status import Snapshot, StatusReport
     from tests.support.env.controlplane import ControlPlane
     from tests.support.env.harness import Api
     from tests.support.env.supervisor import ReplicaFactory, Supervisor

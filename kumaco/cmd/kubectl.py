@@ -11,7 +11,7 @@ registry (:mod:`kumaco.cmd.registry`), each reading the cluster through a
 
 ``kubectl kumaco status [-w] [-o text|table|json|yaml]``
     Window ConfigMaps, nodes under maintenance and the leader
-    (:mod:`kumaco.cmd.status`, :mod:`kumaco.views.report`); with ``-w/--watch``,
+    (:mod:`kumaco.cmd.status`, :mod:`kumaco.views.status`); with ``-w/--watch``,
     again whenever the cluster changes, until interrupted (:mod:`kumaco.cmd.statuswatch`).
 ``kubectl kumaco windows [--from T] [--until T] [-o text|json|yaml|ics]``
     ``kumaco windows`` with the windows read from the ConfigMaps; the same

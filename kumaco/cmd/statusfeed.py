@@ -10,7 +10,7 @@ without heartbeats, a ConfigMap's data, the Lease's spec) and sets
 :attr:`Feed.wake` only when that changed: a kubelet heartbeat or a label edit of a
 ConfigMap wakes nobody; a Lease renewal does (the report shows it).
 :meth:`Feed.snapshot` is everything the stores hold now as a
-:class:`~kumaco.views.report.Snapshot`, with their problems.
+:class:`~kumaco.views.status.Snapshot`, with their problems.
 
 A collection's problem is its last failure, worded as the one-shot ``status``
 words them (``cannot list nodes: 403 Forbidden: ...``; an unreachable server:
@@ -39,7 +39,7 @@ from kumaco.kube.reader import problem
 from kumaco.kube.reflector import Reflector
 from kumaco.kube.resources import Collection, KubeResources, Page, Shrink
 from kumaco.kube.retry import ErrorPolicy, OnError, backoff_forever
-from kumaco.views.report import Snapshot
+from kumaco.views.status import Snapshot
 
 Keyed = tuple[str, Any]
 

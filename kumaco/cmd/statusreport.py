@@ -3,9 +3,9 @@
 Contract: :func:`gather` reads what the report needs through
 :class:`~kumaco.kube.reader.Reader` (a failed read is recorded as a problem and
 reading goes on); :func:`status_report` runs the planner on a
-:class:`~kumaco.views.report.Snapshot` at an instant, as ``run`` does, and
+:class:`~kumaco.views.status.Snapshot` at an instant, as ``run`` does, and
 :data:`STATUSES` is the table of its formats (text/table, json, yaml;
-:mod:`kumaco.views.report`), coloured only where :func:`use_color` says.
+:mod:`kumaco.views.status`), coloured only where :func:`use_color` says.
 ``kubectl kumaco status`` (:mod:`kumaco.cmd.status`) shows one;
 ``status --watch`` (:mod:`kumaco.cmd.statuswatch`) one after the other.
 """
@@ -27,9 +27,10 @@ from kumaco.core.planning.policy import Policy
 from kumaco.core.planning.waiting import waiters_as_written
 from kumaco.core.windows.configmaps import windows_of
 from kumaco.core.windows.window import Window
-from kumaco.views import report, reportdoc
+from kumaco.views import status as report
+from kumaco.views import status_json
 from kumaco.views.listing import serialize
-from kumaco.views.report import Snapshot, StatusReport
+from kumaco.views.status import Snapshot, StatusReport
 
 
 def use_color(stream: TextIO, env: Mapping[str, str]) -> bool:
@@ -121,8 +122,8 @@ STATUSES: Output[Shown] = Output(
     {
         "text": _text,
         "table": _text,
-        "json": lambda shown: serialize(reportdoc.to_json(shown.report), "json"),
-        "yaml": lambda shown: serialize(reportdoc.to_json(shown.report), "yaml"),
+        "json": lambda shown: serialize(status_json.to_json(shown.report), "json"),
+        "yaml": lambda shown: serialize(status_json.to_json(shown.report), "yaml"),
     },
     "text",
     "format (table: the same as text; default: text)",

@@ -7,7 +7,7 @@ Contract
 :class:`~kumaco.cmd.statusfeed.Feed` watches the nodes, the window ConfigMaps and
 the Lease and wakes the loop when something the report shows changed.
 Level-triggered: a wake-up only says "look again"; the loop takes the whole
-:class:`~kumaco.views.report.Snapshot` from the feed and builds the report through
+:class:`~kumaco.views.status.Snapshot` from the feed and builds the report through
 :func:`~kumaco.cmd.statusreport.status_report`, the one-shot's own path, at the instant
 ``clock()`` gives. It looks again on every wake-up (:data:`SETTLE` later, so that
 a burst of events is one look) and every ``tick`` seconds (:data:`TICK`, 1 s):
@@ -53,7 +53,7 @@ from kumaco.cmd.statusfeed import Feed
 from kumaco.cmd.statusreport import STATUSES, Shown, required, status_report, use_color
 from kumaco.core.planning.instance import Instance
 from kumaco.views import statuswatch as frames
-from kumaco.views.report import Snapshot, StatusReport, format_report
+from kumaco.views.status import Snapshot, StatusReport, format_report
 
 #: Seconds between two looks without a wake-up (relative times, windows, lease expiry).
 TICK = 1.0

@@ -71,8 +71,8 @@ from kumaco.controller.options import (
     EXIT_OK,
     ControllerOptions,
 )
+from kumaco.controller.outcomes import Reporter
 from kumaco.controller.releases import FollowerReleases
-from kumaco.controller.report import Reporter
 from kumaco.controller.scope import Departures
 from kumaco.controller.stores import ConfigMapStore, NodeStore, planner_conditions
 from kumaco.controller.writer import Election, Fenced, StatusWriter

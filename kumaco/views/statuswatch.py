@@ -3,7 +3,7 @@
 Contract (pure: reports and sizes in, text out; nothing here reads a clock or the API):
 
 * :func:`change_key` is what a new snapshot is printed for when the output is not a
-  terminal: the report's JSON form (:func:`kumaco.views.reportdoc.to_json`) without what
+  terminal: the report's JSON form (:func:`kumaco.views.status_json.to_json`) without what
   moves with the clock or with every Lease renewal -- ``at``, the leader's
   ``renewTime`` and ``expires``, a window's ``closesAfter``. So a window opening or
   closing, a node condition, the leader (and whether its lease still runs), a
@@ -27,8 +27,8 @@ import json
 import re
 from collections.abc import Sequence
 
-from kumaco.views.report import StatusReport
-from kumaco.views.reportdoc import to_json
+from kumaco.views.status import StatusReport
+from kumaco.views.status_json import to_json
 from kumaco.views.table import paint
 
 #: The footer of ``kubectl kumaco status --watch`` on a terminal.

@@ -13,7 +13,7 @@ Contract: pure functions, no I/O.
 * :func:`micro_time` writes a ``MicroTime`` (RFC 3339, microseconds, UTC).
 
 The election (:mod:`kumaco.kube.election`) and ``kubectl kumaco status``
-(:mod:`kumaco.views.report`) both read Leases through :func:`parse_lease`.
+(:mod:`kumaco.views.status`) both read Leases through :func:`parse_lease`.
 """
 
 from __future__ import annotations

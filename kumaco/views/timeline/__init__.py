@@ -17,7 +17,7 @@ changes), :mod:`~kumaco.views.timeline.svg` (geometry, escaping, text
 fitting, label placement), :mod:`~kumaco.views.timeline.axis` (layout and
 the UTC axis), :mod:`~kumaco.views.timeline.draw` (the SVG) and
 :mod:`~kumaco.views.timeline.page` (the HTML page). This package re-exports
-what the commands and :mod:`kumaco.views.report` use.
+what the commands and :mod:`kumaco.views.status` use.
 
 What is drawn
 ~~~~~~~~~~~~~

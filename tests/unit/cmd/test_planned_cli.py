@@ -24,8 +24,8 @@ import yaml
 from kumaco.cmd.statusreport import status_report
 from kumaco.core.objects.nodes import node_view
 from kumaco.core.planning.instance import Instance
-from kumaco.views.report import Snapshot, format_report
-from kumaco.views.reportdoc import to_json
+from kumaco.views.status import Snapshot, format_report
+from kumaco.views.status_json import to_json
 from tests.support.builders.cli import LABEL, REQ, cm, kumaco
 
 NIGHTLY = {"startTime": "0 2 * * *", "duration": "3h", "nodeSelector": "zone=a"}

@@ -2,7 +2,7 @@
 
 Moved from tests/e2e/test_status.py, where they used no API server: the report of a
 snapshot at an instant (:func:`kumaco.cmd.status.status_report`, the planner's answer
-rendered by :func:`kumaco.views.report.report`; its text and JSON forms),
+rendered by :func:`kumaco.views.status.report`; its text and JSON forms),
 the leader's ``current`` as renewTime plus the Lease duration, relative times and the
 colour rule, the default namespace from the kubeconfig contexts as kubectl picks it,
 and a continuously open window's ``closesAfter``. The plugin against the real server
@@ -19,13 +19,13 @@ from kumaco.cmd.status import status_report as report
 from kumaco.core.objects.nodes import Condition
 from kumaco.core.planning.instance import Instance
 from kumaco.core.time.instants import format_instant
-from kumaco.views.report import (
+from kumaco.views.status import (
     LeaderStatus,
     NodeStatus,
     Snapshot,
     format_report,
 )
-from kumaco.views.reportdoc import to_json
+from kumaco.views.status_json import to_json
 from kumaco.views.wording import relative
 
 

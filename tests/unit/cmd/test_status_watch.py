@@ -30,7 +30,7 @@ from kumaco.core.objects.nodes import node_view
 from kumaco.core.planning.instance import Instance
 from kumaco.kube.errors import ApiError, Expired, TransportError
 from kumaco.kube.retry import backoff_forever
-from kumaco.views.report import Snapshot, StatusReport
+from kumaco.views.status import Snapshot, StatusReport
 from kumaco.views.statuswatch import FOOTER, change_key, cut, footer, screen, separator
 
 S = 10**9

@@ -594,7 +594,7 @@ def test_offline_timeline_never_loads_kubernetes_nor_reads_a_clock_in_the_render
         " '--output', 'svg', '--output-file', '/dev/null'])\n"
         "assert rc == 0, rc\n"
         "assert not [m for m in sys.modules if m.split('.')[0] in ('kubernetes', 'urllib3', 'kumaco.kube.client')], 'kubernetes loaded'\n"
-        "assert 'kumaco.kube.client' not in sys.modules and 'kumaco.views.report' not in sys.modules\n"
+        "assert 'kumaco.kube.client' not in sys.modules and 'kumaco.views.status' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
     sources = sorted((ROOT / "kumaco" / "views" / "timeline").glob("*.py"))

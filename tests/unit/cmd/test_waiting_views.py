@@ -18,8 +18,8 @@ from kumaco.core.planning.instance import Instance
 from kumaco.core.planning.planner import plan
 from kumaco.core.time.instants import parse_timestamp
 from kumaco.core.windows.ceilings import Ceiling
-from kumaco.views.report import Snapshot, format_report
-from kumaco.views.reportdoc import to_json
+from kumaco.views.status import Snapshot, format_report
+from kumaco.views.status_json import to_json
 from tests.support.builders.planning import window
 from tests.support.builders.policies import policy_of
 

@@ -416,7 +416,7 @@ def test_the_plan_names_the_cause_the_stale_reports_and_a_missing_boot() -> None
 
 def test_status_says_when_a_holder_reports_no_boot() -> None:
     from kumaco.core.objects.nodes import Condition
-    from kumaco.views.report import NodeStatus, _node_row
+    from kumaco.views.status import NodeStatus, _node_row
 
     held = Condition(MIP, "True", ALLOWED, "in an open maintenance window", "2026-12-01T02:00:00Z")
     without = _node_row(NodeStatus("n1", ("maint/w",), None, held), T0)

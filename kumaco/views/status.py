@@ -24,7 +24,7 @@ Contract
   occurrences has no known close: it is reported as closing *after* the
   instant kumaco will look again (``closesAfter`` in JSON).
 * :func:`format_report` renders it (an aligned table through :mod:`kumaco.views.table`,
-  coloured only when asked); :func:`kumaco.views.reportdoc.to_json` its JSON for scripts.
+  coloured only when asked); :func:`kumaco.views.status_json.to_json` its JSON for scripts.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``kubectl kumaco status -o json|yaml``: the status report as a document for scripts.
 
-Contract: pure; :func:`to_json` turns a :class:`~kumaco.views.report.StatusReport` into
+Contract: pure; :func:`to_json` turns a :class:`~kumaco.views.status.StatusReport` into
 a JSON-ready document (times RFC 3339, local times with their offset). Its shape is a
 contract (docs/status.md); ``status --watch -o json`` prints one such document per change.
 """
@@ -13,7 +13,7 @@ from kumaco.core.objects.nodes import Condition
 from kumaco.core.planning.waiting import SHOWN
 from kumaco.core.time.durations import SECOND
 from kumaco.core.time.instants import format_instant
-from kumaco.views.report import StatusReport
+from kumaco.views.status import StatusReport
 from kumaco.views.timeline import local_time
 
 
