@@ -257,13 +257,14 @@ def _window_row(ws: WindowStatus, now: int) -> list[Cell]:
             Cell(ws.reason, "red"),
         ]
     st, zone = ws.state, ws.window.zone_name
-    _verb, nxt = next_change(st)
+    never = st.open and st.closes is None and ws.window.never_closes(now)
+    _verb, nxt = next_change(st, never)
     return [
         Cell(ws.key, "bold"),
         Cell("freeze", "yellow") if ws.window.freeze else Cell("valid", "green"),
         Cell(zone),
         Cell("yes" if st.open else "no", "green+bold" if st.open else "dim"),
-        Cell(next_change_text(st, now)),
+        Cell(next_change_text(st, now, never)),
         Cell("-" if nxt is None else format_local(nxt, zone)),
         Cell("-" if ws.matching_nodes is None else str(ws.matching_nodes)),
         Cell(""),

@@ -13,6 +13,7 @@ from kumaco.core.time.instants import format_instant, parse_timestamp
 from kumaco.core.windows.window import WindowState
 
 NEVER_OPENS = "never opens (none within five years)"
+NEVER_CLOSES = "never closes (its occurrences follow each other without a gap)"
 
 
 def relative(t: int, now: int) -> str:
@@ -37,25 +38,29 @@ def when(text: str | None, now: int) -> str:
     return f"{format_instant(t)} ({relative(t, now)})"
 
 
-def next_change(state: WindowState) -> tuple[str, int | None]:
+def next_change(state: WindowState, never_closes: bool = False) -> tuple[str, int | None]:
     """A window's next change as a verb and its instant.
 
     ``("opens", t)``, ``("closes", t)``, ``("closes after", t)`` for a window open
     with no close within reach (its occurrences chain beyond what kumaco
-    follows; ``t`` is when it looks again), or :data:`NEVER_OPENS` and None.
+    follows; ``t`` is when it looks again), :data:`NEVER_CLOSES` and None for an open
+    window that ``never_closes`` (:meth:`~kumaco.core.windows.window.Window.never_closes`,
+    asked by the caller, which has the window), or :data:`NEVER_OPENS` and None.
     """
     if state.open:
         if state.closes is not None:
             return "closes", state.closes
+        if never_closes:
+            return NEVER_CLOSES, None
         return "closes after", state.recheck
     if state.opens is None:
         return NEVER_OPENS, None
     return "opens", state.opens
 
 
-def next_change_text(state: WindowState, now: int) -> str:
+def next_change_text(state: WindowState, now: int, never_closes: bool = False) -> str:
     """``opens 2026-12-01T02:30:00Z (in 16h16m)``, as the status table shows it."""
-    verb, t = next_change(state)
+    verb, t = next_change(state, never_closes)
     return verb if t is None else f"{verb} {format_instant(t)} ({relative(t, now)})"
 
 

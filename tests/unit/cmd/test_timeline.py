@@ -28,6 +28,7 @@ from kumaco.core.time.instants import parse_time
 from kumaco.core.windows.format import parse_window
 from kumaco.views import timeline
 from kumaco.views.timeline import svg as timeline_svg
+from tests.support.builders.cli import kumaco
 
 SVG = "{http://www.w3.org/2000/svg}"
 ROOT = Path(__file__).resolve().parents[3]
@@ -640,3 +641,32 @@ def test_label_placement_never_overlaps(raw: list[tuple[float, str, int]]) -> No
     if labels and all(timeline_svg.text_width(lb.text, 10.5) <= 800 for lb in labels):
         first = min(labels, key=lambda lb: (lb.priority, lb.xs[0]))
         assert any(lb is first for _x, lb in placed)  # the most important label always gets a place
+
+
+def test_the_html_table_says_never_closes_where_the_picture_does(tmp_path: Path) -> None:
+    """A window whose occurrences chain without a gap never closes, in the picture and the table.
+
+    The table's "At now" column said "closes after <the next hour>" beside a bar marked
+    "(never closes)"; ``kubectl kumaco status`` words it through the same function.
+    """
+    w = tmp_path / "w.yaml"
+    w.write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: always\n  namespace: maint\n"
+        "  labels: {kured.dev/maintenance-window: 'true'}\n"
+        "data: {startTime: '*/5 * * * *', duration: 10m, nodeSelector: ''}\n"
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nightly\n  namespace: maint\n"
+        "  labels: {kured.dev/maintenance-window: 'true'}\n"
+        "data: {startTime: '0 2 * * *', duration: 3h, nodeSelector: ''}\n"
+    )
+    span = ["--from", "2027-01-01T00:00:00Z", "--until", "2027-01-02T00:00:00Z"]
+    done = kumaco("timeline", str(w), *span, "--at", "2027-01-01T03:00:00Z", "-o", "html")
+    assert done.returncode == 0, done.stderr
+    rows = {
+        m.group(1): m.group(2)
+        for m in re.finditer(
+            r"<strong>maint/(\w+)</strong>.*?<td>(<span class=\"open\">.*?)</td>", done.stdout
+        )
+    }
+    assert "never closes" in done.stdout  # the picture's bar
+    assert "closes after" not in rows["always"] and "never closes" in rows["always"], rows
+    assert "closes <span" in rows["nightly"], rows
