@@ -546,3 +546,17 @@ def test_run_with_a_port_in_use_is_a_start_up_error_naming_the_flag(
     assert errors[0]["msg"] == "cannot listen"
     assert (errors[0]["flag"], errors[0]["address"]) == (flag, address)
     assert "in use" in errors[0]["error"]
+
+
+def test_validate_notes_the_nights_a_half_hour_shift_skips_or_doubles(tmp_path: Path) -> None:
+    """Lord Howe's 30-minute shifts: robfig skips 00:00 the day after; each night is named."""
+    data = {**NIGHTLY, "startTime": "CRON_TZ=Australia/Lord_Howe 0 0 * * *", "duration": "10m"}
+    path = tmp_path / "w.yaml"
+    path.write_text(yaml.safe_dump(cm("lord-howe", data, labels={LABEL: ""})))
+    done = kumaco("validate", str(path), "--at", "2026-01-01T00:00:00Z")
+    assert (done.returncode, done.stdout) == (0, "valid maintenance/lord-howe\n"), done.stderr
+    assert done.stderr.splitlines() == [
+        f"warning: maintenance/lord-howe: 00:00 is skipped on {day} in Australia/Lord_Howe "
+        "(robfig, after the 30m daylight-saving shift): no window that night"
+        for day in ("2026-04-06", "2026-10-05")
+    ]
