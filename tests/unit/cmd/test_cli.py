@@ -560,3 +560,40 @@ def test_validate_notes_the_nights_a_half_hour_shift_skips_or_doubles(tmp_path: 
         "(robfig, after the 30m daylight-saving shift): no window that night"
         for day in ("2026-04-06", "2026-10-05")
     ]
+
+
+def test_validate_warns_of_a_node_selector_that_can_match_no_node(tmp_path: Path) -> None:
+    """The comma is AND: ``zone=a,zone=b`` matches nothing; a LabelSelector is read alike."""
+    items = [
+        cm(
+            "either-zone",
+            {**NIGHTLY, "nodeSelector": "zone=zone-a,zone=zone-b"},
+            labels={LABEL: ""},
+        ),
+        cm(
+            "structured",
+            {
+                **NIGHTLY,
+                "nodeSelector": "matchExpressions: [{key: pool, operator: Exists},"
+                " {key: pool, operator: DoesNotExist}]",
+            },
+            labels={LABEL: ""},
+        ),
+        cm("fine", {**NIGHTLY, "nodeSelector": "zone in (zone-a,zone-b)"}, labels={LABEL: ""}),
+    ]
+    path = tmp_path / "w.yaml"
+    path.write_text(yaml.safe_dump({"kind": "List", "items": items}))
+    done = kumaco("validate", str(path), "--at", "2026-06-01T00:00:00Z")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "valid maintenance/either-zone",
+        "valid maintenance/structured",
+        "valid maintenance/fine",
+    ]
+    assert done.stderr.splitlines() == [
+        'warning: maintenance/either-zone nodeSelector "zone=zone-a,zone=zone-b" matches no '
+        "node: zone cannot equal zone-a and zone-b at once (the comma is AND); for any of "
+        "them, write zone in (zone-a,zone-b)",
+        'warning: maintenance/structured nodeSelector "pool,!pool" matches no node: pool '
+        "must exist and must not (pool,!pool)",
+    ]
