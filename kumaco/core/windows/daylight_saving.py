@@ -23,12 +23,17 @@ The start times each local day from the change's to the next one should have are
 from the schedule's fields (with the window's ``daysOfMonth``); what the window then
 does is read from its own firings (robfig's), day by day, so a note is said exactly
 where robfig skips or repeats, and a repeated time robfig fires once gets none. A
-window that never closes gets none. Pure: a function of the window and the range; no
-I/O, no clock.
+window that never closes gets none.
+
+:func:`posix_sign_warning` is about the offset itself: ``Etc/GMT+1`` is UTC-01:00 (the
+``Etc/`` zones keep POSIX's inverted sign), which a reader takes for UTC+01:00; it says
+which offset the zone is and which name gives the other (``''`` for any other zone, and
+for ``Etc/GMT+0``). Pure: functions of the window, the range, the name; no I/O, no clock.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from kumaco.core.golang import gotime
@@ -42,6 +47,10 @@ _DAY = 86400
 MAX_CHANGES = 200
 #: Start times listed one by one in a note; more are given as a span.
 _LISTED = 4
+#: ``Etc/GMT+1``, ``GMT-0``: a zone named with POSIX's sign (east of UTC is minus).
+_POSIX_NAME = re.compile(r"(?:Etc/)?GMT([+-])(\d{1,2})")
+#: The ``Etc/GMT`` zones that exist: ``Etc/GMT-14`` (UTC+14:00) to ``Etc/GMT+12``.
+_ETC_HOURS = {"+": 12, "-": 14}
 
 
 @dataclass(frozen=True)
@@ -194,3 +203,20 @@ def dst_notes(w: Window, start: int, until: int) -> list[DstNote]:
             notes += [DstNote(end * SECOND, text) for text in _change(w, end, before, after)]
         t = end
     return notes
+
+
+def posix_sign_warning(zone_name: str) -> str:
+    """``Etc/GMT+1 is UTC-01:00: ...`` for a zone named with POSIX's inverted sign; or ''."""
+    found = _POSIX_NAME.fullmatch(zone_name)
+    if found is None or int(found[2]) == 0:
+        return ""
+    sign, hours = found[1], int(found[2])
+    real, meant = ("-", "+") if sign == "+" else ("+", "-")
+    other = "-" if sign == "+" else "+"
+    head = (
+        f"{zone_name} is UTC{real}{hours:02d}:00: the Etc/ zones' signs are inverted (POSIX); "
+        f"for UTC{meant}{hours:02d}:00 "
+    )
+    if hours > _ETC_HOURS[other]:
+        return head + "there is no zone at all"
+    return head + f"write Etc/GMT{other}{hours}"

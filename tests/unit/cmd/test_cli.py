@@ -597,3 +597,16 @@ def test_validate_warns_of_a_node_selector_that_can_match_no_node(tmp_path: Path
         'warning: maintenance/structured nodeSelector "pool,!pool" matches no node: pool '
         "must exist and must not (pool,!pool)",
     ]
+
+
+def test_validate_says_which_offset_an_etc_gmt_zone_is(tmp_path: Path) -> None:
+    """``Etc/GMT+1`` is UTC-01:00 (POSIX's sign): valid, with a warning naming the other one."""
+    data = {**NIGHTLY, "timeZone": "Etc/GMT+1"}
+    path = tmp_path / "w.yaml"
+    path.write_text(yaml.safe_dump(cm("etc", data, labels={LABEL: ""})))
+    done = kumaco("validate", str(path), "--at", "2026-06-01T00:00:00Z")
+    assert (done.returncode, done.stdout) == (0, "valid maintenance/etc\n"), done.stderr
+    assert done.stderr == (
+        "warning: maintenance/etc zone Etc/GMT+1 is UTC-01:00: the Etc/ zones' signs are "
+        "inverted (POSIX); for UTC+01:00 write Etc/GMT-1\n"
+    )

@@ -12,7 +12,7 @@ import datetime as dt
 import pytest
 
 from kumaco.core.time.durations import SECOND
-from kumaco.core.windows.daylight_saving import dst_notes
+from kumaco.core.windows.daylight_saving import dst_notes, posix_sign_warning
 from kumaco.core.windows.format import parse_window
 from kumaco.core.windows.window import Window
 from tests.support.judges.oracle import Oracle
@@ -202,3 +202,35 @@ def test_each_note_says_what_robfig_does(
                 if word.startswith("20") and word.rstrip(",").endswith("Z")
             ]
             assert named and set(named[:2]) <= {f for f, _wall in on_days}, note.text
+
+
+@pytest.mark.parametrize(
+    ("zone", "expected"),
+    [
+        (
+            "Etc/GMT+1",
+            "Etc/GMT+1 is UTC-01:00: the Etc/ zones' signs are inverted (POSIX); for UTC+01:00 "
+            "write Etc/GMT-1",
+        ),
+        (
+            "Etc/GMT-10",
+            "Etc/GMT-10 is UTC+10:00: the Etc/ zones' signs are inverted (POSIX); for UTC-10:00 "
+            "write Etc/GMT+10",
+        ),
+        (
+            "Etc/GMT-14",
+            "Etc/GMT-14 is UTC+14:00: the Etc/ zones' signs are inverted (POSIX); for UTC-14:00 "
+            "there is no zone at all",
+        ),
+        ("Etc/GMT+0", ""),
+        ("Etc/GMT", ""),
+        ("Etc/UTC", ""),
+        ("Europe/Berlin", ""),
+    ],
+)
+def test_an_etc_zone_names_its_real_offset(zone: str, expected: str) -> None:
+    assert posix_sign_warning(zone) == expected
+    if expected:  # the offset said is the zone's own, as robfig reads it
+        w = window(f"CRON_TZ={zone} 0 2 * * *", "1h")
+        hours = w.schedule.location.offset(0) // 3600
+        assert f" is UTC{hours:+03d}:00:" in expected
