@@ -84,7 +84,7 @@ def window_warnings(entries: Sequence[Window | InvalidWindow], now: int) -> dict
         posix = posix_sign_warning(e.zone_name)
         if posix:
             lines.append(f"zone {posix}")
-        either = either_day_warning(e.schedule)
+        either = either_day_warning(e.schedule, e.days, e.days_text)
         if either:
             lines.append(either)
         lines += dst_lines(e, now, now + YEAR)

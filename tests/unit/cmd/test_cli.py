@@ -610,3 +610,17 @@ def test_validate_says_which_offset_an_etc_gmt_zone_is(tmp_path: Path) -> None:
         "warning: maintenance/etc zone Etc/GMT+1 is UTC-01:00: the Etc/ zones' signs are "
         "inverted (POSIX); for UTC+01:00 write Etc/GMT-1\n"
     )
+
+
+def test_validate_day_field_warning_says_what_fires_with_days_of_month(tmp_path: Path) -> None:
+    """``0 2 15 * SAT`` kept on days 1-7 fires on the first Saturday only: said so."""
+    data = {**NIGHTLY, "startTime": "0 2 15 * SAT", "daysOfMonth": "1-7"}
+    path = tmp_path / "w.yaml"
+    path.write_text(yaml.safe_dump(cm("first-saturday", data, labels={LABEL: ""})))
+    done = kumaco("validate", str(path), "--at", "2026-06-01T00:00:00Z")
+    assert (done.returncode, done.stdout) == (0, "valid maintenance/first-saturday\n"), done.stderr
+    assert done.stderr == (
+        "warning: maintenance/first-saturday fires only on Saturdays on days 1-7 (the first "
+        'Saturday of the month): day 15 of startTime is never one of daysOfMonth: "1-7"; '
+        'write startTime: "0 2 * * SAT" to say so\n'
+    )
