@@ -8,8 +8,9 @@ against a :class:`~kumaco.cmd.registry.Source` and its output one table of
   all valid, 1 any invalid (2 when the input holds no window ConfigMap at all:
   :func:`~kumaco.cmd.common.read_windows`). ConfigMaps that ``--configmap-selector``
   does not select are skipped with a note; warnings (:func:`window_warnings`) for a
-  window that never closes, a ``startTime`` restricting both day fields, and what the
-  daylight-saving changes of the year from ``--at`` (default: now) do to it.
+  window that never closes, a ``nodeSelector`` that can match no node, an ``Etc/GMT+N``
+  zone (POSIX's inverted sign), a ``startTime`` restricting both day fields, and what
+  the daylight-saving changes of the year from ``--at`` (default: now) do to it.
 * :data:`WINDOWS`: the open intervals of every valid window intersecting
   ``[from, until)`` (``-o wide``: with the local time; ``-o ics``: an iCalendar feed,
   stamped with ``--at``), then a warning for each daylight-saving change in the range
@@ -38,8 +39,9 @@ from kumaco.cmd.common import (
 from kumaco.cmd.flags import policy_from_args
 from kumaco.cmd.registry import KUBECTL, KUMACO, PLANNER_INPUT, Command, Files, Source
 from kumaco.core.errors import one_line
+from kumaco.core.labels.contradictions import contradictions
 from kumaco.core.planning.planner import plan
-from kumaco.core.windows.daylight_saving import dst_notes
+from kumaco.core.windows.daylight_saving import dst_notes, posix_sign_warning
 from kumaco.core.windows.days_of_month import either_day_warning
 from kumaco.core.windows.window import YEAR, InvalidWindow, Window, occurrences
 from kumaco.views import listing
@@ -60,7 +62,9 @@ def window_warnings(entries: Sequence[Window | InvalidWindow], now: int) -> dict
     """The warnings about valid windows, by key: what a window does that was likely not meant.
 
     A window that never closes (or not within a year from ``now``), a ``startTime`` that
-    restricts both day fields, so fires on either (robfig's OR), and what daylight-saving
+    restricts both day fields, so fires on either (robfig's OR), a ``nodeSelector`` whose
+    requirements contradict each other (:func:`contradictions`), a zone named with POSIX's
+    inverted sign (``Etc/GMT+1`` is UTC-01:00), and what daylight-saving
     changes do to it in the year from ``now`` (:func:`dst_lines`).
     """
     out: dict[str, list[str]] = {}
@@ -73,7 +77,14 @@ def window_warnings(entries: Sequence[Window | InvalidWindow], now: int) -> dict
                 f"never closes: its occurrences chain without a gap ({e.start_time!r} for "
                 f"{e.duration_text}), so its nodes would stay under maintenance for good"
             )
-        either = either_day_warning(e.schedule)
+        lines += [
+            f'nodeSelector "{e.selector}" matches no node: {why}'
+            for why in contradictions(e.selector.requirements)
+        ]
+        posix = posix_sign_warning(e.zone_name)
+        if posix:
+            lines.append(f"zone {posix}")
+        either = either_day_warning(e.schedule, e.days, e.days_text)
         if either:
             lines.append(either)
         lines += dst_lines(e, now, now + YEAR)

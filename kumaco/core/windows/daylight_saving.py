@@ -12,17 +12,28 @@ when it does something:
 * a start time inside a fall-back overlap happens twice, and robfig fires at both:
   ``02:00 happens twice on 2026-10-25 in Europe/Berlin: the window opens at
   2026-10-25T00:00:00Z and again at 2026-10-25T01:00:00Z, and is open 4h in one piece
-  (until 2026-10-25T04:00:00Z)``, or ``... opens twice`` when the occurrences stay apart.
+  (until 2026-10-25T04:00:00Z)``, or ``... opens twice`` when the occurrences stay apart;
+* after a shift that is not a whole hour (Lord Howe's 30 minutes) robfig's chain of
+  firings also skips start times that exist (``00:00 is skipped on 2026-04-06 in
+  Australia/Lord_Howe (robfig, after the 30m daylight-saving shift): no window that
+  night``) and fires twice where a time happens once (``01:45 happens once on 2026-10-04
+  ... but robfig fires twice that day ...: the window opens twice, at ... and at ...``).
 
-Which wall-clock start times a gap or an overlap holds is read from the schedule's
-fields (with the window's ``daysOfMonth``); what the window then does is read from its
-own firings (robfig's), so a zone where robfig skips a repeated time (Lord Howe's half
-hour) gets no note it does not deserve. A window that never closes gets none. Pure: a
-function of the window and the range; no I/O, no clock.
+The start times each local day from the change's to the next one should have are read
+from the schedule's fields (with the window's ``daysOfMonth``); what the window then
+does is read from its own firings (robfig's), day by day, so a note is said exactly
+where robfig skips or repeats, and a repeated time robfig fires once gets none. A
+window that never closes gets none.
+
+:func:`posix_sign_warning` is about the offset itself: ``Etc/GMT+1`` is UTC-01:00 (the
+``Etc/`` zones keep POSIX's inverted sign), which a reader takes for UTC+01:00; it says
+which offset the zone is and which name gives the other (``''`` for any other zone, and
+for ``Etc/GMT+0``). Pure: functions of the window, the range, the name; no I/O, no clock.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from kumaco.core.golang import gotime
@@ -36,6 +47,10 @@ _DAY = 86400
 MAX_CHANGES = 200
 #: Start times listed one by one in a note; more are given as a span.
 _LISTED = 4
+#: ``Etc/GMT+1``, ``GMT-0``: a zone named with POSIX's sign (east of UTC is minus).
+_POSIX_NAME = re.compile(r"(?:Etc/)?GMT([+-])(\d{1,2})")
+#: The ``Etc/GMT`` zones that exist: ``Etc/GMT-14`` (UTC+14:00) to ``Etc/GMT+12``.
+_ETC_HOURS = {"+": 12, "-": 14}
 
 
 @dataclass(frozen=True)
@@ -88,49 +103,88 @@ def _span(ns: int) -> str:
     return text[:-2] if text.endswith("h0m") else text
 
 
-def _gap(w: Window, change: int, before: int, after: int) -> str:
-    """A spring-forward gap at ``change`` (Unix seconds) from offset ``before`` to ``after``."""
-    first = -(-(change + before) // 60) * 60
-    starts = [t for t in range(first, change + after, 60) if _starts_at(w, t)]
-    if not starts:
-        return ""
-    date = _wall(change + before)[0]
-    day = (change + before) // _DAY
-    begin = (day * _DAY - before) * SECOND  # the day's first instant, near enough
-    that_day = [
-        f
-        for f in w.firings(begin - 3 * 3600 * SECOND, begin + 27 * 3600 * SECOND)
-        if (f // SECOND + w.schedule.location.offset(f // SECOND)) // _DAY == day
-    ]
-    verb = "does" if len(starts) == 1 else "do"
-    what = f"no occurrence starts at {_named(starts)}" if that_day else "no window that night"
-    return f"{_named(starts)} {verb} not exist on {date} in {w.zone_name}: {what}"
-
-
-def _overlap(w: Window, change: int, before: int, after: int) -> str:
-    """A fall-back overlap at ``change``: the wall times of the last ``before - after`` s twice."""
-    shift = before - after
-    first = -(-(change + after) // 60) * 60
-    starts = [t for t in range(first, change + before, 60) if _starts_at(w, t)]
-    if not starts:
-        return ""
-    fires = w.firings((change - shift) * SECOND, (change + shift) * SECOND)
-    if len(fires) < 2:
-        return ""  # robfig fired once (a half-hour zone's quirk): nothing longer than written
-    one = len(starts) == 1
-    head = f"{_named(starts)} {'happens' if one else 'happen'} twice on "
-    head += f"{_wall(change + after)[0]} in {w.zone_name}"
+def _openings(w: Window, fires: list[int]) -> str:
+    """``the window opens twice, at A and at B`` (and how long it stays open if they merge)."""
     run = next(w.intervals(fires[0], fires[0] + 1, lookahead=YEAR), None)
     a, b = format_instant(fires[0]), format_instant(fires[-1])
     if run is not None and run.contains(fires[-1]):
         opens = f"opens at {a} and again at {b}" if len(fires) == 2 else f"opens {len(fires)} times"
         return (
-            f"{head}: the window {opens}, and is open {_span(run.end - run.start)} in one "
+            f"the window {opens}, and is open {_span(run.end - run.start)} in one "
             f"piece (until {format_instant(run.end)})"
         )
     if len(fires) == 2:
-        return f"{head}: the window opens twice, at {a} and at {b}"
-    return f"{head}: the window opens {len(fires)} times, from {a} to {b}"
+        return f"the window opens twice, at {a} and at {b}"
+    return f"the window opens {len(fires)} times, from {a} to {b}"
+
+
+def _is_are(walls: list[int], one: str, many: str) -> str:
+    return f"{_named(walls)} {one if len(walls) == 1 else many}"
+
+
+def _change(w: Window, change: int, before: int, after: int) -> list[str]:
+    """What the change of offset at ``change`` (Unix seconds) does, day by day, from the firings.
+
+    For each local day from the change's to the next, the wall-clock start times the
+    fields name are set against robfig's firings that day: a named time in the gap that
+    does not fire does not exist; a named time that exists and does not fire is skipped
+    (robfig's chain after a half-hour shift); a time in the overlap that fires twice
+    happens twice; more firings than the day's start times are said with their instants.
+    """
+    location = w.schedule.location
+    first_day, last_day = (change + before) // _DAY, (change + after) // _DAY + 1
+    lo, hi = min(before, after), max(before, after)
+    fires = w.firings(
+        (first_day * _DAY - hi - 3600) * SECOND,
+        ((last_day + 1) * _DAY - lo + 3600) * SECOND,
+        limit=4 * 24 * 60 + 4,
+    )
+    by_day: dict[int, list[int]] = {}
+    for f in fires:
+        by_day.setdefault((f // SECOND + location.offset(f // SECOND)) // _DAY, []).append(f)
+    shift = _span(abs(after - before) * SECOND)
+    why = f"(robfig, after the {shift} daylight-saving shift)"
+    texts: list[str] = []
+    for day in range(first_day, last_day + 1):
+        that_day = by_day.get(day, [])
+        fired: dict[int, int] = {}
+        for f in that_day:
+            wall = f // SECOND + location.offset(f // SECOND)
+            fired[wall] = fired.get(wall, 0) + 1
+        named = [t for t in range(day * _DAY, (day + 1) * _DAY, 60) if _starts_at(w, t)]
+        gap, skipped, twice, expected = [], [], [], 0
+        for t in named:
+            exists = sum(1 for o in {before, after} if location.offset(t - o) == o)
+            expected += exists
+            if not exists:
+                gap.append(t)
+            elif not fired.get(t):
+                skipped.append(t)
+            elif exists == 2 and fired[t] == 2:
+                twice.append(t)
+        date = _wall(day * _DAY)[0]
+        where = f"on {date} in {w.zone_name}"
+        rest = [t for t in named if t not in gap]
+        if gap:
+            what = f"no occurrence starts at {_named(gap)}" if that_day else "no window that night"
+            texts.append(f"{_is_are(gap, 'does', 'do')} not exist {where}: {what}")
+        if skipped:
+            what = (
+                f"no occurrence starts at {_named(skipped)}" if that_day else "no window that night"
+            )
+            texts.append(f"{_is_are(skipped, 'is', 'are')} skipped {where} {why}: {what}")
+        if twice:
+            doubled = [f for f in that_day if f // SECOND + location.offset(f // SECOND) in twice]
+            texts.append(
+                f"{_is_are(twice, 'happens', 'happen')} twice {where}: " + _openings(w, doubled)
+            )
+        elif len(that_day) > expected - len(skipped) and rest:
+            times = "twice" if len(that_day) == 2 else f"{len(that_day)} times"
+            texts.append(
+                f"{_is_are(rest, 'happens', 'happen')} once {where} but robfig fires {times} "
+                f"that day (after the {shift} daylight-saving shift): " + _openings(w, that_day)
+            )
+    return texts
 
 
 def dst_notes(w: Window, start: int, until: int) -> list[DstNote]:
@@ -145,12 +199,24 @@ def dst_notes(w: Window, start: int, until: int) -> list[DstNote]:
         if end >= last:
             break
         after = location.offset(end)
-        text = ""
-        if after > before:
-            text = _gap(w, end, before, after)
-        elif after < before:
-            text = _overlap(w, end, before, after)
-        if text:
-            notes.append(DstNote(end * SECOND, text))
+        if after != before:
+            notes += [DstNote(end * SECOND, text) for text in _change(w, end, before, after)]
         t = end
     return notes
+
+
+def posix_sign_warning(zone_name: str) -> str:
+    """``Etc/GMT+1 is UTC-01:00: ...`` for a zone named with POSIX's inverted sign; or ''."""
+    found = _POSIX_NAME.fullmatch(zone_name)
+    if found is None or int(found[2]) == 0:
+        return ""
+    sign, hours = found[1], int(found[2])
+    real, meant = ("-", "+") if sign == "+" else ("+", "-")
+    other = "-" if sign == "+" else "+"
+    head = (
+        f"{zone_name} is UTC{real}{hours:02d}:00: the Etc/ zones' signs are inverted (POSIX); "
+        f"for UTC{meant}{hours:02d}:00 "
+    )
+    if hours > _ETC_HOURS[other]:
+        return head + "there is no zone at all"
+    return head + f"write Etc/GMT{other}{hours}"

@@ -19,7 +19,9 @@ within its five-year horizon. :func:`never_on_days` says statically whether a
 schedule and a day set can never meet (``0 0 15 * *`` on days ``1-7``); the
 window format rejects such a pair. :func:`either_day_warning` is the warning for a
 schedule that restricts both day fields (it fires on either), with the way to write
-the AND that was probably meant. Pure: no I/O, no clock.
+the AND that was probably meant; given the window's ``daysOfMonth`` it says what is kept
+of that OR (only the weekday on the listed days, every listed day, or the days of month
+listed in both plus the weekday), as the window's firings are. Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
@@ -90,11 +92,32 @@ def never_on_days(schedule: Schedule, days: int) -> bool:
 _NTH = {"1-7": "first", "8-14": "second", "15-21": "third", "22-28": "fourth"}
 
 
-def either_day_warning(schedule: Schedule) -> str:
+def _day_list(bits: int) -> str:
+    """Day bits as the day-of-month field writes them: ``1-7``, ``1,15``, ``1-3,20``."""
+    days = [d for d in range(1, 32) if bits >> d & 1]
+    runs: list[str] = []
+    i = 0
+    while i < len(days):
+        j = i
+        while j + 1 < len(days) and days[j + 1] == days[j] + 1:
+            j += 1
+        runs.append(f"{days[i]}-{days[j]}" if j > i + 1 else ",".join(map(str, days[i : j + 1])))
+        i = j + 1
+    return ",".join(runs)
+
+
+def _days_named(days_field: str) -> str:
+    return f"day {days_field}" if days_field.isdigit() else f"days {days_field}"
+
+
+def either_day_warning(schedule: Schedule, days: int = 0, days_text: str = "") -> str:
     """What a schedule restricting both day fields does (robfig's OR), and the AND way; or ''.
 
     ``0 1 1-7 * SAT`` fires on the 1st to the 7th *and* on every Saturday; the first
-    Saturday is ``0 1 * * SAT`` with ``daysOfMonth: "1-7"``.
+    Saturday is ``0 1 * * SAT`` with ``daysOfMonth: "1-7"``. With ``daysOfMonth``
+    (``days``, its text ``days_text``) the firings are those kept on its days, and the
+    warning says those: the weekday is moot when every listed day is a day of month of
+    the schedule, the day of month when none is.
     """
     if schedule.dom & STAR or schedule.dow & STAR:
         return ""
@@ -108,11 +131,42 @@ def either_day_warning(schedule: Schedule) -> str:
     named = WEEKDAYS.get(dow.lower())
     weekdays = f"{named}s" if named else f"days of week {dow}"
     spec = " ".join([*([prefix] if prefix else []), *fields[:2], "*", fields[3], dow])
+    if days:
+        return _kept_warning(schedule, days, days_text, (dom, weekdays, spec, named))
     nth = _NTH.get(dom)
-    days = f"day {dom}" if dom.isdigit() else f"days {dom}"
-    only = f"the {nth} {named} of the month" if nth and named else f"{weekdays} on {days}"
+    on_days = _days_named(dom)
+    only = f"the {nth} {named} of the month" if nth and named else f"{weekdays} on {on_days}"
     return (
-        f"fires on {days} of the month OR on {weekdays} (robfig's rule when both day "
+        f"fires on {on_days} of the month OR on {weekdays} (robfig's rule when both day "
         f'fields are restricted); for {only} only, write startTime: "{spec}" with '
         f'daysOfMonth: "{dom}"'
+    )
+
+
+def _kept_warning(
+    schedule: Schedule, days: int, days_text: str, words: tuple[str, str, str, str | None]
+) -> str:
+    """The day-field warning when ``daysOfMonth`` keeps only some of robfig's OR."""
+    dom, weekdays, spec, named = words
+    both = schedule.dom & days
+    kept = f'daysOfMonth: "{days_text}"'
+    listed = _days_named(days_text)
+    nth = _NTH.get(days_text)
+    first = f" (the {nth} {named} of the month)" if nth and named else ""
+    if not both:
+        return (
+            f"fires only on {weekdays} on {listed}{first}: {_days_named(dom)} of startTime "
+            f'is never one of {kept}; write startTime: "{spec}" to say so'
+        )
+    if both == days:
+        return (
+            f"fires on every one of {listed}, whatever the weekday: {_days_named(dom)} "
+            f"of startTime OR {weekdays} (robfig's rule when both day fields are "
+            f"restricted), kept on {kept}; for {weekdays} on {listed} only, write "
+            f'startTime: "{spec}"'
+        )
+    return (
+        f"fires on {_days_named(_day_list(both))} of the month OR on {weekdays} on {listed} "
+        f"(robfig's rule when both day fields are restricted, kept on {kept}); for "
+        f'{weekdays} on {listed} only, write startTime: "{spec}"'
     )

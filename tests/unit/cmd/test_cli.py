@@ -546,3 +546,81 @@ def test_run_with_a_port_in_use_is_a_start_up_error_naming_the_flag(
     assert errors[0]["msg"] == "cannot listen"
     assert (errors[0]["flag"], errors[0]["address"]) == (flag, address)
     assert "in use" in errors[0]["error"]
+
+
+def test_validate_notes_the_nights_a_half_hour_shift_skips_or_doubles(tmp_path: Path) -> None:
+    """Lord Howe's 30-minute shifts: robfig skips 00:00 the day after; each night is named."""
+    data = {**NIGHTLY, "startTime": "CRON_TZ=Australia/Lord_Howe 0 0 * * *", "duration": "10m"}
+    path = tmp_path / "w.yaml"
+    path.write_text(yaml.safe_dump(cm("lord-howe", data, labels={LABEL: ""})))
+    done = kumaco("validate", str(path), "--at", "2026-01-01T00:00:00Z")
+    assert (done.returncode, done.stdout) == (0, "valid maintenance/lord-howe\n"), done.stderr
+    assert done.stderr.splitlines() == [
+        f"warning: maintenance/lord-howe: 00:00 is skipped on {day} in Australia/Lord_Howe "
+        "(robfig, after the 30m daylight-saving shift): no window that night"
+        for day in ("2026-04-06", "2026-10-05")
+    ]
+
+
+def test_validate_warns_of_a_node_selector_that_can_match_no_node(tmp_path: Path) -> None:
+    """The comma is AND: ``zone=a,zone=b`` matches nothing; a LabelSelector is read alike."""
+    items = [
+        cm(
+            "either-zone",
+            {**NIGHTLY, "nodeSelector": "zone=zone-a,zone=zone-b"},
+            labels={LABEL: ""},
+        ),
+        cm(
+            "structured",
+            {
+                **NIGHTLY,
+                "nodeSelector": "matchExpressions: [{key: pool, operator: Exists},"
+                " {key: pool, operator: DoesNotExist}]",
+            },
+            labels={LABEL: ""},
+        ),
+        cm("fine", {**NIGHTLY, "nodeSelector": "zone in (zone-a,zone-b)"}, labels={LABEL: ""}),
+    ]
+    path = tmp_path / "w.yaml"
+    path.write_text(yaml.safe_dump({"kind": "List", "items": items}))
+    done = kumaco("validate", str(path), "--at", "2026-06-01T00:00:00Z")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "valid maintenance/either-zone",
+        "valid maintenance/structured",
+        "valid maintenance/fine",
+    ]
+    assert done.stderr.splitlines() == [
+        'warning: maintenance/either-zone nodeSelector "zone=zone-a,zone=zone-b" matches no '
+        "node: zone cannot equal zone-a and zone-b at once (the comma is AND); for any of "
+        "them, write zone in (zone-a,zone-b)",
+        'warning: maintenance/structured nodeSelector "pool,!pool" matches no node: pool '
+        "must exist and must not (pool,!pool)",
+    ]
+
+
+def test_validate_says_which_offset_an_etc_gmt_zone_is(tmp_path: Path) -> None:
+    """``Etc/GMT+1`` is UTC-01:00 (POSIX's sign): valid, with a warning naming the other one."""
+    data = {**NIGHTLY, "timeZone": "Etc/GMT+1"}
+    path = tmp_path / "w.yaml"
+    path.write_text(yaml.safe_dump(cm("etc", data, labels={LABEL: ""})))
+    done = kumaco("validate", str(path), "--at", "2026-06-01T00:00:00Z")
+    assert (done.returncode, done.stdout) == (0, "valid maintenance/etc\n"), done.stderr
+    assert done.stderr == (
+        "warning: maintenance/etc zone Etc/GMT+1 is UTC-01:00: the Etc/ zones' signs are "
+        "inverted (POSIX); for UTC+01:00 write Etc/GMT-1\n"
+    )
+
+
+def test_validate_day_field_warning_says_what_fires_with_days_of_month(tmp_path: Path) -> None:
+    """``0 2 15 * SAT`` kept on days 1-7 fires on the first Saturday only: said so."""
+    data = {**NIGHTLY, "startTime": "0 2 15 * SAT", "daysOfMonth": "1-7"}
+    path = tmp_path / "w.yaml"
+    path.write_text(yaml.safe_dump(cm("first-saturday", data, labels={LABEL: ""})))
+    done = kumaco("validate", str(path), "--at", "2026-06-01T00:00:00Z")
+    assert (done.returncode, done.stdout) == (0, "valid maintenance/first-saturday\n"), done.stderr
+    assert done.stderr == (
+        "warning: maintenance/first-saturday fires only on Saturdays on days 1-7 (the first "
+        'Saturday of the month): day 15 of startTime is never one of daysOfMonth: "1-7"; '
+        'write startTime: "0 2 * * SAT" to say so\n'
+    )

@@ -12,7 +12,7 @@ import datetime as dt
 import pytest
 
 from kumaco.core.time.durations import SECOND
-from kumaco.core.windows.daylight_saving import dst_notes
+from kumaco.core.windows.daylight_saving import dst_notes, posix_sign_warning
 from kumaco.core.windows.format import parse_window
 from kumaco.core.windows.window import Window
 from tests.support.judges.oracle import Oracle
@@ -101,6 +101,42 @@ NOTES = [
         ],
     ),
     ("CRON_TZ=Europe/Berlin 0 2 * * SUN", "1h", {"daysOfMonth": "1-7"}, []),
+    # Lord Howe's 30-minute shifts: robfig's chain skips times that exist and fires twice
+    # where a time happens once; each note is where the firings say so, and only there.
+    (
+        "CRON_TZ=Australia/Lord_Howe 0 0 * * *",
+        "10m",
+        {},
+        [
+            "00:00 is skipped on 2026-04-06 in Australia/Lord_Howe (robfig, after the 30m "
+            "daylight-saving shift): no window that night",
+            "00:00 is skipped on 2026-10-05 in Australia/Lord_Howe (robfig, after the 30m "
+            "daylight-saving shift): no window that night",
+        ],
+    ),
+    (
+        "CRON_TZ=Australia/Lord_Howe 15 2 * * *",
+        "10m",
+        {},
+        [
+            "02:15 is skipped on 2026-04-05 in Australia/Lord_Howe (robfig, after the 30m "
+            "daylight-saving shift): no window that night",
+            "02:15 does not exist on 2026-10-04 in Australia/Lord_Howe: no window that night",
+        ],
+    ),
+    (
+        "CRON_TZ=Australia/Lord_Howe 45 1 * * *",
+        "10m",
+        {},
+        [
+            "01:45 happens twice on 2026-04-05 in Australia/Lord_Howe: the window opens twice, "
+            "at 2026-04-04T14:45:00Z and at 2026-04-04T15:15:00Z",
+            "01:45 happens once on 2026-10-04 in Australia/Lord_Howe but robfig fires twice "
+            "that day (after the 30m daylight-saving shift): the window opens twice, at "
+            "2026-10-03T15:15:00Z and at 2026-10-03T15:45:00Z",
+        ],
+    ),
+    ("CRON_TZ=Australia/Lord_Howe 30 2 * * *", "10m", {}, []),
 ]
 
 
@@ -111,13 +147,25 @@ def test_the_notes_of_a_year(
     assert [n.text for n in dst_notes(window(start, duration, **extra), *YEAR_2026)] == expected
 
 
-def test_lord_howe_half_hour_fall_back() -> None:
-    """Lord Howe falls back 30 minutes at 02:00 +11: 01:45 happens twice, robfig fires twice."""
-    notes = dst_notes(window("CRON_TZ=Australia/Lord_Howe 45 1 * * *", "10m"), *YEAR_2026)
-    assert [n.text for n in notes] == [
-        "01:45 happens twice on 2026-04-05 in Australia/Lord_Howe: the window opens twice, at "
-        "2026-04-04T14:45:00Z and at 2026-04-04T15:15:00Z",
-    ]  # its spring-forward gap (02:00 to 02:30) holds no start time
+LORD_HOWE_TIMES = [f"{m} {h}" for h in (0, 1, 2, 3) for m in (0, 15, 30, 45)]
+
+
+@pytest.mark.parametrize("time", LORD_HOWE_TIMES)
+def test_lord_howe_notes_fall_exactly_on_the_days_robfig_skips_or_repeats(time: str) -> None:
+    """Every day near a 30-minute shift where the firings differ from once a day has a note."""
+    w = window(f"CRON_TZ=Australia/Lord_Howe {time} * * *", "10m")
+    tz = w.schedule.location
+    counts: dict[str, int] = {}
+    for f in w.firings(*YEAR_2026, limit=1000):
+        s = f // SECOND
+        day = dt.datetime.fromtimestamp(s + tz.offset(s), dt.UTC).date().isoformat()
+        counts[day] = counts.get(day, 0) + 1
+    days = [
+        (dt.date(2026, 1, 2) + dt.timedelta(days=i)).isoformat() for i in range(363)
+    ]  # 2026-01-01 starts before the range's first local midnight
+    odd = {d for d in days if counts.get(d, 0) != 1}
+    noted = {n.text.split(" on ", 1)[1][:10] for n in dst_notes(w, *YEAR_2026)}
+    assert noted == odd
 
 
 @pytest.mark.oracle
@@ -154,3 +202,35 @@ def test_each_note_says_what_robfig_does(
                 if word.startswith("20") and word.rstrip(",").endswith("Z")
             ]
             assert named and set(named[:2]) <= {f for f, _wall in on_days}, note.text
+
+
+@pytest.mark.parametrize(
+    ("zone", "expected"),
+    [
+        (
+            "Etc/GMT+1",
+            "Etc/GMT+1 is UTC-01:00: the Etc/ zones' signs are inverted (POSIX); for UTC+01:00 "
+            "write Etc/GMT-1",
+        ),
+        (
+            "Etc/GMT-10",
+            "Etc/GMT-10 is UTC+10:00: the Etc/ zones' signs are inverted (POSIX); for UTC-10:00 "
+            "write Etc/GMT+10",
+        ),
+        (
+            "Etc/GMT-14",
+            "Etc/GMT-14 is UTC+14:00: the Etc/ zones' signs are inverted (POSIX); for UTC-14:00 "
+            "there is no zone at all",
+        ),
+        ("Etc/GMT+0", ""),
+        ("Etc/GMT", ""),
+        ("Etc/UTC", ""),
+        ("Europe/Berlin", ""),
+    ],
+)
+def test_an_etc_zone_names_its_real_offset(zone: str, expected: str) -> None:
+    assert posix_sign_warning(zone) == expected
+    if expected:  # the offset said is the zone's own, as robfig reads it
+        w = window(f"CRON_TZ={zone} 0 2 * * *", "1h")
+        hours = w.schedule.location.offset(0) // 3600
+        assert f" is UTC{hours:+03d}:00:" in expected
