@@ -25,9 +25,14 @@ from kumaco.core.errors import InvalidInput, excerpt
 from kumaco.core.golang import gostrconv
 from kumaco.core.time import zones
 from kumaco.core.time.durations import SECOND, format_go_duration
+from kumaco.core.windows.daylight_saving import dst_notes
+from kumaco.core.windows.format import parse_window
+from kumaco.core.windows.window import Window
 
 DAY_SECONDS = 86_400
 WEEK_SECONDS = 7 * DAY_SECONDS
+#: How far ahead the zone's clock changes are looked at: a year (each rule once).
+HORIZON_SECONDS = 366 * DAY_SECONDS
 #: kured's ``parseTime`` layouts, in the order it tries them.
 LAYOUTS = ("15:04", "15:04:05", "03:04pm", "15", "03pm", "3pm")
 DAY_NAMES = ("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT")
@@ -217,6 +222,13 @@ class WindowSpec:
         """The duration, its zero units left out (``4h1s``, ``2h``: Go reads both)."""
         return compact_duration(self.duration)
 
+    def data(self, zone: str) -> dict[str, str]:
+        """The window ConfigMap's ``data`` (``timeZone`` left out in UTC)."""
+        data = {"startTime": self.start_time, "duration": self.duration_text, "nodeSelector": ""}
+        if zone != "UTC":
+            data["timeZone"] = zone
+        return data
+
     @property
     def suffix(self) -> str:
         """A name suffix: the start and the days (``2200-sat``)."""
@@ -323,17 +335,67 @@ def _zone(name: str) -> tuple[str, list[str]]:
         raise InvalidInput(f"--time-zone: {exc.reason}") from None
 
 
-def _transitions(zone: str, now: int, horizon: int = 366 * DAY_SECONDS) -> list[int]:
-    """The instants (s) within ``horizon`` of ``now`` at which ``zone``'s offset changes."""
+def _changes(zone: str, now: int) -> list[tuple[int, int, int]]:
+    """``zone``'s offset changes within :data:`HORIZON_SECONDS` after ``now``.
+
+    Each is (instant s, offset before, offset after), from the zone data robfig reads.
+    """
     location = zones.zone_location(zone)
-    found, t = [], now // SECOND
-    while t < now // SECOND + horizon:
-        _offset, _start, end = location.lookup(t)
-        if end >= now // SECOND + horizon:
-            break
-        found.append(end)
+    found: list[tuple[int, int, int]] = []
+    t = now // SECOND
+    while True:
+        before, _start, end = location.lookup(t)
+        if end >= now // SECOND + HORIZON_SECONDS or end <= t:
+            return found
+        after = location.offset(end)
+        if after != before:
+            found.append((end, before, after))
         t = end
-    return found
+
+
+def _across(window: Window, at: int) -> bool:
+    """Whether an occurrence of ``window`` is open on both sides of the instant ``at`` (s)."""
+    t = at * SECOND
+    run = next(window.intervals(t, t + 1), None)
+    return run is not None and run.start < t < run.end
+
+
+def _wall_change(change: tuple[int, int, int]) -> str:
+    """``Sunday 02:00 -> 03:00``: the local day and wall clocks of a change."""
+    at, before, after = change
+    day = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
+    local = at + before
+    return (
+        f"{day[(local // DAY_SECONDS + 4) % 7]} {local % DAY_SECONDS // 3600:02d}:"
+        f"{local % 3600 // 60:02d} -> {(at + after) % DAY_SECONDS // 3600:02d}:"
+        f"{(at + after) % 3600 // 60:02d}"
+    )
+
+
+def _dst_warnings(zone: str, specs: Sequence[WindowSpec], now: int) -> list[str]:
+    """A warning when a clock change of the coming year falls inside the windows, else none.
+
+    Inside: an occurrence is open across it, or it skips or repeats a start (the notes of
+    :func:`~kumaco.core.windows.daylight_saving.dst_notes`, added after the warning). Only
+    there do kured and the windows differ.
+    """
+    windows = [parse_window("", "kured-v1", spec.data(zone)) for spec in specs]
+    valid = [w for w in windows if isinstance(w, Window)]
+    notes = [n for w in valid for n in dst_notes(w, now, now + HORIZON_SECONDS * SECOND)]
+    noted = {n.at // SECOND for n in notes}
+    inside = [
+        c for c in _changes(zone, now) if c[0] in noted or any(_across(w, c[0]) for w in valid)
+    ]
+    if not inside:
+        return []
+    walls = ", ".join(dict.fromkeys(_wall_change(c) for c in inside))
+    warning = (
+        f"{zone} changes its clocks inside kured's window ({walls}): on those nights a window "
+        "keeps its duration where kured's ends at the time of day --end-time (they differ by "
+        "the shift), and a start inside the skipped hour does not fire that day (robfig), "
+        "where kured starts at the shifted time"
+    )
+    return list(dict.fromkeys([warning, *(n.text for n in notes)]))
 
 
 def convert(flags: KuredFlags, now: int) -> Conversion:
@@ -379,14 +441,7 @@ def convert(flags: KuredFlags, now: int) -> Conversion:
             f"--start-time equals --end-time ({start}): kured's window is one second a day"
         )
     if zone != "UTC" and specs and not always:
-        changes = _transitions(zone, now)
-        if changes:
-            warnings.append(
-                f"{zone} changes its clocks: on those nights a window keeps its duration "
-                "where kured's ends at the time of day --end-time (they differ by the shift), "
-                "and a start inside the skipped hour does not fire that day (robfig), where "
-                "kured starts at the shifted time"
-            )
+        warnings += _dst_warnings(zone, specs, now)
     concurrency = flags.concurrency
     if concurrency < 1:
         warnings.append(

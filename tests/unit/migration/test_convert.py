@@ -239,26 +239,66 @@ def test_with_daylight_saving_time_they_differ_only_when_the_clocks_change_and_i
     while t < parse_time("2028-01-01T00:00:00Z") // NS:
         t = loc.lookup(t)[2]
         changes.append(t)
-    for miss in mismatches(*case, zone):
+    misses = mismatches(*case, zone)
+    for miss in misses:
         assert any(abs(miss // NS - c) < 86400 for c in changes), (case, miss)
     warnings = convert(KuredFlags(case[0], case[1], case[2], zone), NOW).warnings
-    assert any(w.startswith(f"{zone} changes its clocks") for w in warnings)
+    warned = any(w.startswith(f"{zone} changes its clocks inside kured's window") for w in warnings)
+    assert warned == bool(misses), (case, zone, misses)
 
 
-def test_a_start_with_seconds_opens_at_the_next_minute_and_never_outside_kureds() -> None:
-    days, start, end = ("wed",), "10:00:30", "11:00"
-    late = mismatches(days, start, end, "UTC")
-    assert late  # the 30 s from 10:00:30 to 10:01:00 on Wednesdays
-    for t in late:
-        seconds = t // NS % 86400
-        assert 10 * 3600 + 30 <= seconds < 10 * 3600 + 60
-        assert wall(t // NS, zones.zone_location("UTC")).weekday == 3
-    result = convert(KuredFlags(days, start, end), NOW)
-    assert [(w.start_time, w.duration_text) for w in result.windows] == [("1 10 * * WED", "59m1s")]
-    assert result.warnings == (
-        "kured's window opens at second 30 of a minute; a cron schedule has no seconds: the "
-        "window opens 30s later, at the next whole minute",
+@pytest.mark.parametrize(
+    ("days", "start", "end", "zone", "changes"),
+    [
+        # The EU and the US change their clocks on Sundays: a weekday window never sees it.
+        (("mon", "tue"), "02:00", "06:00", "Europe/Paris", None),
+        (("mon", "tue", "wed", "thu", "fri"), "1:00", "5:30", "America/New_York", None),
+        (("sat",), "22:00", "04:00", "Europe/Berlin", None),  # Saturday 00:00-04:00 and 22:00-24:00
+        (("fri",), "01:00", "03:00", "Europe/Paris", None),
+        # Israel springs forward on a Friday at 02:00: the same window meets it there.
+        (("fri",), "01:00", "03:00", "Asia/Jerusalem", "Friday 02:00 -> 03:00"),
+        (
+            ("sun",),
+            "02:00",
+            "06:00",
+            "Europe/Paris",
+            "Sunday 02:00 -> 03:00, Sunday 03:00 -> 02:00",
+        ),
+        (
+            ("sun",),
+            "01:00",
+            "05:00",
+            "America/New_York",
+            "Sunday 02:00 -> 03:00, Sunday 02:00 -> 01:00",
+        ),
+        # To 01:00:00 on Sunday: New York's 01:00 comes twice in November, but kured's end
+        # is the first (Go's time.Date), as the window's is: nothing differs.
+        (("sun",), "11pm", "1am", "America/New_York", None),
+    ],
+)
+def test_it_warns_only_when_a_clock_change_falls_inside_kureds_window(
+    days: tuple[str, ...], start: str, end: str, zone: str, changes: str | None
+) -> None:
+    warnings = convert(KuredFlags(days, start, end, zone), NOW).warnings
+    dst = [w for w in warnings if w.startswith(f"{zone} changes its clocks")]
+    if changes is None:
+        assert (warnings, mismatches(days, start, end, zone)) == ((), [])
+    else:
+        assert dst and dst[0].startswith(
+            f"{zone} changes its clocks inside kured's window ({changes}):"
+        )
+
+
+def test_the_warning_says_what_each_change_does_to_the_windows() -> None:
+    """The window notes of kumaco/core/windows/daylight_saving.py, for the converted windows."""
+    warnings = convert(KuredFlags(("sun",), "02:00", "06:00", "Europe/Paris"), NOW).warnings
+    assert warnings[1:] == (
+        "02:00 does not exist on 2027-03-28 in Europe/Paris: no window that night",
+        "02:00 happens twice on 2027-10-31 in Europe/Paris: the window opens at "
+        "2027-10-31T00:00:00Z and again at 2027-10-31T01:00:00Z, and is open 5h0m1s in one "
+        "piece (until 2027-10-31T05:00:01Z)",
     )
+    assert mismatches(("sun",), "02:00", "06:00", "Europe/Paris")  # they do differ
 
 
 @pytest.mark.parametrize(
@@ -362,9 +402,22 @@ def test_the_document_and_the_warnings() -> None:
     assert yaml.safe_load(kumaco("convert", *ISSUE, "-o", "yaml").stdout) == json.loads(
         kumaco("convert", *ISSUE, "-o", "json").stdout
     )
-    berlin = kumaco("convert", "--reboot-days", "sat", "--time-zone", "Europe/Berlin", "-o", "json")
+    berlin = kumaco("convert", "--reboot-days", "sun", "--time-zone", "Europe/Berlin", "-o", "json")
     assert json.loads(berlin.stdout)["windows"][0]["data"]["timeZone"] == "Europe/Berlin"
-    assert "warning: Europe/Berlin changes its clocks" in berlin.stderr
+    assert "warning: Europe/Berlin changes its clocks inside kured's window" in berlin.stderr
+
+
+def test_a_weekday_window_in_a_zone_that_changes_on_sundays_gets_no_clock_warning() -> None:
+    paris = [*("--start-time", "02:00", "--end-time", "06:00", "--time-zone", "Europe/Paris")]
+    weekdays = kumaco("convert", "--reboot-days", "mon,tue", *paris)
+    assert (weekdays.returncode, weekdays.stderr) == (0, "")
+    assert "timeZone: Europe/Paris" in weekdays.stdout
+    sunday = kumaco("convert", "--reboot-days", "sun", *paris)
+    assert sunday.returncode == 0
+    assert sunday.stderr.startswith(
+        "warning: Europe/Paris changes its clocks inside kured's window (Sunday 02:00 -> 03:00, "
+        "Sunday 03:00 -> 02:00): "
+    )
 
 
 @pytest.mark.parametrize(
