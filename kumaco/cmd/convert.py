@@ -3,7 +3,11 @@
 Contract: :data:`CONVERT` is the command (:mod:`kumaco.cmd.registry`; ``kumaco`` only,
 no input file). It takes kured v1's own flags, with kured's defaults and value syntax
 (``--reboot-days`` comma-separated or repeated, ``--blocking-pod-selector`` repeated),
-converts them with :func:`kumaco.migration.kuredv1.convert` and prints through
+all of them: those kumaco has no equivalent of
+(:data:`~kumaco.migration.kuredv1.NO_EQUIVALENT`, ``--period``, ``--ds-name``, ...) are
+checked as kured checks their values and become notes; a flag kured does not have is a
+usage error naming it. It converts them with :func:`kumaco.migration.kuredv1.convert`
+and prints through
 :data:`CONVERSIONS` (:mod:`kumaco.views.conversion`): by default a YAML stream of the
 window ConfigMaps for ``kubectl apply -f``, the kumaco and kured v2 ``reboot-inhibitors``
 flags and the notes in comments before it. What cannot be kept exactly is a warning on
@@ -22,7 +26,7 @@ from kumaco.cmd.common import EXIT_OK, Output, now_ns
 from kumaco.cmd.flags import UsageError, duration_flag, parse_bool
 from kumaco.cmd.registry import KUMACO, Command, Source
 from kumaco.core.errors import InvalidInput
-from kumaco.migration.kuredv1 import KuredFlags, convert
+from kumaco.migration.kuredv1 import NO_EQUIVALENT, KuredFlags, convert
 from kumaco.views import conversion
 from kumaco.views.conversion import Converted
 
@@ -40,6 +44,28 @@ def _days(values: list[str] | None) -> tuple[str, ...]:
     if values is None:
         return DEFAULTS.reboot_days
     return tuple(day for value in values for row in csv.reader([value]) for day in row)
+
+
+def _dest(flag: str) -> str:
+    return flag[2:].replace("-", "_")
+
+
+def _no_equivalent(args: argparse.Namespace) -> tuple[str, ...]:
+    """The flags given that kumaco has no equivalent of, their values checked as kured does."""
+    given = []
+    for flag, (kind, _note) in NO_EQUIVALENT.items():
+        value = getattr(args, _dest(flag))
+        if value is None:
+            continue
+        if kind == "duration":
+            duration_flag(flag, value)
+        elif kind == "int":
+            try:
+                int(value, 0)
+            except ValueError:
+                raise UsageError(f"{flag}: {value!r} is not a number") from None
+        given.append(flag)
+    return tuple(given)
 
 
 def _flags(args: argparse.Namespace) -> KuredFlags:
@@ -60,6 +86,7 @@ def _flags(args: argparse.Namespace) -> KuredFlags:
         alert_filter_match_only=args.alert_filter_match_only,
         lock_ttl=duration_flag("--lock-ttl", args.lock_ttl),
         lock_release_delay=duration_flag("--lock-release-delay", args.lock_release_delay),
+        no_equivalent=_no_equivalent(args),
     )
 
 
@@ -93,6 +120,10 @@ def _convert(args: argparse.Namespace, _source_: Source, out: TextIO, err: TextI
 
 
 def _convert_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
+    p.usage = (
+        "%(prog)s [kured v1's flags ...] [--name NAME] [-n NS] [--output {text,json,yaml}] "
+        "[--output-file PATH]"
+    )
     kured = p.add_argument_group("kured v1's flags (its defaults, its syntax)")
     add = kured.add_argument
     add(
@@ -136,6 +167,18 @@ def _convert_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
         metavar="DURATION",
         help="hold the lock this long after a reboot (default: off)",
     )
+    noted = p.add_argument_group(
+        "kured v1's flags kumaco has no equivalent of (accepted, their values checked, and noted)"
+    )
+    for flag, (kind, note) in NO_EQUIVALENT.items():
+        if kind == "bool":
+            noted.add_argument(
+                flag, type=parse_bool, nargs="?", const=True, metavar="BOOL", help=note
+            )
+        elif kind == "list":
+            noted.add_argument(flag, action="append", metavar=kind.upper(), help=note)
+        else:
+            noted.add_argument(flag, metavar=kind.upper(), help=note)
     p.add_argument(
         "--name",
         default="kured-v1",

@@ -290,6 +290,69 @@ def window_specs(intervals: Sequence[tuple[int, int]]) -> tuple[list[WindowSpec]
     return sorted(specs, key=lambda w: (w.days[0], w.clock)), list(dict.fromkeys(warnings))
 
 
+_DAEMON = "kured v2's reboot-daemon does this (its own flags), not kumaco"
+_LOCK = (
+    "kured v1's lock was an annotation on its DaemonSet; kumaco keeps no lock: the "
+    "MaintenanceInProgress condition and --max-in-progress replace it"
+)
+#: kured v1's flags that kumaco has no equivalent of: their kind (``bool``, ``int``,
+#: ``duration``, ``string``, ``list``: pflag's comma-separated, repeatable string slice)
+#: and what becomes of them, as :func:`convert` notes it.
+NO_EQUIVALENT: dict[str, tuple[str, str]] = {
+    "--period": (
+        "duration",
+        "kumaco has no polling period: it admits a node the moment its window opens, not at "
+        "the next look (kured v2's reboot-required-detector has its own --period)",
+    ),
+    "--reboot-sentinel": (
+        "string",
+        "kured v2's reboot-required-detector does this (its own flags): it sets "
+        "kured.dev/reboot-required, which kumaco reads",
+    ),
+    "--reboot-sentinel-command": (
+        "string",
+        "kured v2's reboot-required-detector does this (its own flags): it sets "
+        "kured.dev/reboot-required, which kumaco reads",
+    ),
+    "--ds-name": ("string", _LOCK),
+    "--ds-namespace": ("string", _LOCK),
+    "--lock-annotation": ("string", _LOCK),
+    "--node-id": (
+        "string",
+        "each kured v1 pod's own node; kumaco runs once for the whole cluster",
+    ),
+    "--metrics-host": ("string", "kured v1's metrics; kumaco run has --metrics-bind-address"),
+    "--metrics-port": ("int", "kured v1's metrics; kumaco run has --metrics-bind-address"),
+    "--log-format": ("string", "kured v1's logs; kumaco run has its own --log-format"),
+    **{
+        flag: (kind, _DAEMON)
+        for flag, kind in (
+            ("--reboot-command", "string"),
+            ("--reboot-method", "string"),
+            ("--reboot-signal", "int"),
+            ("--reboot-delay", "duration"),
+            ("--force-reboot", "bool"),
+            ("--drain-delay", "duration"),
+            ("--drain-timeout", "duration"),
+            ("--drain-grace-period", "int"),
+            ("--drain-pod-selector", "string"),
+            ("--skip-wait-for-delete-timeout", "int"),
+            ("--prefer-no-schedule-taint", "string"),
+            ("--pre-reboot-node-labels", "list"),
+            ("--post-reboot-node-labels", "list"),
+            ("--annotate-nodes", "bool"),
+            ("--notify-url", "string"),
+            ("--slack-hook-url", "string"),
+            ("--slack-username", "string"),
+            ("--slack-channel", "string"),
+            ("--message-template-drain", "string"),
+            ("--message-template-reboot", "string"),
+            ("--message-template-uncordon", "string"),
+        )
+    },
+}
+
+
 @dataclass(frozen=True)
 class KuredFlags:
     """kured v1's flags that the conversion reads (their values as kured would receive them)."""
@@ -306,6 +369,8 @@ class KuredFlags:
     alert_filter_match_only: bool = False
     lock_ttl: int = 0  # ns
     lock_release_delay: int = 0  # ns
+    #: The flags of :data:`NO_EQUIVALENT` given (each becomes a note).
+    no_equivalent: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -474,6 +539,7 @@ def convert(flags: KuredFlags, now: int) -> Conversion:
             "fires (as kured v1 blocked); kumaco's --block-condition=kured.dev/reboot-inhibited "
             "then stops new admissions there, and a holder finishes"
         )
+    notes += [f"{flag}: {NO_EQUIVALENT[flag][1]}" for flag in dict.fromkeys(flags.no_equivalent)]
     return Conversion(
         zone,
         tuple(specs),

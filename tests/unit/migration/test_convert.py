@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -34,6 +35,7 @@ from kumaco.core.windows.configmaps import windows_of
 from kumaco.core.windows.window import Window
 from kumaco.migration.kuredv1 import (
     LAYOUTS,
+    NO_EQUIVALENT,
     Clock,
     KuredFlags,
     convert,
@@ -435,6 +437,8 @@ def test_a_weekday_window_in_a_zone_that_changes_on_sundays_gets_no_clock_warnin
         (["--time-zone", "Mars/Olympus"], "--time-zone: unknown time zone 'Mars/Olympus'"),
         (["--concurrency", "two"], "--concurrency: 'two' is not a number"),
         (["--lock-ttl", "1d"], "--lock-ttl: "),
+        (["--period", "1d"], "--period: "),
+        (["--metrics-port", "http"], "--metrics-port: 'http' is not a number"),
     ],
 )
 def test_what_kured_would_refuse_is_a_usage_error_naming_its_flag(
@@ -453,3 +457,71 @@ def test_no_reboot_day_is_no_window_and_a_warning() -> None:
         done.stderr
         == "warning: --reboot-days names no day: kured never reboots; no window is made\n"
     )
+
+
+DAEMONSET = [
+    *("--period", "1h", "--ds-name", "kured", "--ds-namespace=kube-system"),
+    *(
+        "--reboot-sentinel",
+        "/sentinel/reboot-required",
+        "--force-reboot",
+        "--drain-grace-period=-1",
+    ),
+    *(
+        "--pre-reboot-node-labels",
+        "kured=rebooting",
+        "--log-format=json",
+        "--metrics-port",
+        "0x1f90",
+    ),
+]
+
+
+def test_flags_copied_from_a_kured_daemonset_are_accepted_and_noted() -> None:
+    done = kumaco("convert", "--reboot-days", "sat", *DAEMONSET, "-o", "json")
+    assert (done.returncode, done.stderr) == (0, "")
+    doc = json.loads(done.stdout)
+    plain = json.loads(kumaco("convert", "--reboot-days", "sat", "-o", "json").stdout)
+    assert doc["windows"] == plain["windows"] and doc["kumaco"] == plain["kumaco"]
+    noted = doc["notes"][len(plain["notes"]) :]
+    assert [n.split(":")[0] for n in noted] == [
+        "--period",
+        "--reboot-sentinel",
+        "--ds-name",
+        "--ds-namespace",
+        "--metrics-port",
+        "--log-format",
+        "--force-reboot",
+        "--drain-grace-period",
+        "--pre-reboot-node-labels",
+    ]  # in kured's order of NO_EQUIVALENT, once each
+    assert noted[0] == (
+        "--period: kumaco has no polling period: it admits a node the moment its window opens, "
+        "not at the next look (kured v2's reboot-required-detector has its own --period)"
+    )
+    assert "--ds-name: kured v1's lock was an annotation on its DaemonSet" in noted[2]
+    bad = kumaco("convert", "--force-reboot=maybe")
+    assert (bad.returncode, bad.stdout) == (2, "")
+    assert bad.stderr.splitlines()[-1] == (
+        "kumaco convert: error: argument --force-reboot: 'maybe' is not a boolean (true/false)"
+    )
+
+
+def test_every_flag_of_kured_v1_in_the_guide_is_accepted() -> None:
+    """The guide's table lists kured v1's flags (its first column): convert takes them all."""
+    guide = (ROOT / "docs" / "migrating-from-kured-v1.md").read_text()
+    table = guide[
+        guide.index("| kured v1 | becomes |") : guide.index("`kumaco convert` accepts every")
+    ]
+    rows = [row.split("|")[1] for row in table.splitlines()[2:] if row.startswith("|")]
+    flags = [f for row in rows for f in re.findall(r"`(--[a-z-]+)`", row)]
+    # kured v1's cmd/kured/main.go declares 43 flags (its cobra version); all are here.
+    assert len(set(flags)) == len(flags) == 43 and set(NO_EQUIVALENT) < set(flags)
+    usage = kumaco("convert", "--help").stdout
+    assert [f for f in flags if f"  {f}" not in usage] == []
+
+
+def test_a_flag_kured_v1_does_not_have_is_a_usage_error_naming_it() -> None:
+    done = kumaco("convert", "--period", "1h", "--reboot-sentinal", "/x")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "unrecognized arguments: --reboot-sentinal /x" in done.stderr
