@@ -371,6 +371,8 @@ class KuredFlags:
     lock_release_delay: int = 0  # ns
     #: The flags of :data:`NO_EQUIVALENT` given (each becomes a note).
     no_equivalent: tuple[str, ...] = ()
+    #: Warnings from reading the flags (a ``KURED_<FLAG>`` variable kured ignores), first.
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -468,7 +470,8 @@ def convert(flags: KuredFlags, now: int) -> Conversion:
     days = parse_days(flags.reboot_days)
     start = parse_clock("--start-time", flags.start_time)
     end = parse_clock("--end-time", flags.end_time)
-    zone, warnings = _zone(flags.time_zone)
+    zone, zone_warnings = _zone(flags.time_zone)
+    warnings = [*flags.warnings, *zone_warnings]
     notes = [
         "kured's --end-time is a time of day, inclusive to the end of its second; a window "
         f"is a start and a duration: a window below that ends at {end} ({zone}) lasts until "

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -54,10 +55,20 @@ NS = 1_000_000_000
 NOW = parse_time("2027-01-01T00:00:00Z")
 
 
-def kumaco(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def kumaco(
+    *args: str, stdin: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The console script, with no ``KURED_*`` variable but those of ``env``."""
     assert KUMACO, "the kumaco console script is not installed in this environment"
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith("KURED_")}
     return subprocess.run(
-        [KUMACO, *args], input=stdin, capture_output=True, text=True, timeout=120, check=False
+        [KUMACO, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**inherited, **(env or {})},
     )
 
 
@@ -525,3 +536,56 @@ def test_a_flag_kured_v1_does_not_have_is_a_usage_error_naming_it() -> None:
     done = kumaco("convert", "--period", "1h", "--reboot-sentinal", "/x")
     assert (done.returncode, done.stdout) == (2, "")
     assert "unrecognized arguments: --reboot-sentinal /x" in done.stderr
+
+
+def test_kured_variables_are_its_flags_and_the_command_line_wins() -> None:
+    env = {
+        "KURED_REBOOT_DAYS": "sat,sun",  # a list: comma-separated, as kured's Set reads it
+        "KURED_START_TIME": "21:00",
+        "KURED_END_TIME": "04:00",
+        "KURED_CONCURRENCY": "2",
+        "KURED_BLOCKING_POD_SELECTOR": "app=db",
+        "KURED_PROMETHEUS_URL": "http://prom:9090",
+        "KURED_ALERT_FILTER_REGEXP": "^Watchdog$",
+        "KURED_LOCK_RELEASE_DELAY": "10m",
+        "KURED_TIME_ZONE": "",  # empty: unset (viper), kured's default UTC
+    }
+    given = ["--start-time", "22:00", "--blocking-pod-selector", "team=storage"]
+    by_env = kumaco("convert", *given, "-n", "maintenance", "-o", "json", env=env)
+    assert (by_env.returncode, by_env.stderr) == (0, "")
+    by_flags = kumaco(
+        "convert",
+        *("--reboot-days", "sat,sun", "--start-time", "22:00", "--end-time", "04:00"),
+        *("--concurrency", "2", "--blocking-pod-selector", "team=storage"),
+        *("--prometheus-url", "http://prom:9090", "--alert-filter-regexp", "^Watchdog$"),
+        *("--lock-release-delay", "10m", "-n", "maintenance", "-o", "json"),
+    )
+    assert json.loads(by_env.stdout) == json.loads(by_flags.stdout)
+    doc = json.loads(by_env.stdout)
+    assert [w["data"]["startTime"] for w in doc["windows"]] == [
+        "0 22 * * SUN",  # 22:00 from the command line, not the variable's 21:00
+        "0 0 * * SAT",
+        "0 22 * * SAT",
+    ]
+    assert doc["rebootInhibitors"][0] == "--blocking-pod-selector=team=storage"
+    assert doc["kumaco"][0] == "--max-in-progress=2"
+
+
+def test_a_kured_variable_without_a_kumaco_equivalent_is_noted_and_a_refused_one_ignored() -> None:
+    env = {"KURED_PERIOD": "30m", "KURED_DS_NAME": "kured", "KURED_LOCK_TTL": "1d"}
+    done = kumaco("convert", "--reboot-days", "sat", "-o", "json", env=env)
+    assert done.returncode == 0
+    doc = json.loads(done.stdout)
+    assert [n.split(":")[0] for n in doc["notes"] if n.startswith("--")] == [
+        "--period",
+        "--ds-name",
+    ]
+    # kured's Set refuses 1d and kured does not check that error: no --lock-ttl, as there.
+    assert not any(f.startswith("--in-progress-timeout") for f in doc["kumaco"])
+    assert doc["warnings"] == [
+        'KURED_LOCK_TTL: unknown unit "d" in duration "1d" (e.g. 90s, 10m, 1h30m); kured v1 '
+        "ignores a "
+        "variable its flag refuses (it does not check that error): --lock-ttl keeps its "
+        "default, and so does the conversion"
+    ]
+    assert done.stderr == f"warning: {doc['warnings'][0]}\n"
