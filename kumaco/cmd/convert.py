@@ -28,7 +28,7 @@ from kumaco.cmd.common import EXIT_OK, Output, now_ns
 from kumaco.cmd.flags import UsageError, duration_flag, parse_bool
 from kumaco.cmd.registry import KUMACO, Command, Source
 from kumaco.core.errors import InvalidInput
-from kumaco.migration.kuredv1 import NO_EQUIVALENT, KuredFlags, convert
+from kumaco.migration.kuredv1 import NO_EQUIVALENT, KuredFlags, convert, regexp_error
 from kumaco.views import conversion
 from kumaco.views.conversion import Converted
 
@@ -88,7 +88,7 @@ CONVERTED: dict[str, str] = {
     "--concurrency": "int",
     "--blocking-pod-selector": "array",
     "--prometheus-url": "string",
-    "--alert-filter-regexp": "string",
+    "--alert-filter-regexp": "regexp",
     "--alert-firing-only": "bool",
     "--alert-filter-match-only": "bool",
     "--lock-ttl": "duration",
@@ -110,6 +110,8 @@ def _refused(flag: str, kind: str, text: str) -> str | None:
             _go_int(text)
         elif kind == "bool":
             parse_bool(text)
+        elif kind == "regexp":
+            return regexp_error(text)
     except UsageError as exc:
         return str(exc).removeprefix(f"{flag}: ")
     except (ValueError, argparse.ArgumentTypeError):
@@ -206,7 +208,9 @@ def _convert_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
         "%(prog)s [kured v1's flags ...] [--name NAME] [-n NS] [--output {text,json,yaml}] "
         "[--output-file PATH]"
     )
-    kured = p.add_argument_group("kured v1's flags (its defaults, its syntax)")
+    kured = p.add_argument_group(
+        "kured v1's flags (its defaults, its syntax; or KURED_<FLAG>, as kured reads it)"
+    )
     add = kured.add_argument
     add(
         "--reboot-days",
@@ -218,22 +222,30 @@ def _convert_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
     add(
         "--start-time",
         metavar="T",
-        help="time of day (15:04, 3pm, ...)",
+        help="time of day (15:04, 3pm, ...; default: 0:00)",
     )
-    add("--end-time", metavar="T", help="time of day, inclusive")
-    add("--time-zone", metavar="ZONE", help="the zone of those times")
-    add("--concurrency", metavar="N", help="nodes rebooting at once")
+    add("--end-time", metavar="T", help="time of day, inclusive (default: 23:59:59)")
+    add("--time-zone", metavar="ZONE", help="the zone of those times (default: UTC)")
+    add("--concurrency", metavar="N", help="nodes rebooting at once (default: 1)")
     add(
         "--blocking-pod-selector",
         action="append",
         metavar="SEL",
         help="pods whose presence on a node blocks its reboot (repeatable; default: none)",
     )
-    add("--prometheus-url", metavar="URL", help="Prometheus whose alerts block reboots")
-    add("--alert-filter-regexp", metavar="RE", help="alert names to ignore")
+    add(
+        "--prometheus-url",
+        metavar="URL",
+        help="Prometheus whose alerts block reboots (default: none)",
+    )
+    add(
+        "--alert-filter-regexp",
+        metavar="RE",
+        help="alert names to ignore, a Go regexp (default: none)",
+    )
     for flag, text in (
-        ("--alert-firing-only", "only firing alerts block"),
-        ("--alert-filter-match-only", "only alerts the regexp matches block"),
+        ("--alert-firing-only", "only firing alerts block (default: false)"),
+        ("--alert-filter-match-only", "only alerts the regexp matches block (default: false)"),
     ):
         add(flag, type=parse_bool, nargs="?", const=True, metavar="BOOL", help=text)
     add(
@@ -249,7 +261,8 @@ def _convert_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
     noted = p.add_argument_group(
         "kured v1's flags kumaco has no equivalent of (accepted, their values checked, and noted)"
     )
-    for flag, (kind, note) in NO_EQUIVALENT.items():
+    for flag, (kind, what) in NO_EQUIVALENT.items():
+        note = f"{what} (default: kured's)"
         if kind == "bool":
             noted.add_argument(
                 flag, type=parse_bool, nargs="?", const=True, metavar="BOOL", help=note

@@ -1,23 +1,27 @@
 """kured v1's reboot schedule read exactly as kured reads it, and the windows that equal it.
 
 Contract: pure (no I/O, no clock: ``now`` is passed in). :func:`parse_days` is kured's
-``--reboot-days`` (its ``parseWeekdays``: a number 0-6 or a day name, any case, ``su``
-to ``sunday``; empty items skipped); :func:`parse_clock` its ``--start-time`` and
+``--reboot-days`` (its ``parseWeekdays``: a number 0-6 or a day name, any case, ``su`` to
+``sunday``; empty items skipped); :func:`parse_clock` its ``--start-time`` and
 ``--end-time`` (Go's ``time.ParseInLocation`` with kured's layouts, tried in order:
-:data:`LAYOUTS`). :func:`weekly_intervals` is the set of instants kured's
-``TimeWindow.Contains`` accepts, as merged intervals of a week of local time: on each
-reboot day, ``[start, end]`` -- kured's end is inclusive to the last nanosecond of its
-second -- or, when the start is after the end (a window that crosses midnight), the two
-ends of that same calendar day, ``[00:00, end]`` and ``[start, 24:00)``: kured tests the
-day of the instant, not of the window's start. :func:`convert` turns kured's flags into
-window specifications (a cron ``startTime``, a Go duration, the days) and the flags of
-kumaco and of kured v2's ``reboot-inhibitors``, with a note for each difference in
-meaning and a warning for what cannot be kept exactly. Bad input raises
+:data:`LAYOUTS`). :func:`regexp_error` says why Go's ``regexp.Compile`` refuses an
+``--alert-filter-regexp`` (only where Python's ``re`` agrees). :func:`weekly_intervals` is
+the set of instants kured's ``TimeWindow.Contains`` accepts, as merged intervals of a week
+of local time: on each reboot day, ``[start, end]`` -- kured's end is inclusive to the last
+nanosecond of its second -- or, when the start is after the end (a window that crosses
+midnight), the two ends of that same calendar day, ``[00:00, end]`` and ``[start, 24:00)``:
+kured tests the day of the instant, not of the window's start. :func:`convert` turns kured's
+flags into window specifications (a cron ``startTime``, a Go duration, the days) and the
+flags of kumaco and of kured v2's ``reboot-inhibitors``, with a note for each difference in
+meaning (and one for each flag of :data:`NO_EQUIVALENT` given) and a warning for what cannot
+be kept exactly (a clock change only when it falls inside a window). Bad input raises
 :class:`~kumaco.core.errors.InvalidInput` naming kured's flag.
 """
 
 from __future__ import annotations
 
+import re
+import warnings as python_warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -78,6 +82,39 @@ def parse_days(values: Iterable[str]) -> frozenset[int]:
                 "a day name (su, mon, tuesday, ...) or 0-6"
             )
     return frozenset(days)
+
+
+#: Python's ``re`` errors (their message's start) for patterns that Go's RE2 refuses too.
+_REFUSED_BY_BOTH = (
+    "missing ), unterminated subpattern",
+    "unbalanced parenthesis",
+    "unterminated character set",
+    "multiple repeat",
+    "bad character range",
+    "bad escape (end of pattern)",
+    "min repeat greater than max repeat",
+)
+
+
+def regexp_error(text: str) -> str | None:
+    r"""Why Go's ``regexp.Compile`` (kured's ``--alert-filter-regexp``) refuses ``text``.
+
+    Only what Python's ``re`` refuses too, for a reason RE2 shares (an unbalanced
+    parenthesis, an unterminated set, a repeat of nothing or of a repeat, a bad range, a
+    trailing backslash); None otherwise: RE2 syntax that Python lacks (``\pL``, ``\z``)
+    passes, and so does Python syntax RE2 lacks (a lookahead), which kured then refuses.
+    """
+    try:
+        with python_warnings.catch_warnings():
+            python_warnings.simplefilter("ignore")  # "possible nested set": [[:alpha:]]
+            re.compile(text)
+    except re.error as exc:
+        after = text[exc.pos - 1] if exc.pos else "("  # Go repeats an anchor (^*), not nothing
+        if exc.msg.startswith(_REFUSED_BY_BOTH) or (
+            exc.msg == "nothing to repeat" and after in "(|"
+        ):
+            return f"{exc.msg} at position {exc.pos}"
+    return None
 
 
 @dataclass(frozen=True, order=True)
@@ -468,6 +505,12 @@ def _dst_warnings(zone: str, specs: Sequence[WindowSpec], now: int) -> list[str]
 def convert(flags: KuredFlags, now: int) -> Conversion:
     """The windows and flags equal to kured v1's ``flags``; notes and warnings on the way."""
     days = parse_days(flags.reboot_days)
+    refused = regexp_error(flags.alert_filter_regexp)
+    if refused is not None:
+        raise InvalidInput(
+            f"--alert-filter-regexp: {excerpt(flags.alert_filter_regexp)}: kured rejects it "
+            f"(not a Go regular expression: {refused})"
+        )
     start = parse_clock("--start-time", flags.start_time)
     end = parse_clock("--end-time", flags.end_time)
     zone, zone_warnings = _zone(flags.time_zone)

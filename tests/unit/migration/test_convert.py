@@ -43,6 +43,7 @@ from kumaco.migration.kuredv1 import (
     cron_days,
     parse_clock,
     parse_days,
+    regexp_error,
     weekly_intervals,
 )
 from kumaco.views.conversion import Converted, configmaps
@@ -589,3 +590,46 @@ def test_a_kured_variable_without_a_kumaco_equivalent_is_noted_and_a_refused_one
         "default, and so does the conversion"
     ]
     assert done.stderr == f"warning: {doc['warnings'][0]}\n"
+
+
+# --- --alert-filter-regexp: Go's regexp.Compile refuses it at kured's start ----------------------
+
+REFUSED_REGEXPS = ["(", ")", "[a", "[^]", "*", "a|*", "(*)", "a**", "x**?", "a{2}*", "a{3,2}"]
+REFUSED_REGEXPS += ["[z-a]", "\\", "(?:a", "^(Watchdog|InfoInhibitor$"]
+KEPT_REGEXPS = ["^Watchdog$", "^(Watchdog|InfoInhibitor)$", "", "(?i)abc", "a*?", "x{,3}"]
+KEPT_REGEXPS += [r"\pL+", r"\z", "(?P<n>x)", "^*", "$*", r"\b*", "[[:alpha:]]+"]  # RE2's, not re's
+
+
+@pytest.mark.oracle
+def test_a_regexp_refused_is_one_go_refuses_and_the_kept_ones_go_accepts(
+    robfig_oracle: Oracle,
+) -> None:
+    for text in REFUSED_REGEXPS:
+        assert regexp_error(text) is not None, text
+        assert "error" in robfig_oracle.regexp(text), text
+    for text in KEPT_REGEXPS:
+        assert regexp_error(text) is None, text
+        assert robfig_oracle.regexp(text) == {"ok": True}, text
+
+
+@pytest.mark.oracle
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet="()[]{}*+?|^$\\-:,a1pPz", max_size=8))
+def test_any_regexp_refused_is_one_go_refuses(robfig_oracle: Oracle, text: str) -> None:
+    if regexp_error(text) is not None:
+        assert "error" in robfig_oracle.regexp(text), text
+
+
+def test_an_invalid_alert_filter_regexp_is_a_usage_error_naming_the_flag() -> None:
+    done = kumaco("convert", "--prometheus-url", "http://prom:9090", "--alert-filter-regexp", "(")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "kumaco convert: --alert-filter-regexp: '(': kured rejects it (not a Go regular "
+        "expression: missing ), unterminated subpattern at position 0)\n"
+    )
+    alone = kumaco("convert", "--alert-filter-regexp", "a**")  # kured checks it at start
+    assert alone.returncode == 2 and "--alert-filter-regexp: 'a**'" in alone.stderr
+    for text in (r"^(Watchdog|InfoInhibitor)$", r"\pL+"):  # valid Go: passed on
+        kept = kumaco("convert", "--prometheus-url", "http://p", "--alert-filter-regexp", text)
+        assert (kept.returncode, kept.stderr) == (0, "")
+        assert f"#   --alert-filter-regexp={text}\n" in kept.stdout
