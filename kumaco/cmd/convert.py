@@ -101,6 +101,12 @@ def env_name(flag: str) -> str:
     return "KURED_" + flag[2:].upper().replace("-", "_")
 
 
+#: What Go's ``strconv.ParseBool`` (a pflag bool's ``Set``) accepts.
+GO_BOOLS = frozenset(
+    ("1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False")
+)
+
+
 def _refused(flag: str, kind: str, text: str) -> str | None:
     """Why kured's flag would refuse ``text`` (its pflag ``Set``), or None."""
     try:
@@ -108,8 +114,8 @@ def _refused(flag: str, kind: str, text: str) -> str | None:
             duration_flag(flag, text)
         elif kind == "int":
             _go_int(text)
-        elif kind == "bool":
-            parse_bool(text)
+        elif kind == "bool" and text not in GO_BOOLS:
+            raise ValueError(text)
         elif kind == "regexp":
             return regexp_error(text)
     except UsageError as exc:

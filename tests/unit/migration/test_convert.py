@@ -574,6 +574,7 @@ def test_kured_variables_are_its_flags_and_the_command_line_wins() -> None:
 
 def test_a_kured_variable_without_a_kumaco_equivalent_is_noted_and_a_refused_one_ignored() -> None:
     env = {"KURED_PERIOD": "30m", "KURED_DS_NAME": "kured", "KURED_LOCK_TTL": "1d"}
+    env |= {"KURED_ALERT_FIRING_ONLY": "yes", "KURED_PROMETHEUS_URL": "http://p"}
     done = kumaco("convert", "--reboot-days", "sat", "-o", "json", env=env)
     assert done.returncode == 0
     doc = json.loads(done.stdout)
@@ -583,13 +584,20 @@ def test_a_kured_variable_without_a_kumaco_equivalent_is_noted_and_a_refused_one
     ]
     # kured's Set refuses 1d and kured does not check that error: no --lock-ttl, as there.
     assert not any(f.startswith("--in-progress-timeout") for f in doc["kumaco"])
-    assert doc["warnings"] == [
+    # Go's ParseBool refuses "yes": --alert-firing-only stays false there too.
+    assert doc["rebootInhibitors"] == ["--prometheus-url=http://p"]
+    assert doc["warnings"][:1] == [  # in the order convert lists the flags
+        "KURED_ALERT_FIRING_ONLY: 'yes' is not a boolean; kured v1 ignores a variable its flag "
+        "refuses (it does not check that error): --alert-firing-only keeps its default, and so "
+        "does the conversion"
+    ]
+    assert doc["warnings"][1:] == [
         'KURED_LOCK_TTL: unknown unit "d" in duration "1d" (e.g. 90s, 10m, 1h30m); kured v1 '
         "ignores a "
         "variable its flag refuses (it does not check that error): --lock-ttl keeps its "
         "default, and so does the conversion"
     ]
-    assert done.stderr == f"warning: {doc['warnings'][0]}\n"
+    assert done.stderr == "".join(f"warning: {w}\n" for w in doc["warnings"])
 
 
 # --- --alert-filter-regexp: Go's regexp.Compile refuses it at kured's start ----------------------
