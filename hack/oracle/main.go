@@ -54,6 +54,10 @@
 //	    -> {"clock":[h,mi,s,ns],"layout":i} from the first layout that parses text (in UTC),
 //	    or {"error":"..."} when none does.
 //
+// Go's regexp.Compile, as kured v1's --alert-filter-regexp takes its value:
+//
+//	{"op":"regexp","text":"..."} -> {"ok":true} or {"error":"..."}
+//
 // Zones are resolved by time.LoadLocation; set ZONEINFO to make it read the
 // same tz database as the code under test (time/tzdata is the fallback).
 package main
@@ -65,6 +69,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"time"
 	_ "time/tzdata"
 
@@ -314,6 +319,12 @@ func main() {
 			resp = kuredSelector(req.Text)
 		case "parseclock":
 			resp = parseClock(req.Layouts, req.Text)
+		case "regexp":
+			if _, err := regexp.Compile(req.Text); err != nil {
+				resp = map[string]any{"error": err.Error()}
+			} else {
+				resp = map[string]any{"ok": true}
+			}
 		default:
 			resp = map[string]any{"error": fmt.Sprintf("unknown op %q", req.Op)}
 		}

@@ -3,7 +3,11 @@
 Contract: :data:`CONVERT` is the command (:mod:`kumaco.cmd.registry`; ``kumaco`` only,
 no input file). It takes kured v1's own flags, with kured's defaults and value syntax
 (``--reboot-days`` comma-separated or repeated, ``--blocking-pod-selector`` repeated),
-converts them with :func:`kumaco.migration.kuredv1.convert` and prints through
+all of them: those kumaco has no equivalent of
+(:data:`~kumaco.migration.kuredv1.NO_EQUIVALENT`, ``--period``, ``--ds-name``, ...) are
+checked as kured checks their values and become notes; a flag kured does not have is a
+usage error naming it. It converts them with :func:`kumaco.migration.kuredv1.convert`
+and prints through
 :data:`CONVERSIONS` (:mod:`kumaco.views.conversion`): by default a YAML stream of the
 window ConfigMaps for ``kubectl apply -f``, the kumaco and kured v2 ``reboot-inhibitors``
 flags and the notes in comments before it. What cannot be kept exactly is a warning on
@@ -15,14 +19,16 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
 import shlex
+from collections.abc import Mapping
 from typing import TextIO
 
 from kumaco.cmd.common import EXIT_OK, Output, now_ns
 from kumaco.cmd.flags import UsageError, duration_flag, parse_bool
 from kumaco.cmd.registry import KUMACO, Command, Source
 from kumaco.core.errors import InvalidInput
-from kumaco.migration.kuredv1 import KuredFlags, convert
+from kumaco.migration.kuredv1 import NO_EQUIVALENT, KuredFlags, convert, regexp_error
 from kumaco.views import conversion
 from kumaco.views.conversion import Converted
 
@@ -42,24 +48,135 @@ def _days(values: list[str] | None) -> tuple[str, ...]:
     return tuple(day for value in values for row in csv.reader([value]) for day in row)
 
 
-def _flags(args: argparse.Namespace) -> KuredFlags:
+def _dest(flag: str) -> str:
+    return flag[2:].replace("-", "_")
+
+
+def _go_int(text: str) -> int:
+    """An int flag's value as pflag takes it (Go's ``ParseInt(text, 0, 64)``: 0x1f, 010)."""
     try:
-        concurrency = int(args.concurrency)
+        return int(text, 0)
+    except ValueError:
+        return int(text, 8 if text.lstrip("+-").startswith("0") else 10)
+
+
+def _no_equivalent(args: argparse.Namespace) -> tuple[str, ...]:
+    """The flags given that kumaco has no equivalent of, their values checked as kured does."""
+    given = []
+    for flag, (kind, _note) in NO_EQUIVALENT.items():
+        value = getattr(args, _dest(flag))
+        if value is None:
+            continue
+        if kind == "duration":
+            duration_flag(flag, value)
+        elif kind == "int":
+            try:
+                _go_int(value)
+            except ValueError:
+                raise UsageError(f"{flag}: {value!r} is not a number") from None
+        given.append(flag)
+    return tuple(given)
+
+
+#: The kinds (as :data:`~kumaco.migration.kuredv1.NO_EQUIVALENT`'s, ``array`` for pflag's
+#: string array: repeatable, no comma-splitting) of kured v1's flags that are converted.
+CONVERTED: dict[str, str] = {
+    "--reboot-days": "list",
+    "--start-time": "string",
+    "--end-time": "string",
+    "--time-zone": "string",
+    "--concurrency": "int",
+    "--blocking-pod-selector": "array",
+    "--prometheus-url": "string",
+    "--alert-filter-regexp": "regexp",
+    "--alert-firing-only": "bool",
+    "--alert-filter-match-only": "bool",
+    "--lock-ttl": "duration",
+    "--lock-release-delay": "duration",
+}
+
+
+def env_name(flag: str) -> str:
+    """The variable kured v1 reads for ``flag`` (its ``flagToEnvVar``): ``KURED_REBOOT_DAYS``."""
+    return "KURED_" + flag[2:].upper().replace("-", "_")
+
+
+#: What Go's ``strconv.ParseBool`` (a pflag bool's ``Set``) accepts.
+GO_BOOLS = frozenset(
+    ("1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False")
+)
+
+
+def _refused(flag: str, kind: str, text: str) -> str | None:
+    """Why kured's flag would refuse ``text`` (its pflag ``Set``), or None."""
+    try:
+        if kind == "duration":
+            duration_flag(flag, text)
+        elif kind == "int":
+            _go_int(text)
+        elif kind == "bool" and text not in GO_BOOLS:
+            raise ValueError(text)
+        elif kind == "regexp":
+            return regexp_error(text)
+    except UsageError as exc:
+        return str(exc).removeprefix(f"{flag}: ")
+    except (ValueError, argparse.ArgumentTypeError):
+        return f"{text!r} is not a {'number' if kind == 'int' else 'boolean'}"
+    return None
+
+
+def _read_env(args: argparse.Namespace, env: Mapping[str, str]) -> list[str]:
+    """Each kured flag not on the command line from its ``KURED_<FLAG>``, as kured v1 reads it.
+
+    kured (viper) sets a flag not given from its variable when that is not empty, as one
+    pflag ``Set`` of the whole text (a list's is comma-separated, an array's one item); it
+    does not check that ``Set``'s error: a value the flag refuses is ignored, the flag keeps
+    its default. That is a warning here.
+    """
+    warnings = []
+    kinds = {**CONVERTED, **{flag: kind for flag, (kind, _note) in NO_EQUIVALENT.items()}}
+    for flag, kind in kinds.items():
+        name, dest = env_name(flag), _dest(flag)
+        text = env.get(name, "")
+        if getattr(args, dest) is not None or not text:
+            continue
+        reason = _refused(flag, kind, text)
+        if reason is not None:
+            warnings.append(
+                f"{name}: {reason}; kured v1 ignores a variable its flag refuses (it does not "
+                f"check that error): {flag} keeps its default, and so does the conversion"
+            )
+            continue
+        value: object = text
+        if kind in ("list", "array"):
+            value = [text]
+        elif kind == "bool":
+            value = parse_bool(text)
+        setattr(args, dest, value)
+    return warnings
+
+
+def _flags(args: argparse.Namespace, env: Mapping[str, str]) -> KuredFlags:
+    env_warnings = _read_env(args, env)
+    try:
+        concurrency = int(args.concurrency or "1")
     except ValueError:
         raise UsageError(f"--concurrency: {args.concurrency!r} is not a number") from None
     return KuredFlags(
         reboot_days=_days(args.reboot_days),
-        start_time=args.start_time,
-        end_time=args.end_time,
-        time_zone=args.time_zone,
+        start_time=args.start_time or DEFAULTS.start_time,
+        end_time=args.end_time or DEFAULTS.end_time,
+        time_zone=args.time_zone or DEFAULTS.time_zone,
         concurrency=concurrency,
         blocking_pod_selectors=tuple(args.blocking_pod_selector or ()),
-        prometheus_url=args.prometheus_url,
-        alert_filter_regexp=args.alert_filter_regexp,
-        alert_firing_only=args.alert_firing_only,
-        alert_filter_match_only=args.alert_filter_match_only,
+        prometheus_url=args.prometheus_url or "",
+        alert_filter_regexp=args.alert_filter_regexp or "",
+        alert_firing_only=bool(args.alert_firing_only),
+        alert_filter_match_only=bool(args.alert_filter_match_only),
         lock_ttl=duration_flag("--lock-ttl", args.lock_ttl),
         lock_release_delay=duration_flag("--lock-release-delay", args.lock_release_delay),
+        no_equivalent=_no_equivalent(args),
+        warnings=tuple(env_warnings),
     )
 
 
@@ -79,7 +196,7 @@ def _source(flags: KuredFlags) -> str:
 
 
 def _convert(args: argparse.Namespace, _source_: Source, out: TextIO, err: TextIO) -> int:
-    flags = _flags(args)
+    flags = _flags(args, os.environ)
     try:
         result = convert(flags, now_ns())
     except InvalidInput as exc:
@@ -93,7 +210,13 @@ def _convert(args: argparse.Namespace, _source_: Source, out: TextIO, err: TextI
 
 
 def _convert_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
-    kured = p.add_argument_group("kured v1's flags (its defaults, its syntax)")
+    p.usage = (
+        "%(prog)s [kured v1's flags ...] [--name NAME] [-n NS] [--output {text,json,yaml}] "
+        "[--output-file PATH]"
+    )
+    kured = p.add_argument_group(
+        "kured v1's flags (its defaults, its syntax; or KURED_<FLAG>, as kured reads it)"
+    )
     add = kured.add_argument
     add(
         "--reboot-days",
@@ -104,38 +227,56 @@ def _convert_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
     )
     add(
         "--start-time",
-        default=DEFAULTS.start_time,
         metavar="T",
-        help="time of day (15:04, 3pm, ...)",
+        help="time of day (15:04, 3pm, ...; default: 0:00)",
     )
-    add("--end-time", default=DEFAULTS.end_time, metavar="T", help="time of day, inclusive")
-    add("--time-zone", default=DEFAULTS.time_zone, metavar="ZONE", help="the zone of those times")
-    add("--concurrency", default="1", metavar="N", help="nodes rebooting at once")
+    add("--end-time", metavar="T", help="time of day, inclusive (default: 23:59:59)")
+    add("--time-zone", metavar="ZONE", help="the zone of those times (default: UTC)")
+    add("--concurrency", metavar="N", help="nodes rebooting at once (default: 1)")
     add(
         "--blocking-pod-selector",
         action="append",
         metavar="SEL",
         help="pods whose presence on a node blocks its reboot (repeatable; default: none)",
     )
-    add("--prometheus-url", default="", metavar="URL", help="Prometheus whose alerts block reboots")
-    add("--alert-filter-regexp", default="", metavar="RE", help="alert names to ignore")
+    add(
+        "--prometheus-url",
+        metavar="URL",
+        help="Prometheus whose alerts block reboots (default: none)",
+    )
+    add(
+        "--alert-filter-regexp",
+        metavar="RE",
+        help="alert names to ignore, a Go regexp (default: none)",
+    )
     for flag, text in (
-        ("--alert-firing-only", "only firing alerts block"),
-        ("--alert-filter-match-only", "only alerts the regexp matches block"),
+        ("--alert-firing-only", "only firing alerts block (default: false)"),
+        ("--alert-filter-match-only", "only alerts the regexp matches block (default: false)"),
     ):
-        add(flag, type=parse_bool, nargs="?", const=True, default=False, metavar="BOOL", help=text)
+        add(flag, type=parse_bool, nargs="?", const=True, metavar="BOOL", help=text)
     add(
         "--lock-ttl",
-        default="",
         metavar="DURATION",
         help="a lock held longer expires (default: off)",
     )
     add(
         "--lock-release-delay",
-        default="",
         metavar="DURATION",
         help="hold the lock this long after a reboot (default: off)",
     )
+    noted = p.add_argument_group(
+        "kured v1's flags kumaco has no equivalent of (accepted, their values checked, and noted)"
+    )
+    for flag, (kind, what) in NO_EQUIVALENT.items():
+        note = f"{what} (default: kured's)"
+        if kind == "bool":
+            noted.add_argument(
+                flag, type=parse_bool, nargs="?", const=True, metavar="BOOL", help=note
+            )
+        elif kind == "list":
+            noted.add_argument(flag, action="append", metavar=kind.upper(), help=note)
+        else:
+            noted.add_argument(flag, metavar=kind.upper(), help=note)
     p.add_argument(
         "--name",
         default="kured-v1",

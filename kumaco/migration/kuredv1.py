@@ -1,23 +1,27 @@
 """kured v1's reboot schedule read exactly as kured reads it, and the windows that equal it.
 
 Contract: pure (no I/O, no clock: ``now`` is passed in). :func:`parse_days` is kured's
-``--reboot-days`` (its ``parseWeekdays``: a number 0-6 or a day name, any case, ``su``
-to ``sunday``; empty items skipped); :func:`parse_clock` its ``--start-time`` and
+``--reboot-days`` (its ``parseWeekdays``: a number 0-6 or a day name, any case, ``su`` to
+``sunday``; empty items skipped); :func:`parse_clock` its ``--start-time`` and
 ``--end-time`` (Go's ``time.ParseInLocation`` with kured's layouts, tried in order:
-:data:`LAYOUTS`). :func:`weekly_intervals` is the set of instants kured's
-``TimeWindow.Contains`` accepts, as merged intervals of a week of local time: on each
-reboot day, ``[start, end]`` -- kured's end is inclusive to the last nanosecond of its
-second -- or, when the start is after the end (a window that crosses midnight), the two
-ends of that same calendar day, ``[00:00, end]`` and ``[start, 24:00)``: kured tests the
-day of the instant, not of the window's start. :func:`convert` turns kured's flags into
-window specifications (a cron ``startTime``, a Go duration, the days) and the flags of
-kumaco and of kured v2's ``reboot-inhibitors``, with a note for each difference in
-meaning and a warning for what cannot be kept exactly. Bad input raises
+:data:`LAYOUTS`). :func:`regexp_error` says why Go's ``regexp.Compile`` refuses an
+``--alert-filter-regexp`` (only where Python's ``re`` agrees). :func:`weekly_intervals` is
+the set of instants kured's ``TimeWindow.Contains`` accepts, as merged intervals of a week
+of local time: on each reboot day, ``[start, end]`` -- kured's end is inclusive to the last
+nanosecond of its second -- or, when the start is after the end (a window that crosses
+midnight), the two ends of that same calendar day, ``[00:00, end]`` and ``[start, 24:00)``:
+kured tests the day of the instant, not of the window's start. :func:`convert` turns kured's
+flags into window specifications (a cron ``startTime``, a Go duration, the days) and the
+flags of kumaco and of kured v2's ``reboot-inhibitors``, with a note for each difference in
+meaning (and one for each flag of :data:`NO_EQUIVALENT` given) and a warning for what cannot
+be kept exactly (a clock change only when it falls inside a window). Bad input raises
 :class:`~kumaco.core.errors.InvalidInput` naming kured's flag.
 """
 
 from __future__ import annotations
 
+import re
+import warnings as python_warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -25,9 +29,14 @@ from kumaco.core.errors import InvalidInput, excerpt
 from kumaco.core.golang import gostrconv
 from kumaco.core.time import zones
 from kumaco.core.time.durations import SECOND, format_go_duration
+from kumaco.core.windows.daylight_saving import dst_notes
+from kumaco.core.windows.format import parse_window
+from kumaco.core.windows.window import Window
 
 DAY_SECONDS = 86_400
 WEEK_SECONDS = 7 * DAY_SECONDS
+#: How far ahead the zone's clock changes are looked at: a year (each rule once).
+HORIZON_SECONDS = 366 * DAY_SECONDS
 #: kured's ``parseTime`` layouts, in the order it tries them.
 LAYOUTS = ("15:04", "15:04:05", "03:04pm", "15", "03pm", "3pm")
 DAY_NAMES = ("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT")
@@ -73,6 +82,39 @@ def parse_days(values: Iterable[str]) -> frozenset[int]:
                 "a day name (su, mon, tuesday, ...) or 0-6"
             )
     return frozenset(days)
+
+
+#: Python's ``re`` errors (their message's start) for patterns that Go's RE2 refuses too.
+_REFUSED_BY_BOTH = (
+    "missing ), unterminated subpattern",
+    "unbalanced parenthesis",
+    "unterminated character set",
+    "multiple repeat",
+    "bad character range",
+    "bad escape (end of pattern)",
+    "min repeat greater than max repeat",
+)
+
+
+def regexp_error(text: str) -> str | None:
+    r"""Why Go's ``regexp.Compile`` (kured's ``--alert-filter-regexp``) refuses ``text``.
+
+    Only what Python's ``re`` refuses too, for a reason RE2 shares (an unbalanced
+    parenthesis, an unterminated set, a repeat of nothing or of a repeat, a bad range, a
+    trailing backslash); None otherwise: RE2 syntax that Python lacks (``\pL``, ``\z``)
+    passes, and so does Python syntax RE2 lacks (a lookahead), which kured then refuses.
+    """
+    try:
+        with python_warnings.catch_warnings():
+            python_warnings.simplefilter("ignore")  # "possible nested set": [[:alpha:]]
+            re.compile(text)
+    except re.error as exc:
+        after = text[exc.pos - 1] if exc.pos else "("  # Go repeats an anchor (^*), not nothing
+        if exc.msg.startswith(_REFUSED_BY_BOTH) or (
+            exc.msg == "nothing to repeat" and after in "(|"
+        ):
+            return f"{exc.msg} at position {exc.pos}"
+    return None
 
 
 @dataclass(frozen=True, order=True)
@@ -217,6 +259,13 @@ class WindowSpec:
         """The duration, its zero units left out (``4h1s``, ``2h``: Go reads both)."""
         return compact_duration(self.duration)
 
+    def data(self, zone: str) -> dict[str, str]:
+        """The window ConfigMap's ``data`` (``timeZone`` left out in UTC)."""
+        data = {"startTime": self.start_time, "duration": self.duration_text, "nodeSelector": ""}
+        if zone != "UTC":
+            data["timeZone"] = zone
+        return data
+
     @property
     def suffix(self) -> str:
         """A name suffix: the start and the days (``2200-sat``)."""
@@ -278,6 +327,69 @@ def window_specs(intervals: Sequence[tuple[int, int]]) -> tuple[list[WindowSpec]
     return sorted(specs, key=lambda w: (w.days[0], w.clock)), list(dict.fromkeys(warnings))
 
 
+_DAEMON = "kured v2's reboot-daemon does this (its own flags), not kumaco"
+_LOCK = (
+    "kured v1's lock was an annotation on its DaemonSet; kumaco keeps no lock: the "
+    "MaintenanceInProgress condition and --max-in-progress replace it"
+)
+#: kured v1's flags that kumaco has no equivalent of: their kind (``bool``, ``int``,
+#: ``duration``, ``string``, ``list``: pflag's comma-separated, repeatable string slice)
+#: and what becomes of them, as :func:`convert` notes it.
+NO_EQUIVALENT: dict[str, tuple[str, str]] = {
+    "--period": (
+        "duration",
+        "kumaco has no polling period: it admits a node the moment its window opens, not at "
+        "the next look (kured v2's reboot-required-detector has its own --period)",
+    ),
+    "--reboot-sentinel": (
+        "string",
+        "kured v2's reboot-required-detector does this (its own flags): it sets "
+        "kured.dev/reboot-required, which kumaco reads",
+    ),
+    "--reboot-sentinel-command": (
+        "string",
+        "kured v2's reboot-required-detector does this (its own flags): it sets "
+        "kured.dev/reboot-required, which kumaco reads",
+    ),
+    "--ds-name": ("string", _LOCK),
+    "--ds-namespace": ("string", _LOCK),
+    "--lock-annotation": ("string", _LOCK),
+    "--node-id": (
+        "string",
+        "each kured v1 pod's own node; kumaco runs once for the whole cluster",
+    ),
+    "--metrics-host": ("string", "kured v1's metrics; kumaco run has --metrics-bind-address"),
+    "--metrics-port": ("int", "kured v1's metrics; kumaco run has --metrics-bind-address"),
+    "--log-format": ("string", "kured v1's logs; kumaco run has its own --log-format"),
+    **{
+        flag: (kind, _DAEMON)
+        for flag, kind in (
+            ("--reboot-command", "string"),
+            ("--reboot-method", "string"),
+            ("--reboot-signal", "int"),
+            ("--reboot-delay", "duration"),
+            ("--force-reboot", "bool"),
+            ("--drain-delay", "duration"),
+            ("--drain-timeout", "duration"),
+            ("--drain-grace-period", "int"),
+            ("--drain-pod-selector", "string"),
+            ("--skip-wait-for-delete-timeout", "int"),
+            ("--prefer-no-schedule-taint", "string"),
+            ("--pre-reboot-node-labels", "list"),
+            ("--post-reboot-node-labels", "list"),
+            ("--annotate-nodes", "bool"),
+            ("--notify-url", "string"),
+            ("--slack-hook-url", "string"),
+            ("--slack-username", "string"),
+            ("--slack-channel", "string"),
+            ("--message-template-drain", "string"),
+            ("--message-template-reboot", "string"),
+            ("--message-template-uncordon", "string"),
+        )
+    },
+}
+
+
 @dataclass(frozen=True)
 class KuredFlags:
     """kured v1's flags that the conversion reads (their values as kured would receive them)."""
@@ -294,6 +406,10 @@ class KuredFlags:
     alert_filter_match_only: bool = False
     lock_ttl: int = 0  # ns
     lock_release_delay: int = 0  # ns
+    #: The flags of :data:`NO_EQUIVALENT` given (each becomes a note).
+    no_equivalent: tuple[str, ...] = ()
+    #: Warnings from reading the flags (a ``KURED_<FLAG>`` variable kured ignores), first.
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -323,25 +439,82 @@ def _zone(name: str) -> tuple[str, list[str]]:
         raise InvalidInput(f"--time-zone: {exc.reason}") from None
 
 
-def _transitions(zone: str, now: int, horizon: int = 366 * DAY_SECONDS) -> list[int]:
-    """The instants (s) within ``horizon`` of ``now`` at which ``zone``'s offset changes."""
+def _changes(zone: str, now: int) -> list[tuple[int, int, int]]:
+    """``zone``'s offset changes within :data:`HORIZON_SECONDS` after ``now``.
+
+    Each is (instant s, offset before, offset after), from the zone data robfig reads.
+    """
     location = zones.zone_location(zone)
-    found, t = [], now // SECOND
-    while t < now // SECOND + horizon:
-        _offset, _start, end = location.lookup(t)
-        if end >= now // SECOND + horizon:
-            break
-        found.append(end)
+    found: list[tuple[int, int, int]] = []
+    t = now // SECOND
+    while True:
+        before, _start, end = location.lookup(t)
+        if end >= now // SECOND + HORIZON_SECONDS or end <= t:
+            return found
+        after = location.offset(end)
+        if after != before:
+            found.append((end, before, after))
         t = end
-    return found
+
+
+def _across(window: Window, at: int) -> bool:
+    """Whether an occurrence of ``window`` is open on both sides of the instant ``at`` (s)."""
+    t = at * SECOND
+    run = next(window.intervals(t, t + 1), None)
+    return run is not None and run.start < t < run.end
+
+
+def _wall_change(change: tuple[int, int, int]) -> str:
+    """``Sunday 02:00 -> 03:00``: the local day and wall clocks of a change."""
+    at, before, after = change
+    day = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
+    local = at + before
+    return (
+        f"{day[(local // DAY_SECONDS + 4) % 7]} {local % DAY_SECONDS // 3600:02d}:"
+        f"{local % 3600 // 60:02d} -> {(at + after) % DAY_SECONDS // 3600:02d}:"
+        f"{(at + after) % 3600 // 60:02d}"
+    )
+
+
+def _dst_warnings(zone: str, specs: Sequence[WindowSpec], now: int) -> list[str]:
+    """A warning when a clock change of the coming year falls inside the windows, else none.
+
+    Inside: an occurrence is open across it, or it skips or repeats a start (the notes of
+    :func:`~kumaco.core.windows.daylight_saving.dst_notes`, added after the warning). Only
+    there do kured and the windows differ.
+    """
+    windows = [parse_window("", "kured-v1", spec.data(zone)) for spec in specs]
+    valid = [w for w in windows if isinstance(w, Window)]
+    notes = [n for w in valid for n in dst_notes(w, now, now + HORIZON_SECONDS * SECOND)]
+    noted = {n.at // SECOND for n in notes}
+    inside = [
+        c for c in _changes(zone, now) if c[0] in noted or any(_across(w, c[0]) for w in valid)
+    ]
+    if not inside:
+        return []
+    walls = ", ".join(dict.fromkeys(_wall_change(c) for c in inside))
+    warning = (
+        f"{zone} changes its clocks inside kured's window ({walls}): on those nights a window "
+        "keeps its duration where kured's ends at the time of day --end-time (they differ by "
+        "the shift), and a start inside the skipped hour does not fire that day (robfig), "
+        "where kured starts at the shifted time"
+    )
+    return list(dict.fromkeys([warning, *(n.text for n in notes)]))
 
 
 def convert(flags: KuredFlags, now: int) -> Conversion:
     """The windows and flags equal to kured v1's ``flags``; notes and warnings on the way."""
     days = parse_days(flags.reboot_days)
+    refused = regexp_error(flags.alert_filter_regexp)
+    if refused is not None:
+        raise InvalidInput(
+            f"--alert-filter-regexp: {excerpt(flags.alert_filter_regexp)}: kured rejects it "
+            f"(not a Go regular expression: {refused})"
+        )
     start = parse_clock("--start-time", flags.start_time)
     end = parse_clock("--end-time", flags.end_time)
-    zone, warnings = _zone(flags.time_zone)
+    zone, zone_warnings = _zone(flags.time_zone)
+    warnings = [*flags.warnings, *zone_warnings]
     notes = [
         "kured's --end-time is a time of day, inclusive to the end of its second; a window "
         f"is a start and a duration: a window below that ends at {end} ({zone}) lasts until "
@@ -379,14 +552,7 @@ def convert(flags: KuredFlags, now: int) -> Conversion:
             f"--start-time equals --end-time ({start}): kured's window is one second a day"
         )
     if zone != "UTC" and specs and not always:
-        changes = _transitions(zone, now)
-        if changes:
-            warnings.append(
-                f"{zone} changes its clocks: on those nights a window keeps its duration "
-                "where kured's ends at the time of day --end-time (they differ by the shift), "
-                "and a start inside the skipped hour does not fire that day (robfig), where "
-                "kured starts at the shifted time"
-            )
+        warnings += _dst_warnings(zone, specs, now)
     concurrency = flags.concurrency
     if concurrency < 1:
         warnings.append(
@@ -419,6 +585,7 @@ def convert(flags: KuredFlags, now: int) -> Conversion:
             "fires (as kured v1 blocked); kumaco's --block-condition=kured.dev/reboot-inhibited "
             "then stops new admissions there, and a holder finishes"
         )
+    notes += [f"{flag}: {NO_EQUIVALENT[flag][1]}" for flag in dict.fromkeys(flags.no_equivalent)]
     return Conversion(
         zone,
         tuple(specs),

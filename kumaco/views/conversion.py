@@ -48,9 +48,7 @@ def configmaps(c: Converted) -> list[dict[str, Any]]:
             meta["namespace"] = c.namespace
         meta["labels"] = {DEFAULT_CONFIGMAP_SELECTOR: ""}
         meta["annotations"] = {ANNOTATION: c.source}
-        data = {"startTime": spec.start_time, "duration": spec.duration_text, "nodeSelector": ""}
-        if c.conversion.zone != "UTC":
-            data["timeZone"] = c.conversion.zone
+        data = spec.data(c.conversion.zone)
         out.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data})
     return out
 

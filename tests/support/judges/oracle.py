@@ -240,6 +240,11 @@ class Oracle:
         """
         return self._ask({"op": "parseclock", "layouts": list(layouts), "text": text})
 
+    def regexp(self, text: str) -> dict[str, Any]:
+        """Go's ``regexp.Compile``, as kured v1's ``--alert-filter-regexp`` takes its value:
+        ``{"ok": true}`` or ``{"error": "..."}``."""
+        return self._ask({"op": "regexp", "text": text})
+
     # -- Go's time package
 
     def _time(self, request: Mapping[str, Any], key: str) -> Any:

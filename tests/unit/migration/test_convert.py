@@ -16,6 +16,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -34,12 +36,14 @@ from kumaco.core.windows.configmaps import windows_of
 from kumaco.core.windows.window import Window
 from kumaco.migration.kuredv1 import (
     LAYOUTS,
+    NO_EQUIVALENT,
     Clock,
     KuredFlags,
     convert,
     cron_days,
     parse_clock,
     parse_days,
+    regexp_error,
     weekly_intervals,
 )
 from kumaco.views.conversion import Converted, configmaps
@@ -52,10 +56,20 @@ NS = 1_000_000_000
 NOW = parse_time("2027-01-01T00:00:00Z")
 
 
-def kumaco(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def kumaco(
+    *args: str, stdin: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The console script, with no ``KURED_*`` variable but those of ``env``."""
     assert KUMACO, "the kumaco console script is not installed in this environment"
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith("KURED_")}
     return subprocess.run(
-        [KUMACO, *args], input=stdin, capture_output=True, text=True, timeout=120, check=False
+        [KUMACO, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**inherited, **(env or {})},
     )
 
 
@@ -239,26 +253,66 @@ def test_with_daylight_saving_time_they_differ_only_when_the_clocks_change_and_i
     while t < parse_time("2028-01-01T00:00:00Z") // NS:
         t = loc.lookup(t)[2]
         changes.append(t)
-    for miss in mismatches(*case, zone):
+    misses = mismatches(*case, zone)
+    for miss in misses:
         assert any(abs(miss // NS - c) < 86400 for c in changes), (case, miss)
     warnings = convert(KuredFlags(case[0], case[1], case[2], zone), NOW).warnings
-    assert any(w.startswith(f"{zone} changes its clocks") for w in warnings)
+    warned = any(w.startswith(f"{zone} changes its clocks inside kured's window") for w in warnings)
+    assert warned == bool(misses), (case, zone, misses)
 
 
-def test_a_start_with_seconds_opens_at_the_next_minute_and_never_outside_kureds() -> None:
-    days, start, end = ("wed",), "10:00:30", "11:00"
-    late = mismatches(days, start, end, "UTC")
-    assert late  # the 30 s from 10:00:30 to 10:01:00 on Wednesdays
-    for t in late:
-        seconds = t // NS % 86400
-        assert 10 * 3600 + 30 <= seconds < 10 * 3600 + 60
-        assert wall(t // NS, zones.zone_location("UTC")).weekday == 3
-    result = convert(KuredFlags(days, start, end), NOW)
-    assert [(w.start_time, w.duration_text) for w in result.windows] == [("1 10 * * WED", "59m1s")]
-    assert result.warnings == (
-        "kured's window opens at second 30 of a minute; a cron schedule has no seconds: the "
-        "window opens 30s later, at the next whole minute",
+@pytest.mark.parametrize(
+    ("days", "start", "end", "zone", "changes"),
+    [
+        # The EU and the US change their clocks on Sundays: a weekday window never sees it.
+        (("mon", "tue"), "02:00", "06:00", "Europe/Paris", None),
+        (("mon", "tue", "wed", "thu", "fri"), "1:00", "5:30", "America/New_York", None),
+        (("sat",), "22:00", "04:00", "Europe/Berlin", None),  # Saturday 00:00-04:00 and 22:00-24:00
+        (("fri",), "01:00", "03:00", "Europe/Paris", None),
+        # Israel springs forward on a Friday at 02:00: the same window meets it there.
+        (("fri",), "01:00", "03:00", "Asia/Jerusalem", "Friday 02:00 -> 03:00"),
+        (
+            ("sun",),
+            "02:00",
+            "06:00",
+            "Europe/Paris",
+            "Sunday 02:00 -> 03:00, Sunday 03:00 -> 02:00",
+        ),
+        (
+            ("sun",),
+            "01:00",
+            "05:00",
+            "America/New_York",
+            "Sunday 02:00 -> 03:00, Sunday 02:00 -> 01:00",
+        ),
+        # To 01:00:00 on Sunday: New York's 01:00 comes twice in November, but kured's end
+        # is the first (Go's time.Date), as the window's is: nothing differs.
+        (("sun",), "11pm", "1am", "America/New_York", None),
+    ],
+)
+def test_it_warns_only_when_a_clock_change_falls_inside_kureds_window(
+    days: tuple[str, ...], start: str, end: str, zone: str, changes: str | None
+) -> None:
+    warnings = convert(KuredFlags(days, start, end, zone), NOW).warnings
+    dst = [w for w in warnings if w.startswith(f"{zone} changes its clocks")]
+    if changes is None:
+        assert (warnings, mismatches(days, start, end, zone)) == ((), [])
+    else:
+        assert dst and dst[0].startswith(
+            f"{zone} changes its clocks inside kured's window ({changes}):"
+        )
+
+
+def test_the_warning_says_what_each_change_does_to_the_windows() -> None:
+    """The window notes of kumaco/core/windows/daylight_saving.py, for the converted windows."""
+    warnings = convert(KuredFlags(("sun",), "02:00", "06:00", "Europe/Paris"), NOW).warnings
+    assert warnings[1:] == (
+        "02:00 does not exist on 2027-03-28 in Europe/Paris: no window that night",
+        "02:00 happens twice on 2027-10-31 in Europe/Paris: the window opens at "
+        "2027-10-31T00:00:00Z and again at 2027-10-31T01:00:00Z, and is open 5h0m1s in one "
+        "piece (until 2027-10-31T05:00:01Z)",
     )
+    assert mismatches(("sun",), "02:00", "06:00", "Europe/Paris")  # they do differ
 
 
 @pytest.mark.parametrize(
@@ -362,9 +416,22 @@ def test_the_document_and_the_warnings() -> None:
     assert yaml.safe_load(kumaco("convert", *ISSUE, "-o", "yaml").stdout) == json.loads(
         kumaco("convert", *ISSUE, "-o", "json").stdout
     )
-    berlin = kumaco("convert", "--reboot-days", "sat", "--time-zone", "Europe/Berlin", "-o", "json")
+    berlin = kumaco("convert", "--reboot-days", "sun", "--time-zone", "Europe/Berlin", "-o", "json")
     assert json.loads(berlin.stdout)["windows"][0]["data"]["timeZone"] == "Europe/Berlin"
-    assert "warning: Europe/Berlin changes its clocks" in berlin.stderr
+    assert "warning: Europe/Berlin changes its clocks inside kured's window" in berlin.stderr
+
+
+def test_a_weekday_window_in_a_zone_that_changes_on_sundays_gets_no_clock_warning() -> None:
+    paris = [*("--start-time", "02:00", "--end-time", "06:00", "--time-zone", "Europe/Paris")]
+    weekdays = kumaco("convert", "--reboot-days", "mon,tue", *paris)
+    assert (weekdays.returncode, weekdays.stderr) == (0, "")
+    assert "timeZone: Europe/Paris" in weekdays.stdout
+    sunday = kumaco("convert", "--reboot-days", "sun", *paris)
+    assert sunday.returncode == 0
+    assert sunday.stderr.startswith(
+        "warning: Europe/Paris changes its clocks inside kured's window (Sunday 02:00 -> 03:00, "
+        "Sunday 03:00 -> 02:00): "
+    )
 
 
 @pytest.mark.parametrize(
@@ -382,6 +449,8 @@ def test_the_document_and_the_warnings() -> None:
         (["--time-zone", "Mars/Olympus"], "--time-zone: unknown time zone 'Mars/Olympus'"),
         (["--concurrency", "two"], "--concurrency: 'two' is not a number"),
         (["--lock-ttl", "1d"], "--lock-ttl: "),
+        (["--period", "1d"], "--period: "),
+        (["--metrics-port", "http"], "--metrics-port: 'http' is not a number"),
     ],
 )
 def test_what_kured_would_refuse_is_a_usage_error_naming_its_flag(
@@ -400,3 +469,175 @@ def test_no_reboot_day_is_no_window_and_a_warning() -> None:
         done.stderr
         == "warning: --reboot-days names no day: kured never reboots; no window is made\n"
     )
+
+
+DAEMONSET = [
+    *("--period", "1h", "--ds-name", "kured", "--ds-namespace=kube-system"),
+    *(
+        "--reboot-sentinel",
+        "/sentinel/reboot-required",
+        "--force-reboot",
+        "--drain-grace-period=-1",
+    ),
+    *(
+        "--pre-reboot-node-labels",
+        "kured=rebooting",
+        "--log-format=json",
+        "--metrics-port",
+        "0x1f90",
+    ),
+]
+
+
+def test_flags_copied_from_a_kured_daemonset_are_accepted_and_noted() -> None:
+    done = kumaco("convert", "--reboot-days", "sat", *DAEMONSET, "-o", "json")
+    assert (done.returncode, done.stderr) == (0, "")
+    doc = json.loads(done.stdout)
+    plain = json.loads(kumaco("convert", "--reboot-days", "sat", "-o", "json").stdout)
+    assert doc["windows"] == plain["windows"] and doc["kumaco"] == plain["kumaco"]
+    noted = doc["notes"][len(plain["notes"]) :]
+    assert [n.split(":")[0] for n in noted] == [
+        "--period",
+        "--reboot-sentinel",
+        "--ds-name",
+        "--ds-namespace",
+        "--metrics-port",
+        "--log-format",
+        "--force-reboot",
+        "--drain-grace-period",
+        "--pre-reboot-node-labels",
+    ]  # in kured's order of NO_EQUIVALENT, once each
+    assert noted[0] == (
+        "--period: kumaco has no polling period: it admits a node the moment its window opens, "
+        "not at the next look (kured v2's reboot-required-detector has its own --period)"
+    )
+    assert "--ds-name: kured v1's lock was an annotation on its DaemonSet" in noted[2]
+    bad = kumaco("convert", "--force-reboot=maybe")
+    assert (bad.returncode, bad.stdout) == (2, "")
+    assert bad.stderr.splitlines()[-1] == (
+        "kumaco convert: error: argument --force-reboot: 'maybe' is not a boolean (true/false)"
+    )
+
+
+def test_every_flag_of_kured_v1_in_the_guide_is_accepted() -> None:
+    """The guide's table lists kured v1's flags (its first column): convert takes them all."""
+    guide = (ROOT / "docs" / "migrating-from-kured-v1.md").read_text()
+    table = guide[
+        guide.index("| kured v1 | becomes |") : guide.index("`kumaco convert` accepts every")
+    ]
+    rows = [row.split("|")[1] for row in table.splitlines()[2:] if row.startswith("|")]
+    flags = [f for row in rows for f in re.findall(r"`(--[a-z-]+)`", row)]
+    # kured v1's cmd/kured/main.go declares 43 flags (its cobra version); all are here.
+    assert len(set(flags)) == len(flags) == 43 and set(NO_EQUIVALENT) < set(flags)
+    usage = kumaco("convert", "--help").stdout
+    assert [f for f in flags if f"  {f}" not in usage] == []
+
+
+def test_a_flag_kured_v1_does_not_have_is_a_usage_error_naming_it() -> None:
+    done = kumaco("convert", "--period", "1h", "--reboot-sentinal", "/x")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "unrecognized arguments: --reboot-sentinal /x" in done.stderr
+
+
+def test_kured_variables_are_its_flags_and_the_command_line_wins() -> None:
+    env = {
+        "KURED_REBOOT_DAYS": "sat,sun",  # a list: comma-separated, as kured's Set reads it
+        "KURED_START_TIME": "21:00",
+        "KURED_END_TIME": "04:00",
+        "KURED_CONCURRENCY": "2",
+        "KURED_BLOCKING_POD_SELECTOR": "app=db",
+        "KURED_PROMETHEUS_URL": "http://prom:9090",
+        "KURED_ALERT_FILTER_REGEXP": "^Watchdog$",
+        "KURED_LOCK_RELEASE_DELAY": "10m",
+        "KURED_TIME_ZONE": "",  # empty: unset (viper), kured's default UTC
+    }
+    given = ["--start-time", "22:00", "--blocking-pod-selector", "team=storage"]
+    by_env = kumaco("convert", *given, "-n", "maintenance", "-o", "json", env=env)
+    assert (by_env.returncode, by_env.stderr) == (0, "")
+    by_flags = kumaco(
+        "convert",
+        *("--reboot-days", "sat,sun", "--start-time", "22:00", "--end-time", "04:00"),
+        *("--concurrency", "2", "--blocking-pod-selector", "team=storage"),
+        *("--prometheus-url", "http://prom:9090", "--alert-filter-regexp", "^Watchdog$"),
+        *("--lock-release-delay", "10m", "-n", "maintenance", "-o", "json"),
+    )
+    assert json.loads(by_env.stdout) == json.loads(by_flags.stdout)
+    doc = json.loads(by_env.stdout)
+    assert [w["data"]["startTime"] for w in doc["windows"]] == [
+        "0 22 * * SUN",  # 22:00 from the command line, not the variable's 21:00
+        "0 0 * * SAT",
+        "0 22 * * SAT",
+    ]
+    assert doc["rebootInhibitors"][0] == "--blocking-pod-selector=team=storage"
+    assert doc["kumaco"][0] == "--max-in-progress=2"
+
+
+def test_a_kured_variable_without_a_kumaco_equivalent_is_noted_and_a_refused_one_ignored() -> None:
+    env = {"KURED_PERIOD": "30m", "KURED_DS_NAME": "kured", "KURED_LOCK_TTL": "1d"}
+    env |= {"KURED_ALERT_FIRING_ONLY": "yes", "KURED_PROMETHEUS_URL": "http://p"}
+    done = kumaco("convert", "--reboot-days", "sat", "-o", "json", env=env)
+    assert done.returncode == 0
+    doc = json.loads(done.stdout)
+    assert [n.split(":")[0] for n in doc["notes"] if n.startswith("--")] == [
+        "--period",
+        "--ds-name",
+    ]
+    # kured's Set refuses 1d and kured does not check that error: no --lock-ttl, as there.
+    assert not any(f.startswith("--in-progress-timeout") for f in doc["kumaco"])
+    # Go's ParseBool refuses "yes": --alert-firing-only stays false there too.
+    assert doc["rebootInhibitors"] == ["--prometheus-url=http://p"]
+    assert doc["warnings"][:1] == [  # in the order convert lists the flags
+        "KURED_ALERT_FIRING_ONLY: 'yes' is not a boolean; kured v1 ignores a variable its flag "
+        "refuses (it does not check that error): --alert-firing-only keeps its default, and so "
+        "does the conversion"
+    ]
+    assert doc["warnings"][1:] == [
+        'KURED_LOCK_TTL: unknown unit "d" in duration "1d" (e.g. 90s, 10m, 1h30m); kured v1 '
+        "ignores a "
+        "variable its flag refuses (it does not check that error): --lock-ttl keeps its "
+        "default, and so does the conversion"
+    ]
+    assert done.stderr == "".join(f"warning: {w}\n" for w in doc["warnings"])
+
+
+# --- --alert-filter-regexp: Go's regexp.Compile refuses it at kured's start ----------------------
+
+REFUSED_REGEXPS = ["(", ")", "[a", "[^]", "*", "a|*", "(*)", "a**", "x**?", "a{2}*", "a{3,2}"]
+REFUSED_REGEXPS += ["[z-a]", "\\", "(?:a", "^(Watchdog|InfoInhibitor$"]
+KEPT_REGEXPS = ["^Watchdog$", "^(Watchdog|InfoInhibitor)$", "", "(?i)abc", "a*?", "x{,3}"]
+KEPT_REGEXPS += [r"\pL+", r"\z", "(?P<n>x)", "^*", "$*", r"\b*", "[[:alpha:]]+"]  # RE2's, not re's
+
+
+@pytest.mark.oracle
+def test_a_regexp_refused_is_one_go_refuses_and_the_kept_ones_go_accepts(
+    robfig_oracle: Oracle,
+) -> None:
+    for text in REFUSED_REGEXPS:
+        assert regexp_error(text) is not None, text
+        assert "error" in robfig_oracle.regexp(text), text
+    for text in KEPT_REGEXPS:
+        assert regexp_error(text) is None, text
+        assert robfig_oracle.regexp(text) == {"ok": True}, text
+
+
+@pytest.mark.oracle
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet="()[]{}*+?|^$\\-:,a1pPz", max_size=8))
+def test_any_regexp_refused_is_one_go_refuses(robfig_oracle: Oracle, text: str) -> None:
+    if regexp_error(text) is not None:
+        assert "error" in robfig_oracle.regexp(text), text
+
+
+def test_an_invalid_alert_filter_regexp_is_a_usage_error_naming_the_flag() -> None:
+    done = kumaco("convert", "--prometheus-url", "http://prom:9090", "--alert-filter-regexp", "(")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "kumaco convert: --alert-filter-regexp: '(': kured rejects it (not a Go regular "
+        "expression: missing ), unterminated subpattern at position 0)\n"
+    )
+    alone = kumaco("convert", "--alert-filter-regexp", "a**")  # kured checks it at start
+    assert alone.returncode == 2 and "--alert-filter-regexp: 'a**'" in alone.stderr
+    for text in (r"^(Watchdog|InfoInhibitor)$", r"\pL+"):  # valid Go: passed on
+        kept = kumaco("convert", "--prometheus-url", "http://p", "--alert-filter-regexp", text)
+        assert (kept.returncode, kept.stderr) == (0, "")
+        assert f"#   --alert-filter-regexp={text}\n" in kept.stdout
