@@ -110,8 +110,11 @@ def regexp_error(text: str) -> str | None:
             re.compile(text)
     except re.error as exc:
         after = text[exc.pos - 1] if exc.pos else "("  # Go repeats an anchor (^*), not nothing
+        # Go reads a brace as a repeat only as {n}, {n,} or {n,m}: {,} is a literal there.
+        brace = exc.pos is not None and text[exc.pos : exc.pos + 1] == "{"
+        go_repeat = not brace or re.match(r"\{\d+(,\d*)?\}", text[exc.pos or 0 :]) is not None
         if exc.msg.startswith(_REFUSED_BY_BOTH) or (
-            exc.msg == "nothing to repeat" and after in "(|"
+            exc.msg == "nothing to repeat" and after in "(|" and go_repeat
         ):
             return f"{exc.msg} at position {exc.pos}"
     return None

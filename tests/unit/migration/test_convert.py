@@ -605,7 +605,17 @@ def test_a_kured_variable_without_a_kumaco_equivalent_is_noted_and_a_refused_one
 REFUSED_REGEXPS = ["(", ")", "[a", "[^]", "*", "a|*", "(*)", "a**", "x**?", "a{2}*", "a{3,2}"]
 REFUSED_REGEXPS += ["[z-a]", "\\", "(?:a", "^(Watchdog|InfoInhibitor$"]
 KEPT_REGEXPS = ["^Watchdog$", "^(Watchdog|InfoInhibitor)$", "", "(?i)abc", "a*?", "x{,3}"]
-KEPT_REGEXPS += [r"\pL+", r"\z", "(?P<n>x)", "^*", "$*", r"\b*", "[[:alpha:]]+"]  # RE2's, not re's
+KEPT_REGEXPS += [
+    r"\pL+",
+    r"\z",
+    "(?P<n>x)",
+    "^*",
+    "$*",
+    r"\b*",
+    "[[:alpha:]]+",
+    "{,}",
+    "a|{,}",
+]  # RE2's, not re's
 
 
 @pytest.mark.oracle
