@@ -15,6 +15,9 @@ Command-line contract (other tools script against it; keep it stable)::
         kube-apiserver; tests/support/env/clusterassets.py);
         print the directory holding kube-apiserver and etcd (one line on
         stdout; progress on stderr).
+    python hack/controlplane.py assets --only-control-plane
+        The same for kube-apiserver and etcd alone (what ``up`` and the demo,
+        hack/demo.sh, need): nothing else is looked up or built.
     python hack/controlplane.py up --kubeconfig PATH [--nodes N]
         Start etcd and kube-apiserver on free loopback ports, write an admin
         kubeconfig to PATH, optionally register N realistic Nodes, print
@@ -42,10 +45,15 @@ from tests.support.env.helm import ensure_helm
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="controlplane.py", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
-    sub.add_parser(
+    assets_cmd = sub.add_parser(
         "assets",
         help="ensure kube-apiserver, etcd, kwok, helm, kured v2 and the real cluster's binaries; "
         "print kube-apiserver's directory",
+    )
+    assets_cmd.add_argument(
+        "--only-control-plane",
+        action="store_true",
+        help="ensure kube-apiserver and etcd only (the demo's needs), nothing else",
     )
     up = sub.add_parser("up", help="run etcd + kube-apiserver on loopback until SIGTERM/SIGINT")
     up.add_argument(
@@ -62,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         assets = ensure_assets()
-        if args.cmd == "assets":
+        if args.cmd == "assets" and not args.only_control_plane:
             log(f"kwok: {ensure_kwok()}")
             log(f"helm: {ensure_helm()}")
             from tests.support.env.kured import ensure_kured  # its YAML needs the test extra

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The demo command: sets everything up on a fresh machine, then runs hack/demo.py.
 #   1. a virtualenv in .venv with the project and its `test` extra (as hack/test.sh);
-#   2. the control-plane binaries (kube-apiserver, etcd), built from pinned Go modules if
-#      absent (a cold build takes minutes; later runs find them in ~/.cache/kumaco);
+#   2. the control-plane binaries (kube-apiserver, etcd) and nothing else the tests use
+#      (no kwok, helm, kured agents or kubelet), built from pinned Go modules if absent
+#      (a cold build takes minutes; later runs find them in ~/.cache/kumaco);
 #   3. hack/demo.py with every argument given here (see --help), with .venv/bin on PATH
 #      so that `kubectl kumaco ...` works from the same shell environment.
 # `--help` skips the set-up and only prints the options.
@@ -40,7 +41,7 @@ rm -f "$pip_log"
 . .venv/bin/activate
 
 say "ensuring kube-apiserver and etcd"
-assets="$(python hack/controlplane.py assets)"
+assets="$(python hack/controlplane.py assets --only-control-plane)"
 export KUBEBUILDER_ASSETS="$assets"
 say "control-plane assets: $assets"
 

@@ -3,12 +3,13 @@
 Contract: :func:`now_ns` is kumaco's one reading of the wall clock (everything
 below ``cmd`` is handed ``now``); :func:`load_objects` reads YAML/JSON files
 (``-`` is standard input) into objects, Lists unwrapped, and :func:`read_windows`
-keeps the window ConfigMaps among them; :func:`time_flag`
-parses a time given to a flag; a :class:`FilesSource` is a command's input read
-from files (``kumaco``; :class:`~kumaco.cmd.cluster.ClusterSource` is the cluster's
-twin). An :class:`Output` is a result type's one table of
-output formats: it declares ``-o/--output`` (and ``--output-file``) -- the only
-place either is declared -- and writes the chosen rendering through
+keeps the window ConfigMaps among them; :func:`time_flag` parses a time given to
+a flag, which must lie in :data:`EARLIEST` to :data:`LATEST` (a usage error
+naming the flag and that range otherwise); a :class:`FilesSource` is a command's
+input read from files (``kumaco``; :class:`~kumaco.cmd.cluster.ClusterSource` is
+the cluster's twin). An :class:`Output` is a result type's one table of output
+formats: it declares ``-o/--output`` (and ``--output-file``) -- the only place
+either is declared -- and writes the chosen rendering through
 :func:`write_output`, the one writer of every command's output. Input that cannot
 be used raises :class:`~kumaco.cmd.flags.UsageError` (exit status 2).
 """
@@ -29,7 +30,7 @@ from kumaco.core.objects.disruptions import NO_REFUSALS, Refusals, refusals_of
 from kumaco.core.objects.nodes import NodeSet, uncarried
 from kumaco.core.planning.pdb_rule import PDBS
 from kumaco.core.planning.policy import Policy
-from kumaco.core.time.instants import parse_time
+from kumaco.core.time.instants import format_instant, parse_time
 from kumaco.core.windows.configmaps import DEFAULT_CONFIGMAP_SELECTOR
 from kumaco.core.windows.manifests import (
     ManifestError,
@@ -45,6 +46,11 @@ EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 #: ``--output-file``'s help, unless a command says otherwise.
 OUTPUT_FILE_HELP = "write the output here (default: standard output)"
 TIME_HELP = "RFC 3339 (2027-03-20T02:00:00Z), a date alone (its midnight UTC), or now"
+#: The times a flag accepts: the whole years a 64-bit count of nanoseconds (Go's
+#: ``UnixNano``) spans, so that a command's look-ahead (up to a few years, plus a
+#: window's duration) stays within the years RFC 3339 can write.
+EARLIEST = parse_time("1678-01-01")
+LATEST = parse_time("2262-01-01") - 1
 #: How far ``--until`` is from ``--from`` by default (``windows``, ``timeline``).
 DEFAULT_SPAN = 7 * 24 * 3600 * 10**9
 HOUR = 3600 * 10**9
@@ -346,14 +352,23 @@ class Output(Generic[R]):
         write_output(self.formats[args.output](result), path, out)
 
 
-def time_flag(text: str, now: int) -> int:
-    """A time given on the command line (RFC 3339, a date, or ``now``), as an instant."""
+def time_flag(text: str, now: int, flag: str) -> int:
+    """A time given to ``flag`` (RFC 3339, a date, or ``now``), as an instant.
+
+    A time outside :data:`EARLIEST` to :data:`LATEST` is a usage error naming both.
+    """
     if text.strip().lower() == "now":
         return now
     try:
-        return parse_time(text)
+        t = parse_time(text)
     except InvalidInput as exc:
-        raise UsageError(exc.reason) from None
+        raise UsageError(f"{flag}: {exc.reason}") from None
+    if not EARLIEST <= t <= LATEST:
+        raise UsageError(
+            f"{flag}: {text.strip()} is outside the supported range, "
+            f"{format_instant(EARLIEST)} to {format_instant(LATEST)}"
+        )
+    return t
 
 
 def add_at_flag(p: argparse.ArgumentParser, what: str) -> None:
@@ -365,7 +380,7 @@ def clock(args: argparse.Namespace) -> int:
     """The command's one reading of now: ``--at`` if given, else the wall clock."""
     now = now_ns()
     at: str | None = getattr(args, "at", None)
-    return time_flag(at, now) if at else now
+    return time_flag(at, now, "--at") if at else now
 
 
 def add_range_flags(p: argparse.ArgumentParser, start_default: str | None) -> None:
@@ -392,8 +407,8 @@ def add_range_flags(p: argparse.ArgumentParser, start_default: str | None) -> No
 
 def time_range(args: argparse.Namespace, now: int, align: int = HOUR) -> tuple[int, int]:
     """``--from``/``--until``; by default from ``now`` down to ``align``, for seven days."""
-    start = time_flag(args.from_, now) if args.from_ else now - now % align
-    until = time_flag(args.until, now) if args.until else start + DEFAULT_SPAN
+    start = time_flag(args.from_, now, "--from") if args.from_ else now - now % align
+    until = time_flag(args.until, now, "--until") if args.until else start + DEFAULT_SPAN
     if until <= start:
         raise UsageError("--until must be after --from")
     return start, until

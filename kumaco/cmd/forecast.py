@@ -116,7 +116,8 @@ def _forecast(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO
             raise UsageError(u.text("no node needs maintenance and the forecast checks nothing"))
         err.write(f"warning: {u.text('it blocks no node')}\n")
     now = now_ns()
-    start, until = time_flag(args.from_, now), time_flag(args.until, now)
+    start = time_flag(args.from_, now, "--from")
+    until = time_flag(args.until, now, "--until")
     if until <= start:
         raise UsageError("--until must be after --from")
     duration = duration_flag("--maintenance-duration", args.maintenance_duration)

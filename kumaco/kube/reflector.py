@@ -8,7 +8,9 @@ resourceVersion (no LIST), an expired one (410) is relisted; a watch silent for
 about every minute, so the connection is dead) is dropped and resumed at once
 from the last resourceVersion; other failures back off as the error policy
 ``on_error`` says (by default :func:`kumaco.kube.retry.backoff_forever`: five
-in a row start again from a fresh LIST). ``on_restart(collection, reason)`` is
+in a row start again from a fresh LIST). A failure once ``stop`` is set (the
+server going away under a reader being stopped) ends the run without a word: it
+is not retried, logged nor told. ``on_restart(collection, reason)`` is
 told why each watch ended (``closed``, ``silent``, ``expired``, ``error``).
 Events only update a :class:`~kumaco.kube.store.Sink` (a
 :class:`~kumaco.kube.store.Store`) -- which wakes the controller; the controller
@@ -205,7 +207,12 @@ class Reflector(Generic[T]):
                 failures = self._failed(exc, failures)
 
     def _failed(self, exc: Exception, failures: int) -> int:
-        """Back off after a failed LIST or watch (``on_error``); returns the failures in a row."""
+        """Back off after a failed LIST or watch (``on_error``); returns the failures in a row.
+
+        Once ``stop`` is set the failure ends the run (see the contract): nothing is said.
+        """
+        if self.stop.is_set():
+            return failures
         self.on_restart(self.name, "error")
         failures += 1
         then = self.on_error(exc, failures)

@@ -153,6 +153,8 @@ def test_demo_shows_the_window_and_the_takeover_and_leaves_nothing_running() -> 
     assert any(n == 0 for n in um[first_open:]), report  # and it closed again
     assert re.search(r"^summary: ", out, re.M), report
     assert re.search(r"MaintenanceInProgress at most [0-2] ", out), report
+    # The status feed is stopped before the server is: it never reports the server gone.
+    assert "watch failed" not in out + err, report
 
     assert _leftovers(out) == [], report
 
@@ -190,4 +192,5 @@ def test_demo_stops_cleanly_on_a_signal(sig: signal.Signals) -> None:
     assert proc.returncode == 0, f"{out}\n{err}"
     assert f"ended by {sig.name}" in out, out
     assert stopped_in < 20, out
+    assert "watch failed" not in out + err, f"{out}\n{err}"
     assert _leftovers(out) == [], out

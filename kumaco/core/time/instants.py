@@ -2,7 +2,10 @@
 
 Contract: an *instant* is an integer of nanoseconds since the Unix epoch
 (UTC). :func:`format_instant` writes one as RFC 3339 UTC to the second, as
-Kubernetes does (:func:`format_exact_instant` to the microsecond, rounded up);
+Kubernetes does (:func:`format_exact_instant` to the microsecond, rounded up),
+always with a four-digit year (``0001-01-01T00:00:00Z``); either is total: an
+instant past the years 1 to 9999 RFC 3339 can write is written in the same form
+with its own year (``10000-...``) rather than failing;
 :func:`parse_timestamp` reads a timestamp the API server or a file gave (``None``
 when absent or malformed: it is data, not user input);
 :func:`parse_time` reads a time a person typed on a command line and raises
@@ -30,9 +33,28 @@ def to_datetime(t: int) -> dt.datetime:
     return _EPOCH + dt.timedelta(microseconds=t // 1000)
 
 
+#: The Gregorian calendar repeats every 400 years, which are this many seconds.
+_CYCLE = 146097 * 24 * 3600
+
+
+def _civil(seconds: int, micros: int | None) -> str:
+    """``seconds`` since the epoch (plus ``micros``) as RFC 3339 UTC, year padded to four.
+
+    The instant is moved by whole 400-year cycles into the years datetime keeps, so any
+    integer formats; the cycles are added back to the year.
+    """
+    cycles, rest = divmod(seconds, _CYCLE)
+    m = _EPOCH + dt.timedelta(seconds=rest)
+    text = (
+        f"{m.year + 400 * cycles:04d}-{m.month:02d}-{m.day:02d}"
+        f"T{m.hour:02d}:{m.minute:02d}:{m.second:02d}"
+    )
+    return text + ("Z" if micros is None else f".{micros:06d}Z")
+
+
 def format_instant(t: int) -> str:
     """Format an instant as RFC 3339 UTC with ``Z``, to the second (as Kubernetes does)."""
-    return (_EPOCH + dt.timedelta(seconds=t // SECOND)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _civil(t // SECOND, None)
 
 
 def format_exact_instant(t: int) -> str:
@@ -41,8 +63,8 @@ def format_exact_instant(t: int) -> str:
     A timestamp with a fraction is taken as exact (:func:`kumaco.core.planning.rules.transitioned`);
     the forecast stamps its simulated writes so, where Kubernetes keeps whole seconds.
     """
-    micros = -(-t // 1000)
-    return (_EPOCH + dt.timedelta(microseconds=micros)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    seconds, micros = divmod(-(-t // 1000), 10**6)
+    return _civil(seconds, micros)
 
 
 def parse_timestamp(text: str | None) -> int | None:

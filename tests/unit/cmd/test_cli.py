@@ -163,7 +163,7 @@ def test_times_accept_a_date_as_midnight_utc_and_say_how_to_write_one(tmp_path: 
     bad = kumaco("windows", str(f), "--from", "2027-03-20T02:00", "--until", "2027-03-21")
     assert bad.returncode == 2
     assert bad.stderr == (
-        "kumaco windows: '2027-03-20T02:00' has no UTC offset; write e.g. 2026-12-01T03:00:00Z "
+        "kumaco windows: --from: '2027-03-20T02:00' has no UTC offset; write e.g. 2026-12-01T03:00:00Z "
         "(or +01:00 for an offset), or a date alone for its midnight UTC\n"
     )
 

@@ -222,7 +222,8 @@ def test_now_is_a_time_for_every_time_flag(files: tuple[Path, Path]) -> None:
     assert abs((dt.datetime.now(dt.UTC) - stamp).total_seconds()) < 60
     bad = kumaco("windows", str(w), "--from", "tomorrow")
     assert (
-        bad.returncode == 2 and "kumaco windows: 'tomorrow' is not an RFC 3339 time" in bad.stderr
+        bad.returncode == 2
+        and "kumaco windows: --from: 'tomorrow' is not an RFC 3339 time" in bad.stderr
     )
 
 

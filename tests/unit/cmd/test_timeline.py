@@ -580,7 +580,7 @@ def test_writes_the_file_and_reports_usage_errors(
     )
     assert (proc.returncode, proc.stderr) == (
         2,
-        "kumaco timeline: 'x' is not an RFC 3339 time such as 2026-12-01T03:00:00Z\n",
+        "kumaco timeline: --from: 'x' is not an RFC 3339 time such as 2026-12-01T03:00:00Z\n",
     )
 
 

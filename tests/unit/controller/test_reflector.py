@@ -175,6 +175,49 @@ def test_failures_back_off_as_the_error_policy_says() -> None:
     assert r.resource_version == "30" and r.relists == 1
 
 
+class Stopping:
+    """A collection whose watch fails as its reader is being stopped (the server goes away)."""
+
+    def __init__(self, stop: threading.Event) -> None:
+        self.stop = stop
+        self.watches = 0
+
+    def list_pages(self, page: int = 250, shrink: Any = None) -> Iterator[Any]:
+        raise AssertionError("nothing is relisted")
+
+    def watch(self, resource_version: str, *_: Any, **__: Any) -> Iterator[Any]:
+        self.watches += 1
+        self.stop.set()
+        raise TransportError("connection refused")
+
+
+def test_a_failure_while_stopping_ends_the_run_without_a_word(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="kumaco.kube")
+    stop = threading.Event()
+    collection = Stopping(stop)
+    told: list[int] = []
+    restarts: list[str] = []
+
+    def on_error(_exc: BaseException, failures: int) -> OnError:
+        told.append(failures)
+        return OnError(0.0)
+
+    r = Reflector(
+        collection,
+        NodeStore(),
+        stop,
+        name="nodes",
+        on_restart=lambda _c, reason: restarts.append(reason),
+        on_error=on_error,
+    )
+    r.resource_version = "20"
+    r.run()
+    assert collection.watches == 1
+    assert (told, restarts, caplog.records) == ([], [], [])
+
+
 # ----------------------------------------------------------------------------- streaming list
 
 
