@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +24,19 @@ LABEL = "kured.dev/maintenance-window"
 REQ = "kured.dev/RebootRequired"
 
 
-def kumaco(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def kumaco(
+    *args: str, stdin: str | None = None, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The installed console script run as a user runs it (``env``: its whole environment)."""
     assert KUMACO, "the kumaco console script is not installed in this environment"
     return subprocess.run(
-        [KUMACO, *args], input=stdin, capture_output=True, text=True, timeout=120, check=False
+        [KUMACO, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=None if env is None else dict(env),
     )
 
 

@@ -548,12 +548,19 @@ def test_run_with_a_port_in_use_is_a_start_up_error_naming_the_flag(
     assert "in use" in errors[0]["error"]
 
 
+def validated(
+    tmp_path: Path, name: str, data: dict[str, str], at: str
+) -> subprocess.CompletedProcess[str]:
+    """``kumaco validate`` of one window ConfigMap ``name`` at ``at``."""
+    path = tmp_path / "w.yaml"
+    path.write_text(yaml.safe_dump(cm(name, data, labels={LABEL: ""})))
+    return kumaco("validate", str(path), "--at", at)
+
+
 def test_validate_notes_the_nights_a_half_hour_shift_skips_or_doubles(tmp_path: Path) -> None:
     """Lord Howe's 30-minute shifts: robfig skips 00:00 the day after; each night is named."""
     data = {**NIGHTLY, "startTime": "CRON_TZ=Australia/Lord_Howe 0 0 * * *", "duration": "10m"}
-    path = tmp_path / "w.yaml"
-    path.write_text(yaml.safe_dump(cm("lord-howe", data, labels={LABEL: ""})))
-    done = kumaco("validate", str(path), "--at", "2026-01-01T00:00:00Z")
+    done = validated(tmp_path, "lord-howe", data, "2026-01-01T00:00:00Z")
     assert (done.returncode, done.stdout) == (0, "valid maintenance/lord-howe\n"), done.stderr
     assert done.stderr.splitlines() == [
         f"warning: maintenance/lord-howe: 00:00 is skipped on {day} in Australia/Lord_Howe "
@@ -602,9 +609,7 @@ def test_validate_warns_of_a_node_selector_that_can_match_no_node(tmp_path: Path
 def test_validate_says_which_offset_an_etc_gmt_zone_is(tmp_path: Path) -> None:
     """``Etc/GMT+1`` is UTC-01:00 (POSIX's sign): valid, with a warning naming the other one."""
     data = {**NIGHTLY, "timeZone": "Etc/GMT+1"}
-    path = tmp_path / "w.yaml"
-    path.write_text(yaml.safe_dump(cm("etc", data, labels={LABEL: ""})))
-    done = kumaco("validate", str(path), "--at", "2026-06-01T00:00:00Z")
+    done = validated(tmp_path, "etc", data, "2026-06-01T00:00:00Z")
     assert (done.returncode, done.stdout) == (0, "valid maintenance/etc\n"), done.stderr
     assert done.stderr == (
         "warning: maintenance/etc zone Etc/GMT+1 is UTC-01:00: the Etc/ zones' signs are "
@@ -615,9 +620,7 @@ def test_validate_says_which_offset_an_etc_gmt_zone_is(tmp_path: Path) -> None:
 def test_validate_day_field_warning_says_what_fires_with_days_of_month(tmp_path: Path) -> None:
     """``0 2 15 * SAT`` kept on days 1-7 fires on the first Saturday only: said so."""
     data = {**NIGHTLY, "startTime": "0 2 15 * SAT", "daysOfMonth": "1-7"}
-    path = tmp_path / "w.yaml"
-    path.write_text(yaml.safe_dump(cm("first-saturday", data, labels={LABEL: ""})))
-    done = kumaco("validate", str(path), "--at", "2026-06-01T00:00:00Z")
+    done = validated(tmp_path, "first-saturday", data, "2026-06-01T00:00:00Z")
     assert (done.returncode, done.stdout) == (0, "valid maintenance/first-saturday\n"), done.stderr
     assert done.stderr == (
         "warning: maintenance/first-saturday fires only on Saturdays on days 1-7 (the first "

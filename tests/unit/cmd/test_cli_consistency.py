@@ -14,9 +14,7 @@ import datetime as dt
 import json
 import os
 import re
-import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,9 +26,9 @@ import yaml
 from kumaco.cmd import cli, kubectl
 from kumaco.cmd.flags import NOT_FLAGS, env_names
 from kumaco.cmd.registry import HelpFormatter
+from tests.support.builders import cli as script
 
 ROOT = Path(__file__).resolve().parents[3]
-KUMACO = shutil.which("kumaco", path=str(Path(sys.executable).parent))
 LABEL = "kured.dev/maintenance-window"
 REQ = "kured.dev/RebootRequired"
 NIGHTLY = {"startTime": "0 2 * * *", "duration": "3h", "nodeSelector": ""}
@@ -39,16 +37,7 @@ NIGHTLY = {"startTime": "0 2 * * *", "duration": "3h", "nodeSelector": ""}
 def kumaco(
     *args: str, stdin: str | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    assert KUMACO, "the kumaco console script is not installed in this environment"
-    return subprocess.run(
-        [KUMACO, *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env=env,
-    )
+    return script.kumaco(*args, stdin=stdin, env=env)
 
 
 def window(name: str, data: dict[str, str]) -> dict[str, Any]:

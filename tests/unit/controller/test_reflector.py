@@ -83,6 +83,23 @@ def server() -> Iterator[http.server.ThreadingHTTPServer]:
     srv.server_close()
 
 
+def _run_from_20(
+    collection: Any, stop: threading.Event, restarts: list[str], on_error: Any
+) -> Reflector[Any]:
+    """A nodes reflector resumed at resourceVersion 20, run until it stops; returned."""
+    r = Reflector(
+        collection,
+        NodeStore(),
+        stop,
+        name="nodes",
+        on_restart=lambda _c, reason: restarts.append(reason),
+        on_error=on_error,
+    )
+    r.resource_version = "20"
+    r.run()
+    return r
+
+
 def test_an_echo_is_not_decoded_and_images_are_cut_before_decoding(
     server: http.server.ThreadingHTTPServer,
 ) -> None:
@@ -159,16 +176,7 @@ def test_failures_back_off_as_the_error_policy_says() -> None:
         told.append((str(exc), failures))
         return OnError(0.0, relist=failures >= 2)
 
-    r = Reflector(
-        collection,
-        NodeStore(),
-        stop,
-        name="nodes",
-        on_restart=lambda _c, reason: restarts.append(reason),
-        on_error=on_error,
-    )
-    r.resource_version = "20"
-    r.run()
+    r = _run_from_20(collection, stop, restarts, on_error)
     assert collection.calls == ["watch 20", "watch 20", "list", "watch 30"]
     assert told == [("connection reset by peer", 1), ("connection reset by peer", 2)]
     assert restarts == ["error", "error", "closed"]
@@ -204,16 +212,7 @@ def test_a_failure_while_stopping_ends_the_run_without_a_word(
         told.append(failures)
         return OnError(0.0)
 
-    r = Reflector(
-        collection,
-        NodeStore(),
-        stop,
-        name="nodes",
-        on_restart=lambda _c, reason: restarts.append(reason),
-        on_error=on_error,
-    )
-    r.resource_version = "20"
-    r.run()
+    _run_from_20(collection, stop, restarts, on_error)
     assert collection.watches == 1
     assert (told, restarts, caplog.records) == ([], [], [])
 

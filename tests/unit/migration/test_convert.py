@@ -18,9 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,11 +45,11 @@ from kumaco.migration.kuredv1 import (
     weekly_intervals,
 )
 from kumaco.views.conversion import Converted, configmaps
+from tests.support.builders import cli
 from tests.support.judges.oracle import Oracle
 from tests.support.judges.reference import date, kured_contains, wall
 
 ROOT = Path(__file__).resolve().parents[3]
-KUMACO = shutil.which("kumaco", path=str(Path(sys.executable).parent))
 NS = 1_000_000_000
 NOW = parse_time("2027-01-01T00:00:00Z")
 
@@ -60,17 +58,8 @@ def kumaco(
     *args: str, stdin: str | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """The console script, with no ``KURED_*`` variable but those of ``env``."""
-    assert KUMACO, "the kumaco console script is not installed in this environment"
     inherited = {k: v for k, v in os.environ.items() if not k.startswith("KURED_")}
-    return subprocess.run(
-        [KUMACO, *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={**inherited, **(env or {})},
-    )
+    return cli.kumaco(*args, stdin=stdin, env={**inherited, **(env or {})})
 
 
 # --- kured's value syntax ---------------------------------------------------------------------
