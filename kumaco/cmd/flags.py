@@ -212,12 +212,8 @@ def rules_from_args(args: argparse.Namespace, rulebook: Rulebook) -> tuple[Rule,
         )
     try:
         return build(values, rulebook)
-    except InvalidInput as exc:
-        culprit = next(
-            (f.name for f in rule_flags_of(rulebook) if f.kind == "repeat" and f.name in values),
-            "a flag",
-        )
-        raise UsageError(f"{culprit}: {exc.reason}") from None
+    except InvalidInput as exc:  # the reason names the flag
+        raise UsageError(exc.reason) from None
 
 
 def add_condition_flags(p: argparse.ArgumentParser) -> None:

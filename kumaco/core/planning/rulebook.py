@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from kumaco.core.errors import InvalidInput
 from kumaco.core.planning.ceiling_rules import GlobalCeiling, GroupCeilings, WindowBudgets
 from kumaco.core.planning.pacing_rules import AdmissionRateLimit, NodeMinInterval, OneGroupAtATime
 from kumaco.core.planning.pdb_rule import RespectDisruptionBudgets
@@ -79,12 +80,16 @@ def flags(rulebook: Rulebook = RULEBOOK) -> tuple[Flag, ...]:
 def build(values: Mapping[str, object], rulebook: Rulebook = RULEBOOK) -> tuple[Rule, ...]:
     """The rules in force: each flag's parsed value by flag name (absent or unset: off).
 
-    Raises :class:`~kumaco.core.errors.InvalidInput` from a rule that refuses its value
-    as a whole (a key given twice); the caller names the flag.
+    Raises :class:`~kumaco.core.errors.InvalidInput`, its reason led by the flag's name,
+    when a rule refuses its value as a whole (a key given twice).
     """
     out: list[Rule] = []
     for cls in rulebook:
-        rule = cls.configured(values.get(cls.flag.name) if cls.flag is not None else None)
+        try:
+            rule = cls.configured(values.get(cls.flag.name) if cls.flag is not None else None)
+        except InvalidInput as exc:
+            name = cls.flag.name if cls.flag is not None else cls.__name__
+            raise InvalidInput(f"{name}: {exc.reason}") from None
         if rule is not None:
             out.append(rule)
     return tuple(out)
