@@ -37,18 +37,19 @@ def policy_of(
     **fields: Any,
 ) -> Policy:
     """A policy with the rules these values configure (see the module contract)."""
-    values: dict[str, object] = {
-        "--max-in-progress": ceiling,
-        "--max-in-progress-per": ceilings_per,
-        "--release-delay": release_delay,
-        "--in-progress-timeout": in_progress_timeout,
-        "--count-unavailable": count_unavailable,
-        "--admission-cutoff": admission_cutoff,
-        "--respect-pdbs": respect_pdbs,
-        "--admission-rate": admission_rate,
-        "--one-group-at-a-time": one_group_at_a_time,
-        "--node-min-interval": node_min_interval,
+    keywords = {
+        "ceiling": ceiling,
+        "ceilings_per": ceilings_per,
+        "release_delay": release_delay,
+        "in_progress_timeout": in_progress_timeout,
+        "count_unavailable": count_unavailable,
+        "admission_cutoff": admission_cutoff,
+        "respect_pdbs": respect_pdbs,
+        "admission_rate": admission_rate,
+        "one_group_at_a_time": one_group_at_a_time,
+        "node_min_interval": node_min_interval,
     }
+    values: dict[str, object] = {_FLAG_OF[k]: v for k, v in keywords.items()}
     known = {f.name for f in rule_flags(RULEBOOK)}
     assert set(values) == known, f"a rule's flag has no keyword here: {known ^ set(values)}"
     return Policy(rules=build(values) if rules is None else rules, **fields)
