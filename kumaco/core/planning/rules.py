@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from kumaco.core.objects.boots import Report, admitted_on, last_reports, reboot_of, rebooted_message
-from kumaco.core.objects.nodes import READY, Condition, NodeView
+from kumaco.core.objects.nodes import READY, TRUE, Condition, NodeView
 from kumaco.core.planning.policy import (
     ADMISSION_CUTOFF,
     ADMIT,
@@ -118,7 +118,13 @@ def _missing(node: NodeView, policy: Policy) -> tuple[str, ...]:
 
 
 def _released_as(scene: Scene, reason: str) -> bool:
-    return scene.held is not None and scene.held.reason == reason
+    """Whether the node does not hold MaintenanceInProgress, released with ``reason``.
+
+    A holder never settles: :meth:`ReleaseDelay.counts` is asked of every node not
+    admitted by this plan, a holder this plan stops among them.
+    """
+    held = scene.held
+    return held is not None and held.status != TRUE and held.reason == reason
 
 
 def _as_written(scene: Scene, verdict: Verdict) -> Stop:

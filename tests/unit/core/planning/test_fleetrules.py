@@ -535,3 +535,19 @@ def test_waiters_are_the_nodes_that_ask_and_only_the_schedule_or_the_fleet_keeps
     assert [(w.name, format_instant(w.since)) for w in waiters_as_written(asking, bare)] == [
         ("w", "2026-12-01T03:00:00Z")
     ]
+
+
+def test_a_holder_stopped_by_this_plan_takes_no_settling_place() -> None:
+    # n0 holds MaintenanceInProgress (written with reason MaintenanceFinished) outside any
+    # window and is stopped now; the release delay counts released nodes only, so the
+    # place is g1's in this plan as in the next one, once n0's False is written.
+    policy = policy_of(ceiling=Ceiling(1), release_delay=5 * MINUTE)
+    nodes = nodeset(
+        with_mip(node("n0", **req()), held("True", FINISHED, "2026-12-01T03:29:00Z")),
+        node("g1", {"gpu": "true"}, **req()),
+    )
+    windows = [window("w", selector="gpu=true")]
+    p = plan(windows, nodes, NOW, policy)
+    assert mip(p, "g1")[:2] == ("True", ALLOWED)
+    again = plan(windows, written(nodes, p, NOW), NOW, policy)
+    assert [mip(again, n) for n in ("n0", "g1")] == [mip(p, n) for n in ("n0", "g1")]
