@@ -205,9 +205,14 @@ class Lifecycle:
             # Not holding it (now) and counted all the same: it takes a place whatever
             # happens to it.
             desired = self.desired.get(node.name)
-            if (desired is None or desired.status != TRUE) and any(
-                r.counts(node, scene) for r in self._counters
-            ):
+            if desired is not None and desired.status == TRUE:
+                continue
+            counting = [r for r in self._counters if r.counts(node, scene)]
+            for rule in counting:
+                # A count that ends by time alone (a counting rule of no other stage has
+                # its wake-up asked nowhere else).
+                self._later(rule.next_change(node, scene))
+            if counting:
                 counts = self._occupy(node.name)
                 if node.name in self.verdicts:
                     self.verdicts[node.name] = replace(

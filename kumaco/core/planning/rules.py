@@ -34,6 +34,7 @@ from kumaco.core.planning.policy import (
     NOT_UNDER_MAINTENANCE,
     REBOOTED_IN_WINDOW,
     RELEASE_DELAY,
+    RELEASED_UNAVAILABLE,
     REQUIREMENT_NOT_MET,
     SETTLE,
     TIMED_OUT,
@@ -454,7 +455,51 @@ class Unavailable(Rule):
         return frozenset((READY,))
 
     def counts(self, node: NodeView, scene: Scene) -> bool:
-        return node.unschedulable or not node.is_true(READY)
+        return unavailable(node)
+
+
+def unavailable(node: NodeView) -> bool:
+    """Not ``Ready=True``, or cordoned."""
+    return node.unschedulable or not node.is_true(READY)
+
+
+@dataclass(frozen=True)
+class ReleasedUnavailable(Rule):
+    """``--count-released-unavailable``: the maintenance's own disruption keeps its places.
+
+    A node kumaco released (MaintenanceInProgress False with ``MaintenanceFinished``, or
+    ``MaintenanceTimedOut``: revoked) less than ``window`` ago that is still unavailable
+    (not ``Ready=True``, or cordoned) counts toward every ceiling it falls under: kured
+    v2's daemon uncordons a rebooted node only after its release. Any other unavailable
+    node takes no place (kured v1 kept rebooting past it); ``window`` bounds the count,
+    since nothing in the cluster says whether a released node was schedulable in between
+    (a node cordoned a week after its maintenance is not its maintenance's doing). It
+    stops nobody.
+    """
+
+    reason = RELEASED_UNAVAILABLE
+    stage = COUNT
+    flag = Flag(
+        "--count-released-unavailable",
+        "a node kumaco released less than DURATION ago that is still not Ready or "
+        "cordoned counts toward the ceilings: the maintenance's own disruption "
+        "(other unavailable nodes take no place; default: off)",
+        "DURATION",
+        parse_flag_duration,
+    )
+    window: int
+
+    def reads(self, policy: Policy) -> frozenset[str]:
+        return frozenset((READY,))
+
+    def counts(self, node: NodeView, scene: Scene) -> bool:
+        ends = self.next_change(node, scene)
+        return ends is not None and scene.now < ends and unavailable(node)
+
+    def next_change(self, node: NodeView, scene: Scene) -> int | None:
+        if not (_released_as(scene, FINISHED) or _released_as(scene, TIMED_OUT)):
+            return None
+        return _since_plus(scene, self.window)
 
 
 def conditions_read(policy: Policy) -> frozenset[str]:

@@ -91,6 +91,7 @@ def policies(draw: st.DrawFn) -> Policy:
         release_delay=draw(st.sampled_from((0, 0, 5 * MINUTE, 30 * MINUTE))),
         in_progress_timeout=draw(st.sampled_from((None, None, 20 * MINUTE, 2 * 60 * MINUTE))),
         count_unavailable=draw(st.booleans()),
+        count_released_unavailable=draw(st.sampled_from((0, 0, 10 * MINUTE, 60 * MINUTE))),
         admission_cutoff=draw(st.sampled_from((0, 0, 15 * MINUTE, 45 * MINUTE))),
     )
 
@@ -190,10 +191,27 @@ def check(
             and not after(v.name)
         )
 
+    def released_unavailable(v: NodeView) -> bool:
+        """Released by kumaco (finished or timed out) within the window, and not available."""
+        window = setting(policy, "count_released_unavailable")
+        if not window or after(v.name) or not (v.unschedulable or not v.is_true(READY)):
+            return False
+        if before(v):  # released by this plan: from now
+            return planned[v.name].in_progress.reason in (FINISHED, TIMED_OUT)  # type: ignore[union-attr]
+        c = v.condition(MIP)
+        if c is None or c.reason not in (FINISHED, TIMED_OUT):
+            return False
+        since = transitioned(c.last_transition_time)
+        return since is not None and now < since + window
+
     occupants = {
         v.name
         for v in in_scope
-        if after(v.name) or settling(v) or just_released(v) or unavailable(v)
+        if after(v.name)
+        or settling(v)
+        or just_released(v)
+        or unavailable(v)
+        or released_unavailable(v)
     }
 
     for v in in_scope:

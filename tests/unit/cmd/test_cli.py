@@ -263,6 +263,7 @@ ADMISSION_FLAGS = (
     ("--release-delay", "5m"),
     ("--in-progress-timeout", "1h"),
     ("--count-unavailable", "true"),
+    ("--count-released-unavailable", "30m"),
     ("--admission-cutoff", "30m"),
     ("--respect-pdbs", "true"),
     ("--admission-rate", "1/1h"),

@@ -342,6 +342,7 @@ EFFECTIVE = {
     "releaseDelay": "10m",
     "inProgressTimeout": "",
     "countUnavailable": "false",
+    "countReleasedUnavailable": "",
     "admissionCutoff": "",
     "plannedLead": "",
     "admissionRate": "",

@@ -599,6 +599,111 @@ def test_unavailable_nodes_count_toward_every_ceiling_when_asked() -> None:
         )
 
 
+RELEASED_WINDOW = 30 * 60 * SECOND
+#: At most one node, counting only what the maintenance itself disrupts.
+OWN_DISRUPTION = policy_of(
+    ceiling=Ceiling(1), require=(REQ,), count_released_unavailable=RELEASED_WINDOW
+)
+
+
+@pytest.mark.parametrize(
+    ("other", "counts"),
+    [
+        # Released by kumaco 5 minutes ago, still cordoned (kured's daemon uncordons it
+        # only after the release) or not Ready: its maintenance's own disruption.
+        (
+            node_r(
+                "o",
+                mip_=("False", FINISHED, "2026-12-01T03:25:00Z"),
+                unschedulable=True,
+                **req("False"),
+                Ready="True",
+            ),
+            True,
+        ),
+        (
+            node_r(
+                "o", mip_=("False", FINISHED, "2026-12-01T03:25:00Z"), **req("False"), Ready="False"
+            ),
+            True,
+        ),
+        # Revoked by the in-progress timeout and not back: disrupted by its maintenance.
+        (
+            node_r(
+                "o", mip_=("False", TIMED_OUT, "2026-12-01T03:25:00Z"), **req(), Ready="Unknown"
+            ),
+            True,
+        ),
+        # Released and available again: no place.
+        (
+            node_r(
+                "o", mip_=("False", FINISHED, "2026-12-01T03:25:00Z"), **req("False"), Ready="True"
+            ),
+            False,
+        ),
+        # Released longer ago than the window (to the end of its second): no longer its doing.
+        (
+            node_r(
+                "o",
+                mip_=("False", FINISHED, "2026-12-01T02:59:59Z"),
+                unschedulable=True,
+                **req("False"),
+                Ready="True",
+            ),
+            False,
+        ),
+        # Cordoned or NotReady without kumaco's release: kured v1 kept rebooting past it.
+        (node_r("o", unschedulable=True, **req("False"), Ready="True"), False),
+        (node_r("o", **req("False"), Ready="False"), False),
+        (
+            node_r(
+                "o",
+                mip_=("False", CEILING_REACHED, "2026-12-01T03:25:00Z"),
+                **req("False"),
+                Ready="False",
+            ),
+            False,
+        ),
+    ],
+)
+def test_count_released_unavailable_counts_only_the_maintenances_own_disruption(
+    other: object, counts: bool
+) -> None:
+    nodes = nodeset(node("ready", **req(), Ready="True"), other)
+    p = plan([window("w")], nodes, NOW, OWN_DISRUPTION)
+    assert mip_of(p, "ready") == (("False", CEILING_REACHED) if counts else ("True", ALLOWED))
+    o = p.node("o")
+    assert o is not None and o.verdict is not None
+    assert o.verdict.counts_toward == (("global",) if counts else ())
+    if counts:  # the count ends by time alone: the planner looks again then
+        assert p.next_change == NOW - 5 * 60 * SECOND + SECOND + RELEASED_WINDOW
+
+
+def test_a_holder_released_while_cordoned_keeps_its_place_in_the_same_plan() -> None:
+    nodes = nodeset(
+        node_r(
+            "a",
+            mip_=("True", ALLOWED, "2026-12-01T03:00:00Z"),
+            unschedulable=True,
+            **req("False"),
+            Ready="True",
+        ),
+        node("b", **req(), Ready="True"),
+    )
+    p = plan([window("w")], nodes, NOW, OWN_DISRUPTION)
+    assert mip_of(p, "a") == ("False", FINISHED)
+    assert mip_of(p, "b") == ("False", CEILING_REACHED)  # a is still cordoned
+    assert p.next_change == NOW + RELEASED_WINDOW
+    uncordoned = nodeset(
+        node_r("a", mip_=("True", ALLOWED, "2026-12-01T03:00:00Z"), **req("False"), Ready="True"),
+        node("b", **req(), Ready="True"),
+    )
+    assert mip_of(plan([window("w")], uncordoned, NOW, OWN_DISRUPTION), "b") == (
+        "True",
+        ALLOWED,
+    )
+
+
 def test_no_late_starts_within_the_admission_cutoff() -> None:
     cutoff = policy_of(ceiling=Ceiling(1), require=(REQ,), admission_cutoff=90 * 60 * SECOND)
     # The window closes at 05:00; at 03:30 it is exactly 90 minutes away: still admitted.
