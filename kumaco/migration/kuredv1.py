@@ -50,13 +50,26 @@ _DAYS = {
         )
     },
 }
+#: How long a node kumaco released keeps its place while still cordoned or not Ready
+#: (``--count-released-unavailable``; kustomize/components/kured-v2 sets the same).
+RELEASED_UNAVAILABLE = "30m"
 #: kured v2's condition names (kustomize/components/kured-v2), with kured v1's ceiling.
 KURED_V2_FLAGS = (
     "--under-maintenance-condition=kured.dev/under-maintenance-window",
     "--in-progress-condition=kured.dev/maintenance-in-progress",
     "--require-condition=kured.dev/reboot-required",
     "--block-condition=kured.dev/reboot-inhibited",
-    "--count-unavailable",
+    f"--count-released-unavailable={RELEASED_UNAVAILABLE}",
+)
+#: What the count of unavailable nodes keeps of kured v1, and why (always noted).
+UNAVAILABLE_NOTE = (
+    "kured v1 kept rebooting past a node NotReady or cordoned for another reason; "
+    f"--count-released-unavailable={RELEASED_UNAVAILABLE} keeps that: only a node kumaco "
+    f"released less than {RELEASED_UNAVAILABLE} ago that is still cordoned or not Ready takes "
+    "a place (kured v2's reboot-daemon uncordons a rebooted node only after its release), "
+    "so the maintenance itself never disrupts more nodes than the ceiling; --count-unavailable "
+    "would count every unavailable node instead, and with a ceiling of 1 one NotReady node "
+    "would stop every reboot"
 )
 
 
@@ -526,6 +539,7 @@ def convert(flags: KuredFlags, now: int) -> Conversion:
         "first look inside it; kumaco admits a node the moment a window opens, and a node "
         "already admitted finishes even after it closes (kured v1 did too); "
         "--admission-cutoff stops late starts",
+        UNAVAILABLE_NOTE,
     ]
     intervals = weekly_intervals(days, start, end)
     always = intervals == [(0, WEEK_SECONDS)]
@@ -568,7 +582,9 @@ def convert(flags: KuredFlags, now: int) -> Conversion:
         notes.append(
             "kured v1's --lock-ttl let another node take a lock held too long; kumaco's "
             "--in-progress-timeout takes MaintenanceInProgress from its holder (kured v2's "
-            "reboot-daemon then uncordons it) before admitting the next"
+            "reboot-daemon then uncordons it) before admitting the next; a revoked node "
+            f"still cordoned or not Ready keeps its place for up to {RELEASED_UNAVAILABLE} "
+            "(--count-released-unavailable): its maintenance disrupted it"
         )
     if flags.lock_release_delay:
         kumaco.append(f"--release-delay={compact_duration(flags.lock_release_delay)}")

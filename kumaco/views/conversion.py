@@ -65,7 +65,9 @@ def _doc(c: Converted) -> object:
 
 
 def _comment(text: str, first: str = "#   ", rest: str = "#   ") -> list[str]:
-    return textwrap.wrap(text, 92, initial_indent=first, subsequent_indent=rest)
+    return textwrap.wrap(
+        text, 92, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False
+    )
 
 
 def _text(c: Converted) -> str:
@@ -73,7 +75,7 @@ def _text(c: Converted) -> str:
     lines = [
         f"# kumaco convert: {c.source}",
         "# kumaco run flags (or KUMACO_<FLAG>; components/kured-v2 sets the condition names,",
-        "#   and --count-unavailable, with a ceiling of 1):",
+        "#   and --count-released-unavailable, with a ceiling of 1):",
     ]
     lines += [f"#   {flag}" for flag in v.kumaco_flags]
     if v.inhibitor_flags:

@@ -378,7 +378,7 @@ def test_convert_prints_configmaps_kubectl_applies_and_kumaco_validates() -> Non
         "--in-progress-condition=kured.dev/maintenance-in-progress",
         "--require-condition=kured.dev/reboot-required",
         "--block-condition=kured.dev/reboot-inhibited",
-        "--count-unavailable",
+        "--count-released-unavailable=30m",
         "--release-delay=10m",
         "--blocking-pod-selector=app=db",
         "--blocking-pod-selector=team=storage",
