@@ -28,7 +28,16 @@ import yaml
 
 from kumaco.core.errors import one_line
 from kumaco.core.planning.forecast import Forecast
-from kumaco.core.planning.policy import ALLOWED, HELD, CeilingUse, Detail, NodePlan, Plan, Verdict
+from kumaco.core.planning.policy import (
+    ALLOWED,
+    GLOBAL,
+    HELD,
+    CeilingUse,
+    Detail,
+    NodePlan,
+    Plan,
+    Verdict,
+)
 from kumaco.core.planning.waiting import SHOWN
 from kumaco.core.time.durations import SECOND, format_go_duration
 from kumaco.core.time.instants import format_instant
@@ -250,6 +259,9 @@ def _plan_doc(result: Plan) -> object:
     return {
         "at": format_instant(result.at),
         "inProgress": result.in_progress if result.ceiling is not None else None,
+        "placesTakenNotInProgress": list(_taken_not_in_progress(result))
+        if result.ceiling is not None
+        else None,
         "ceilings": [
             {"name": c.name, "limit": c.limit, "used": c.used, "nodes": list(c.occupants)}
             for c in result.ceilings
@@ -258,10 +270,30 @@ def _plan_doc(result: Plan) -> object:
     }
 
 
+def _taken_not_in_progress(result: Plan) -> tuple[str, ...]:
+    """The nodes taking a place of the global ceiling without holding MaintenanceInProgress.
+
+    Counted all the same by a rule (a release delay, ``--count-unavailable``,
+    ``--count-released-unavailable``): the ceiling's room is what they and the holders
+    leave.
+    """
+    holding = {n.name for n in result.nodes if n.is_in_progress}
+    overall = next((c for c in result.ceilings if c.name == GLOBAL), None)
+    return () if overall is None else tuple(n for n in overall.occupants if n not in holding)
+
+
 def _plan_text(result: Plan) -> str:
     head = f"at {format_instant(result.at)}"
     if result.ceiling is not None:
         head += f"; in progress {result.in_progress}"
+        if others := _taken_not_in_progress(result):
+            taken = (
+                "1 place taken by a node"
+                if len(others) == 1
+                else f"{len(others)} places taken by nodes"
+            )
+            head += f", {taken} not in progress ({', '.join(others)})"
+            head += "," if result.ceiling else ";"
         head += (
             f" of at most {result.ceiling}"
             if result.ceiling

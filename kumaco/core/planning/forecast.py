@@ -21,6 +21,9 @@ another kumaco instance owns left alone).
   answers (``refusals``, with ``--respect-pdbs``: a node a budget refuses at
   ``start`` is not admitted all the run long).
 * The run ends at ``until``, or earlier when nothing can change any more.
+* A node whose next chance comes while a ceiling's places are taken by nodes that stay
+  unavailable (``--count-unavailable`` counts them, and the forecast keeps them as they
+  are) never fits: it has no chance, and the nodes in its way are named.
 * :attr:`Forecast.waits`: how long each node that needs maintenance (and does not hold
   it at ``start``) waits from its request (:func:`kumaco.core.planning.waiting.asked_since`) to its
   admission, or to ``until`` when it is not admitted; the longest first.
@@ -44,9 +47,11 @@ from kumaco.core.planning.policy import (
     REQUIREMENT_NOT_MET,
     TIMED_OUT,
     TOPOLOGY_CEILING_REACHED,
+    WINDOW_BUDGET_REACHED,
     Plan,
     Policy,
 )
+from kumaco.core.planning.rules import Unavailable, unavailable
 from kumaco.core.planning.waiting import asked_since
 from kumaco.core.time.durations import SECOND, parse_go_duration
 from kumaco.core.time.instants import format_exact_instant, parse_timestamp
@@ -266,7 +271,7 @@ def forecast(
     )
     unfinished = tuple(x.name for x in turns if x.finished is None)
     finished_at = max((x.finished for x in turns if x.finished is not None), default=None)
-    chances = _next_chances(windows, state, unfinished, until, policy)
+    chances = _next_chances(windows, state, unfinished, until, policy, in_scope)
     return Forecast(
         start=start,
         until=until,
@@ -339,14 +344,68 @@ def _chance(
     return f"not admitted within five years or {CHANCE_STEPS} planner steps{last}"
 
 
+#: The rules whose stop names a full ceiling and the nodes in its places.
+_CEILINGS = frozenset({CEILING_REACHED, TOPOLOGY_CEILING_REACHED, WINDOW_BUDGET_REACHED})
+
+
+def _idle(node: NodeView, policy: Policy) -> NodeView:
+    """``node`` needing no maintenance and holding none (its MaintenanceInProgress removed)."""
+    conditions = {t: c for t, c in node.conditions.items() if t != policy.in_progress}
+    for r in policy.require:
+        conditions[r] = Condition(r, FALSE, "", "")
+    return dataclasses.replace(node, conditions=MappingProxyType(conditions))
+
+
+def _taken_for_good(
+    windows: Sequence[Window],
+    state: Mapping[str, NodeView],
+    name: str,
+    at: int,
+    policy: Policy,
+    in_scope: frozenset[str],
+) -> str | None:
+    """Why ``name`` does not fit at its chance ``at``: a ceiling full of nodes kept unavailable.
+
+    With ``--count-unavailable`` an unavailable node takes its places for good (the forecast
+    keeps every node as it is). The planner is asked at ``at`` with those nodes as they
+    are, ``name`` as it is and every other node in scope needing nothing and holding
+    nothing (percentages are still of every node in scope); None when ``name`` fits.
+    """
+    if policy.rule(Unavailable) is None:
+        return None
+    kept = {n for n in in_scope if n != name and unavailable(state[n])}
+    if not kept:
+        return None
+    nodes = [state[n] if n in kept or n == name else _idle(state[n], policy) for n in in_scope]
+    answer = plan(windows, NodeSet(nodes), at, policy)
+    found = answer.node(name)
+    verdict = found.verdict if found is not None else None
+    if found is None or found.is_in_progress or verdict is None or verdict.rule not in _CEILINGS:
+        return None
+    if not verdict.holders or not set(verdict.holders) <= kept:
+        return None
+    limit = next((c.limit for c in answer.ceilings if c.name == verdict.ceiling), None)
+    most = "" if limit is None else f" (at most {limit})"
+    return (
+        f"ceiling {verdict.ceiling}{most} taken for good by {', '.join(verdict.holders)}: "
+        "not Ready or cordoned, counted by --count-unavailable, and a forecast keeps nodes "
+        "as they are"
+    )
+
+
 def _next_chances(
     windows: Sequence[Window],
     state: Mapping[str, NodeView],
     names: Sequence[str],
     until: int,
     policy: Policy,
+    in_scope: frozenset[str] = frozenset(),
 ) -> Chances:
-    """The next chance of each node of ``names`` (those still in progress are left out)."""
+    """The next chance of each node of ``names`` (those still in progress are left out).
+
+    A chance that a ceiling full of nodes kept unavailable takes away is none
+    (:func:`_taken_for_good`).
+    """
     maintenance = [w for w in windows if not w.freeze]
     chances: dict[str, tuple[int, str]] = {}
     none: list[str] = []
@@ -369,6 +428,9 @@ def _next_chances(
         if alike not in seen:
             seen[alike] = _chance(windows, node, until, policy)
         found = seen[alike]
+        if not isinstance(found, str):
+            taken = _taken_for_good(windows, state, name, found[0], policy, in_scope)
+            found = found if taken is None else taken
         if isinstance(found, str):
             never[name] = found
         else:
