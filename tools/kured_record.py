@@ -24,6 +24,8 @@ import yaml
 from tests.support.env.controlplane import ControlPlane, ensure_assets, log
 from tests.support.env.harness import RUN_LABEL, Api, Kumaco, unique
 from tests.support.env.kured import (
+    COUNT,
+    OLDER_COUNT,
     AgentTimings,
     ensure_kured,
     fleet,
@@ -101,7 +103,9 @@ def fleet_record(
                 env = {"PYTHONPATH": str(kumaco_path)} if kumaco_path else {}
                 k = Kumaco(
                     kubeconfig,
-                    kumaco_flags(run, ns, ceiling, *fast.flags()),
+                    kumaco_flags(
+                        run, ns, ceiling, *fast.flags(), count=OLDER_COUNT if kumaco_path else COUNT
+                    ),
                     workdir / "kumaco.log",
                     env,
                     cwd=kumaco_path,

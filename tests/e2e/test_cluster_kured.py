@@ -8,7 +8,7 @@ reboot-daemon (hostPID, ``--reboot-method=signal``) as DaemonSets, the inhibitor
 Deployment, bound to the RBAC of the prototype's own manifests. kumaco is installed as
 docs/deploy.md tells a kured v2 user: hack/image.sh's image imported into the nodes and
 ``kustomize/overlays/kured`` (the agents' condition names, ``--max-in-progress 1``,
-``--count-unavailable``; two replicas, one per node) applied with ``kubectl apply
+``--count-released-unavailable 30m``; two replicas, one per node) applied with ``kubectl apply
 --server-side -k`` -- so each drain also evicts a kumaco replica, through kumaco's own
 PodDisruptionBudget, and the maintenance survives its leader moving. A workload Deployment of two replicas spread over both nodes
 (``DoNotSchedule``) has a PodDisruptionBudget ``minAvailable: 1``; its readiness probe

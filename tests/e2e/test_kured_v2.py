@@ -5,7 +5,8 @@ Every node is a Node object on a control plane of this module's own (audited wit
 PID 1 of its own PID and mount namespaces, running the prototype's real
 ``reboot-required-detector`` and ``reboot-daemon --reboot-method=signal``; one real
 ``reboot-inhibitors`` per test. kumaco runs with the agents' condition names, a ceiling of
-2 and ``--count-unavailable``. Each scenario is judged from the machines' reboot log (the
+2 and ``--count-released-unavailable 30m`` (components/kured-v2's: a node kumaco released
+counts while it is still cordoned or not Ready, so that at most the ceiling are disrupted). Each scenario is judged from the machines' reboot log (the
 ground truth: every SIGRTMIN+5 a PID 1 received), from the audit log replayed in commit
 order (``kured.dev/maintenance-in-progress`` holders: ``audit.judge_ceiling``; nodes
 cordoned or not Ready: ``tests.support.judges.kured.judge_disruption``) and from the audit log's 403s for the
@@ -38,8 +39,10 @@ import pytest
 from tests.support.env.controlplane import ControlPlane, ensure_assets
 from tests.support.env.harness import Api, Kumaco, unique, wait_for
 from tests.support.env.kured import (
+    COUNT,
     IN_PROGRESS,
     INHIBITED,
+    OLDER_COUNT,
     REBOOT_REQUIRED,
     AgentTimings,
     Fleet,
@@ -116,6 +119,8 @@ def fleets(plane: ControlPlane, kured_bin: Path, tmp_path: Path) -> Iterator[Cal
 UNDER_TEST = os.environ.get("KUMACO_KURED_V2_TREE")
 TREE = Path(UNDER_TEST) if UNDER_TEST else None
 TREE_ENV = {"PYTHONPATH": UNDER_TEST} if UNDER_TEST else {}
+#: An older tree knows --count-unavailable only.
+COUNTING = OLDER_COUNT if UNDER_TEST else COUNT
 
 
 @pytest.fixture
@@ -218,7 +223,7 @@ def test_a_fleet_through_a_window_reboots_each_node_that_needs_it_exactly_once(
     t0 = time.time()
     f, ns, names = start_fleet(raw_plane, fleets, "kv2a", [True] * 5 + [False])
     raw_plane.window(ns, "w", window_open_for(180))
-    k = kumacos(*kumaco_flags(f.run, ns, CEILING, *FAST.flags()))
+    k = kumacos(*kumaco_flags(f.run, ns, CEILING, *FAST.flags(), count=COUNTING))
     expected = dict.fromkeys(names[:5], 1) | {names[5]: 0}
     # This fleet took 18.74 s in docs/kured-v2.md's record (hack/kured_before.py), then the
     # quiet 6 s: 90 s for a loaded machine.
@@ -261,7 +266,7 @@ def test_b_a_blocker_pod_holds_its_node_until_it_goes(
         what="the inhibitors to report the blocker",
     )
     raw_plane.window(ns, "w", window_open_for(180))
-    kumacos(*kumaco_flags(run, ns, CEILING, *FAST.flags()))
+    kumacos(*kumaco_flags(run, ns, CEILING, *FAST.flags(), count=COUNTING))
     first = observe(
         f,
         {names[0]: 0, names[1]: 1, names[2]: 1},
@@ -303,7 +308,7 @@ def test_c_the_window_closing_mid_reboot_lets_it_finish_and_admits_nobody_after(
     reported(f, names, 20)  # the detector reports every 3 s, the inhibitors every 1 s
     raw_plane.window(ns, "w", window_open_for(open_s))  # closes while the first two are down
     closes = time.time() + open_s
-    kumacos(*kumaco_flags(f.run, ns, CEILING, *FAST.flags()))
+    kumacos(*kumaco_flags(f.run, ns, CEILING, *FAST.flags(), count=COUNTING))
     wait_for(
         lambda: len(f.log().of("reboot")) >= 1,
         open_s,
@@ -341,7 +346,7 @@ def test_d_the_leader_killed_mid_reboot_still_reboots_each_node_once(
         raw_plane, fleets, "kv2d", [True] * 3, **{"0": {"reboot_seconds": down_s}}
     )
     raw_plane.window(ns, "w", window_open_for(180))
-    sup = supervisors(f.run, kumaco_flags(f.run, ns, CEILING, *FAST.flags()))
+    sup = supervisors(f.run, kumaco_flags(f.run, ns, CEILING, *FAST.flags(), count=COUNTING))
     # Two start-ups and a fresh Lease (1-4 s, test_catch_up.py), then a grant and the
     # daemon's 3 s period: 30 s each for a loaded machine.
     leader = wait_leader(raw_plane, ns, f.run, 30)
@@ -376,7 +381,7 @@ def test_e_a_reboot_that_does_not_clear_the_sentinel_gets_one_more_in_its_turn(
         raw_plane, fleets, "kv2e", [True] * 3, **{"0": {"sentinel_survives": 1}}
     )
     raw_plane.window(ns, "w", window_open_for(180))
-    kumacos(*kumaco_flags(f.run, ns, CEILING, *FAST.flags()))
+    kumacos(*kumaco_flags(f.run, ns, CEILING, *FAST.flags(), count=COUNTING))
     expected = {names[0]: 2, names[1]: 1, names[2]: 1}
     # Four reboots at a ceiling of 2, about test (a)'s three rounds (18.74 s), the quiet 6 s.
     outcome = observe(f, expected, timeout=90, quiet=f.timings.detector_period * 2)
@@ -406,7 +411,11 @@ def test_f_a_node_that_never_comes_back_is_released_by_the_timeout(
     )
     reported(f, names, 20)  # the detector reports every 3 s, the inhibitors every 1 s
     raw_plane.window(ns, "w", window_open_for(180))
-    kumacos(*kumaco_flags(f.run, ns, CEILING, *FAST.flags(), "--in-progress-timeout", "10s"))
+    kumacos(
+        *kumaco_flags(
+            f.run, ns, CEILING, *FAST.flags(), "--in-progress-timeout", "10s", count=COUNTING
+        )
+    )
     expected = dict.fromkeys(names, 1)
     outcome = observe(
         f,
@@ -452,7 +461,7 @@ def test_g_every_timing_scaled_from_kureds_defaults(
     timings = AgentTimings.scaled(SCALE)
     f, ns, names = start_fleet(raw_plane, fleets, "kv2g", [True] * 3 + [False], timings)
     raw_plane.window(ns, "w", window_open_for(300))
-    kumacos(*kumaco_flags(f.run, ns, CEILING, *FAST.flags()))
+    kumacos(*kumaco_flags(f.run, ns, CEILING, *FAST.flags(), count=COUNTING))
     expected = dict.fromkeys(names[:3], 1) | {names[3]: 0}
     # Periods and reboot of 6 s (x0.1): two rounds of several such steps (not recorded).
     outcome = observe(f, expected, timeout=120, quiet=timings.detector_period * 1.5)
@@ -492,7 +501,7 @@ def test_h_the_leader_killed_at_random_moments_during_reboots_reboots_nothing_tw
     f, ns, names = start_fleet(raw_plane, fleets, "kv2h", [True] * 6, timings)
     requests = {n: [t0] for n in names}  # when each reboot was asked for: the first at boot
     raw_plane.window(ns, "w", window_open_for(600))
-    sup = supervisors(f.run, kumaco_flags(f.run, ns, CEILING, *SHORT.flags()), n=3)
+    sup = supervisors(f.run, kumaco_flags(f.run, ns, CEILING, *SHORT.flags(), count=COUNTING), n=3)
     wait_leader(raw_plane, ns, f.run, 30)
 
     def tick() -> None:

@@ -40,7 +40,7 @@ counts reboots per node and the most nodes down at once. :data:`KURED_AUDIT_POLI
 (:mod:`tests.support.judges.kured`).
 
 *Runs*. :func:`kumaco_flags` is kumaco with the agents' condition names, a ceiling and
-``--count-unavailable``. :func:`observe` waits until every node was rebooted as often as
+``--count-released-unavailable`` (components/kured-v2's). :func:`observe` waits until every node was rebooted as often as
 expected and settled (back, uncordoned, released, the detector's fresh ``False``), then a
 quiet spell; it returns early on a node rebooted more often than expected (a reboot loop)
 unless told to watch the whole time. A whole run as a record: :mod:`tools.kured_record`.
@@ -69,6 +69,7 @@ from typing import Any
 
 import yaml
 
+from kumaco.migration.kuredv1 import RELEASED_UNAVAILABLE
 from tests.support.env.auditing import AUDIT_POLICY, audit_args
 from tests.support.env.controlplane import (
     ControlPlane,
@@ -716,12 +717,22 @@ def fleet(
 # --------------------------------------------------------------------------- kumaco
 
 
-def kumaco_flags(run: str, ns: str, ceiling: int = 2, *extra: str) -> list[str]:
+#: How components/kured-v2 counts unavailable nodes; :data:`OLDER_COUNT` for a kumaco
+#: tree from before ``--count-released-unavailable`` (``KUMACO_KURED_V2_TREE``, the records).
+COUNT = ("--count-released-unavailable", RELEASED_UNAVAILABLE)
+OLDER_COUNT = ("--count-unavailable",)
+
+
+def kumaco_flags(
+    run: str, ns: str, ceiling: int = 2, *extra: str, count: Sequence[str] = COUNT
+) -> list[str]:
     """``kumaco run`` flags with the agents' condition names, scoped to ``run``/``ns``.
 
-    ``--count-unavailable``: a node still cordoned (the daemon uncordons it only once
-    its pods are back, after the kubelet delay) or not Ready counts toward the ceiling,
-    so that at most ``ceiling`` nodes are ever disrupted, not only in progress.
+    ``--count-released-unavailable`` (components/kured-v2's value): a node kumaco released
+    that is still cordoned (the daemon uncordons it only once its pods are back, after the
+    kubelet delay) or not Ready counts toward the ceiling, so that at most ``ceiling``
+    nodes are ever disrupted, not only in progress; a node unavailable for another reason
+    takes no place.
     """
     return [
         *scope_flags(run, ns),
@@ -735,7 +746,7 @@ def kumaco_flags(run: str, ns: str, ceiling: int = 2, *extra: str) -> list[str]:
         INHIBITED,
         "--max-in-progress",
         str(ceiling),
-        "--count-unavailable",
+        *count,
         *extra,
     ]
 

@@ -39,14 +39,15 @@ CLUSTER_SCOPED = {
     "ValidatingAdmissionPolicyBinding",
 }
 #: What components/kured-v2 sets: the condition names of kured v2's agents (its prototype's
-#: internal/conditions), a ceiling of one, and cordoned or NotReady nodes counted toward it.
+#: internal/conditions), a ceiling of one, and a node kumaco released less than 30 minutes
+#: ago counted toward it while it is cordoned or NotReady.
 KURED_V2_ENV = {
     "KUMACO_UNDER_MAINTENANCE_CONDITION": "kured.dev/under-maintenance-window",
     "KUMACO_IN_PROGRESS_CONDITION": "kured.dev/maintenance-in-progress",
     "KUMACO_REQUIRE_CONDITION": "kured.dev/reboot-required",
     "KUMACO_BLOCK_CONDITION": "kured.dev/reboot-inhibited",
     "KUMACO_MAX_IN_PROGRESS": "1",
-    "KUMACO_COUNT_UNAVAILABLE": "true",
+    "KUMACO_COUNT_RELEASED_UNAVAILABLE": "30m",
 }
 # The overlays' own namespace names, remapped to unique ones in each test.
 SYSTEM_NS, MAINTENANCE_NS = "kumaco-system", "maintenance"

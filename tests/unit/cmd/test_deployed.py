@@ -58,7 +58,8 @@ def test_the_kured_policy_is_read_from_the_environment(tmp_path: Path) -> None:
     assert values["block_condition"] == ["kured.dev/reboot-inhibited"]
     assert values["under_maintenance_condition"] == "kured.dev/under-maintenance-window"
     assert values["in_progress_condition"] == "kured.dev/maintenance-in-progress"
-    assert values["count_unavailable"] is True
+    assert values["count_released_unavailable"] == "30m"
+    assert values["count_unavailable"] is False
 
 
 def test_args_win_over_the_environment_and_a_command_must_run_kumaco_run(
@@ -119,7 +120,7 @@ def test_flags_given_win_and_the_flags_taken_are_named(tmp_path: Path) -> None:
     assert taken == [  # plan has no Lease flag, and the namespaces are the connection's
         "--require-condition=kured.dev/reboot-required",
         "--block-condition=kured.dev/reboot-inhibited",
-        "--count-unavailable=true",
+        "--count-released-unavailable=30m",
         "--under-maintenance-condition=kured.dev/under-maintenance-window",
         "--in-progress-condition=kured.dev/maintenance-in-progress",
     ]
