@@ -412,6 +412,7 @@ def _next_chances(
     never: dict[str, str] = {}
     #: Nodes alike in labels and conditions (all but the name) have the same chance.
     seen: dict[tuple[object, ...], tuple[int, str] | str] = {}
+    taken: dict[tuple[object, ...], str | None] = {}
     for name in names:
         node = state[name]
         if node.is_true(policy.in_progress):
@@ -429,8 +430,13 @@ def _next_chances(
             seen[alike] = _chance(windows, node, until, policy)
         found = seen[alike]
         if not isinstance(found, str):
-            taken = _taken_for_good(windows, state, name, found[0], policy, in_scope)
-            found = found if taken is None else taken
+            # Alike nodes that are available meet the same unavailable ones in their way.
+            key = alike if not unavailable(node) else (name,)
+            if key not in taken:
+                taken[key] = _taken_for_good(windows, state, name, found[0], policy, in_scope)
+            why = taken[key]
+            if why is not None:
+                found = why
         if isinstance(found, str):
             never[name] = found
         else:

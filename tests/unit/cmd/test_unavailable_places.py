@@ -152,23 +152,31 @@ def forecast(tmp_path: Path, nodes: list[dict[str, Any]], *flags: str) -> list[s
 
 def test_forecast_names_the_nodes_that_take_the_place_for_good(tmp_path: Path) -> None:
     plain = {"req_type": REQ, "mip_type": "MaintenanceInProgress"}
-    nodes = [node("a", "True", **plain), node("down", "False", ready="False", **plain)]
+    nodes = [
+        node("a", "True", **plain),
+        node("b", "True", **plain),  # alike: the same answer
+        node("down", "False", ready="False", **plain),
+    ]
     done = kumaco(*forecast(tmp_path, nodes, "--count-unavailable"))
     assert done.returncode == 1, done.stderr  # not every node fits
     lines = done.stdout.splitlines()
-    assert lines[:2] == ["NODE  ADMITTED  FINISHED  WINDOWS", "a     -         -         -"]
-    assert lines[2] == "0 of 1 nodes finished; 1 did not fit: a"
+    assert lines[:3] == [
+        "NODE  ADMITTED  FINISHED  WINDOWS",
+        "a     -         -         -",
+        "b     -         -         -",
+    ]
+    assert lines[3] == "0 of 2 nodes finished; 2 did not fit: a, b"
     # No next chance is promised: the place is down's as long as it stays NotReady.
-    assert lines[3] == (
-        "no chance: a (ceiling global (at most 1) taken for good by down: not Ready or "
+    assert lines[4] == (
+        "no chance: a, b (ceiling global (at most 1) taken for good by down: not Ready or "
         "cordoned, counted by --count-unavailable, and a forecast keeps nodes as they are)"
     )
     assert not any(line.startswith("next chance") for line in lines)
     doc = json.loads(kumaco(*forecast(tmp_path, nodes, "--count-unavailable"), "-o", "json").stdout)
-    assert doc["nextChance"] == {} and list(doc["noChance"]) == ["a"]
-    # Counting only the maintenance's own disruption, a is admitted at 02:00.
+    assert doc["nextChance"] == {} and list(doc["noChance"]) == ["a", "b"]
+    # Counting only the maintenance's own disruption, a and b are admitted in turn from 02:00.
     fits = kumaco(*forecast(tmp_path, nodes, "--count-released-unavailable", "30m"))
-    assert "all 1 nodes finished by 2027-01-13T02:30:00Z" in fits.stdout.splitlines()
+    assert "all 2 nodes finished by 2027-01-13T03:00:00Z" in fits.stdout.splitlines()
 
 
 def test_forecast_still_promises_a_chance_when_the_place_is_free_then(tmp_path: Path) -> None:
