@@ -70,7 +70,8 @@ CAUSE_REBOOTED = "RebootObserved"
 CAUSE_TIMED_OUT = "InProgressTimeout"
 #: The rule (never a condition reason) that counts an unavailable node toward its ceilings.
 UNAVAILABLE = "NodeUnavailable"
-#: The rule (never a condition reason) that counts a node kumaco released, not available yet.
+#: The rule (the condition keeps ``MaintenanceFinished`` or ``MaintenanceTimedOut``) that
+#: counts, and keeps out, a node kumaco released that is not available yet.
 RELEASED_UNAVAILABLE = "ReleasedNodeUnavailable"
 #: The name of the global ceiling in :attr:`Verdict.counts_toward` and :attr:`Plan.ceilings`.
 GLOBAL = "global"

@@ -52,6 +52,7 @@ RULEBOOK: tuple[type[Rule], ...] = (
     InProgressTimeout,
     TimedOutUntilCleared,
     ReleaseDelay,
+    ReleasedUnavailable,
     FinishedIdle,
     ReportedSinceReboot,
     NodeMinInterval,  # first of ADMIT: a node kept out keeps its reason, and its last end
@@ -62,7 +63,6 @@ RULEBOOK: tuple[type[Rule], ...] = (
     Cutoff,
     RespectDisruptionBudgets,
     Unavailable,
-    ReleasedUnavailable,
     GlobalCeiling,
     GroupCeilings,
     WindowBudgets,

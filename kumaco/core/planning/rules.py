@@ -473,12 +473,16 @@ class ReleasedUnavailable(Rule):
     v2's daemon uncordons a rebooted node only after its release. Any other unavailable
     node takes no place (kured v1 kept rebooting past it); ``window`` bounds the count,
     since nothing in the cluster says whether a released node was schedulable in between
-    (a node cordoned a week after its maintenance is not its maintenance's doing). It
-    stops nobody.
+    (a node cordoned a week after its maintenance is not its maintenance's doing).
+
+    A settling rule, as :class:`ReleaseDelay`: a node it counts is kept out, its condition
+    as written, so that the count survives the plan's own writes (a timed-out node whose
+    required conditions cleared would otherwise be rewritten, and stop counting, in the
+    very plan that counted it).
     """
 
     reason = RELEASED_UNAVAILABLE
-    stage = COUNT
+    stage = SETTLE
     flag = Flag(
         "--count-released-unavailable",
         "a node kumaco released less than DURATION ago that is still not Ready or "
@@ -491,6 +495,13 @@ class ReleasedUnavailable(Rule):
 
     def reads(self, policy: Policy) -> frozenset[str]:
         return frozenset((READY,))
+
+    def check(self, node: NodeView, scene: Scene) -> Stop | None:
+        if not self.counts(node, scene):
+            return None
+        return _as_written(
+            scene, Verdict(RELEASED_UNAVAILABLE, until=self.next_change(node, scene))
+        )
 
     def counts(self, node: NodeView, scene: Scene) -> bool:
         ends = self.next_change(node, scene)

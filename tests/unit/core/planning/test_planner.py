@@ -23,6 +23,7 @@ from kumaco.core.planning.policy import (
     NO_WINDOW,
     NOT_UNDER_MAINTENANCE,
     RELEASE_DELAY,
+    RELEASED_UNAVAILABLE,
     REQUIREMENT_NOT_MET,
     TIMED_OUT,
     TOPOLOGY_CEILING_REACHED,
@@ -677,6 +678,35 @@ def test_count_released_unavailable_counts_only_the_maintenances_own_disruption(
     assert o.verdict.counts_toward == (("global",) if counts else ())
     if counts:  # the count ends by time alone: the planner looks again then
         assert p.next_change == NOW - 5 * 60 * SECOND + SECOND + RELEASED_WINDOW
+
+
+def test_a_released_node_counted_keeps_its_condition_so_planning_again_agrees() -> None:
+    # Timed out, its request since cleared, still cordoned: counted, and kept as written
+    # (rewritten to RequiredConditionNotTrue it would stop counting once written).
+    timed_out = node_r(
+        "o",
+        mip_=("False", TIMED_OUT, "2026-12-01T03:25:00Z"),
+        unschedulable=True,
+        **req("False"),
+        Ready="True",
+    )
+    p = plan(
+        [window("w")], nodeset(node("ready", **req(), Ready="True"), timed_out), NOW, OWN_DISRUPTION
+    )
+    assert mip_of(p, "o") == ("False", TIMED_OUT)
+    assert mip_of(p, "ready") == ("False", CEILING_REACHED)
+    o = p.node("o")
+    assert o is not None and o.verdict is not None and o.verdict.rule == RELEASED_UNAVAILABLE
+    # Released, asking again, still cordoned: kept out while it counts.
+    again = node_r(
+        "o",
+        mip_=("False", FINISHED, "2026-12-01T03:25:00Z"),
+        unschedulable=True,
+        **req(),
+        Ready="True",
+    )
+    p = plan([window("w")], nodeset(again), NOW, OWN_DISRUPTION)
+    assert mip_of(p, "o") == ("False", FINISHED)
 
 
 def test_a_holder_released_while_cordoned_keeps_its_place_in_the_same_plan() -> None:
