@@ -42,6 +42,8 @@ HORIZON = 3600 * SECOND
 #: How many chained firings a look-ahead follows at most (``intervals(..., lookahead)``).
 MAX_FOLLOW = 20_000
 YEAR = 365 * 24 * 3600 * SECOND
+#: robfig's search horizon (``Next`` gives up five years ahead), a little short of it.
+FIVE_YEARS = 5 * YEAR
 #: How many jumps back (each up to one duration) to find where a run began;
 #: past that its start is unknown (None).
 MAX_WALK = 256
@@ -118,6 +120,9 @@ class WindowState:
     closes: int | None = None
     opens: int | None = None
     recheck: int | None = None
+    #: Closed for good: its dates (a one-shot ``startTime``, ``notAfter``) leave no
+    #: occurrence to come (:meth:`Window.ended`).
+    ended: bool = False
 
     @property
     def next_change(self) -> int | None:
@@ -147,6 +152,15 @@ class Window:
     #: the window's zone, with AND (:mod:`kumaco.core.windows.days_of_month`); 0: every day.
     days: int = 0
     days_text: str = ""
+    #: A one-shot window: its only occurrence starts at this instant (Unix seconds), and
+    #: ``schedule`` only carries its zone (it never fires).
+    once: int | None = None
+    #: ``notBefore``/``notAfter`` (Unix seconds): a recurring window's occurrences count
+    #: only when they start in ``[not_before, not_after)``; the texts as written.
+    not_before: int | None = None
+    not_after: int | None = None
+    not_before_text: str = ""
+    not_after_text: str = ""
     #: Memoised answers (pure: a function of the immutable fields above).
     _memo: dict[str, tuple[int, WindowState, int | None]] = field(
         default_factory=dict, compare=False, repr=False, hash=False
@@ -166,11 +180,45 @@ class Window:
     def zone_name(self) -> str:
         return self.schedule.zone_name
 
+    @property
+    def dated(self) -> bool:
+        """Whether the window's dates end it: a one-shot ``startTime`` or a ``notAfter``."""
+        return self.once is not None or self.not_after is not None
+
     def _fire(self, after: int) -> int | None:
-        """First firing (Unix seconds) strictly after ``after``: robfig's, on ``days`` only."""
+        """First firing (Unix seconds) strictly after ``after``.
+
+        robfig's, on ``days`` only, starting in ``[not_before, not_after)``; a one-shot
+        window's single instant.
+        """
+        if self.once is not None:
+            return self.once if self.once > after else None
+        if self.not_before is not None and after < self.not_before - 1:
+            after = self.not_before - 1  # the first firing at or after notBefore
         if self.days:
-            return next_on_days(self.schedule, self.days, after)
-        return self.schedule.next_fire(after)
+            fire = next_on_days(self.schedule, self.days, after)
+        else:
+            fire = self.schedule.next_fire(after)
+        if fire is not None and self.not_after is not None and fire >= self.not_after:
+            return None
+        return fire
+
+    def ended(self, t: int) -> bool:
+        """Whether the window is closed at instant ``t`` and its dates leave no occurrence to come.
+
+        A one-shot window has ended once its occurrence closed; a bounded one once no
+        firing is left before ``notAfter``. robfig looks five years ahead at most, so a
+        ``notAfter`` further away than that never counts as ended before it is near.
+        """
+        if not self.dated:
+            return False
+        covering = self._next_fire(t - self.duration)
+        if covering is not None:
+            return False  # open at t, or opening later
+        if self.once is not None:
+            return True
+        assert self.not_after is not None
+        return self.not_after * SECOND - t <= FIVE_YEARS
 
     def _next_fire(self, after: int) -> int | None:
         """First firing instant (ns) strictly after instant ``after`` (ns)."""
@@ -266,7 +314,7 @@ class Window:
             return memo[1]
         covering = self._next_fire(t - self.duration)  # open iff some firing s has t - d < s <= t
         if covering is None or covering > t:
-            state = WindowState(open=False, opens=covering)
+            state = WindowState(open=False, opens=covering, ended=self.ended(t))
         else:
             hour_end = (t // HORIZON + 1) * HORIZON
             end, ended = self._run_end(
@@ -339,8 +387,18 @@ class Window:
         kind = "freeze " if self.freeze else ""
         budget = f", at most {self.budget} in progress" if self.budget is not None else ""
         days = f" on days {self.days_text}" if self.days else ""
+        once = " once" if self.once is not None else ""
+        bounds = "".join(
+            f", {word} {text}"
+            for word, text in (
+                ("not before", self.not_before_text),
+                ("not after", self.not_after_text),
+            )
+            if text
+        )
         return (
-            f"{kind}{self.start_time!r}{days} ({self.zone_name}) for {span}, nodes: {sel}{budget}"
+            f"{kind}{self.start_time!r}{once}{days} ({self.zone_name}) for {span}{bounds}, "
+            f"nodes: {sel}{budget}"
         )
 
 
