@@ -7,7 +7,7 @@ with ``YYYY-MM-DD``; no cron field can). :func:`parse_local_instant` reads an RF
 date-time (``2027-01-15T02:00:00+01:00``, ``...Z``) as the instant it names, or one
 without an offset (``2027-01-15T02:00:00``, seconds optional) as a wall-clock time in
 the given zone; with ``date_allowed`` a date alone (``2027-02-01``) is its midnight in
-that zone. A wall-clock time the zone skips (a spring-forward gap) or passes twice (a
+that zone. Only ASCII digits, and only Go's white space around it (as around cron fields). A wall-clock time the zone skips (a spring-forward gap) or passes twice (a
 fall-back overlap) is refused with the two ways to write it: kumaco never guesses which
 instant was meant. Years 1678 to 2261 (kumaco's instants are int64 nanoseconds, as Go's).
 
@@ -21,6 +21,7 @@ import datetime as dt
 import re
 
 from kumaco.core.errors import InvalidInput, excerpt
+from kumaco.core.time.cronfields import GO_SPACE
 from kumaco.core.time.zones import load_zone
 
 __all__ = ["EARLIEST_YEAR", "LATEST_YEAR", "looks_dated", "parse_local_instant"]
@@ -28,11 +29,11 @@ __all__ = ["EARLIEST_YEAR", "LATEST_YEAR", "looks_dated", "parse_local_instant"]
 EARLIEST_YEAR = 1678
 LATEST_YEAR = 2261
 
-_DATE = r"(?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})"
-_TIME = r"(?P<h>\d{2}):(?P<mi>\d{2})(?::(?P<s>\d{2})(?P<frac>\.\d+)?)?"
-_OFFSET = r"(?P<off>[Zz]|[+-]\d{2}:\d{2})?"
+_DATE = r"(?P<y>[0-9]{4})-(?P<mo>[0-9]{2})-(?P<d>[0-9]{2})"
+_TIME = r"(?P<h>[0-9]{2}):(?P<mi>[0-9]{2})(?::(?P<s>[0-9]{2})(?P<frac>\.[0-9]+)?)?"
+_OFFSET = r"(?P<off>[Zz]|[+-][0-9]{2}:[0-9]{2})?"
 _DATE_TIME = re.compile(rf"{_DATE}(?:[Tt ]{_TIME}{_OFFSET})?")
-_LOOKS_DATED = re.compile(r"\s*\d{4}-\d{2}-\d{2}")
+_LOOKS_DATED = re.compile(f"[{re.escape(GO_SPACE)}]*[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}")
 _EXAMPLE = "2027-01-15T02:00:00+01:00"
 
 
@@ -82,7 +83,7 @@ def parse_local_instant(text: str, zone_name: str, *, date_allowed: bool = False
 
     Raises :class:`InvalidInput` naming the fix for anything else.
     """
-    stripped = text.strip()
+    stripped = text.strip(GO_SPACE)  # the white space cron fields may have around them
     m = _DATE_TIME.fullmatch(stripped)
     what = "an RFC 3339 date-time" + (" or a date" if date_allowed else "")
     if m is None:
