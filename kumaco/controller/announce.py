@@ -16,6 +16,7 @@ when leadership begins).
 * After a takeover, a window seen closed for the first time whose last run
   ended within ``lookback`` before ``now`` (while nobody led) gets its
   ``WindowEnded`` once.
+* A dated window that has ended (:meth:`Announcer.expired`): ``WindowExpired``, once.
 * With ``--planned-lead`` (:meth:`Announcer.leads`): a maintenance window whose next
   run starts within the lead (:attr:`Plan.leads`) gets ``WindowPlanned`` for that run,
   once, named by the run's start as ``WindowStarted`` is -- so its lead beginning is
@@ -33,6 +34,8 @@ from kumaco.core.time.instants import format_instant
 from kumaco.core.windows.window import Window
 
 STARTED, ENDED, PLANNED = "WindowStarted", "WindowEnded", "WindowPlanned"
+#: A dated window whose dates leave no occurrence to come (:meth:`Window.ended`).
+EXPIRED = "WindowExpired"
 UNBOUNDED = "unbounded"
 
 
@@ -54,12 +57,14 @@ class Announcer:
         self._announced: dict[str, tuple[str, int | None]] = {}  # key -> (run, its end if known)
         self._caught_up: set[str] = set()
         self._planned: dict[str, int] = {}  # key -> the run start WindowPlanned announced
+        self._expired: set[str] = set()
 
     def reset(self) -> None:
         """Forget everything: a new leadership term starts."""
         self._announced.clear()
         self._caught_up.clear()
         self._planned.clear()
+        self._expired.clear()
 
     def leads(self, result: Plan) -> list[Announcement]:
         """The ``WindowPlanned`` announcements due for ``result`` (a plan with a planned lead)."""
@@ -105,6 +110,25 @@ class Announcer:
             elif key not in self._caught_up:
                 due.extend(self._catch_up(w, now))
             self._caught_up.add(key)
+        return due
+
+    def expired(self, result: Plan, windows: Mapping[str, Window]) -> list[Announcement]:
+        """``WindowExpired`` for each window of ``result`` that has ended, once per term.
+
+        The loop names the Event by the ConfigMap's data, so a new leader finds it taken
+        and a changed window (a later ``notAfter``) that ends again is announced again.
+        """
+        due: list[Announcement] = []
+        for key, state in sorted(result.windows.items()):
+            w = windows.get(key)
+            if w is None or not state.ended or key in self._expired:
+                continue
+            self._expired.add(key)
+            note = (
+                f"window {key} has ended: {w.why_ended()}; it will never open again "
+                "(kumaco does not delete ConfigMaps: delete it)"
+            )
+            due.append(Announcement(key, EXPIRED, "ended", note))
         return due
 
     def deleted(self, w: Window, now: int) -> Announcement | None:

@@ -62,7 +62,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from kumaco.controller.announce import ENDED, PLANNED, Announcer
+from kumaco.controller.announce import ENDED, EXPIRED, PLANNED, Announcer
 from kumaco.controller.budgets import BudgetStore
 from kumaco.controller.metrics import Metrics
 from kumaco.controller.options import (
@@ -497,9 +497,15 @@ class Controller:
         """WindowStarted/Ended/Planned Events, once per occurrence (see :mod:`.announce`)."""
         cms = {p.cm.key: p.cm for p in self._parsed.values()}
         known = {w.key: w for w in windows if w.key in cms}
-        for a in (*self.announcer.step(result, known, now), *self.announcer.leads(result)):
+        for a in (
+            *self.announcer.step(result, known, now),
+            *self.announcer.leads(result),
+            *self.announcer.expired(result, known),
+        ):
             if a.window not in known:
                 continue
-            action = {ENDED: "Close", PLANNED: "Plan"}.get(a.reason, "Open")
-            spec = EventSpec(cms[a.window], a.reason, action, a.note, key=a.run, aggregate=False)
+            action = {ENDED: "Close", PLANNED: "Plan", EXPIRED: "Close"}.get(a.reason, "Open")
+            cm = cms[a.window]
+            key = cm.data_digest() if a.reason == EXPIRED else a.run
+            spec = EventSpec(cm, a.reason, action, a.note, key=key, aggregate=False)
             self.events.emit(spec)

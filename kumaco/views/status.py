@@ -261,7 +261,11 @@ def _window_row(ws: WindowStatus, now: int) -> list[Cell]:
     _verb, nxt = next_change(st, never)
     return [
         Cell(ws.key, "bold"),
-        Cell("freeze", "yellow") if ws.window.freeze else Cell("valid", "green"),
+        Cell("ended", "dim")
+        if st.ended
+        else Cell("freeze", "yellow")
+        if ws.window.freeze
+        else Cell("valid", "green"),
         Cell(zone),
         Cell("yes" if st.open else "no", "green+bold" if st.open else "dim"),
         Cell(next_change_text(st, now, never)),

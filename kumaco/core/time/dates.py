@@ -7,9 +7,11 @@ with ``YYYY-MM-DD``; no cron field can). :func:`parse_local_instant` reads an RF
 date-time (``2027-01-15T02:00:00+01:00``, ``...Z``) as the instant it names, or one
 without an offset (``2027-01-15T02:00:00``, seconds optional) as a wall-clock time in
 the given zone; with ``date_allowed`` a date alone (``2027-02-01``) is its midnight in
-that zone. Only ASCII digits, and only Go's white space around it (as around cron fields). A wall-clock time the zone skips (a spring-forward gap) or passes twice (a
-fall-back overlap) is refused with the two ways to write it: kumaco never guesses which
-instant was meant. Years 1678 to 2261 (kumaco's instants are int64 nanoseconds, as Go's).
+that zone. Only ASCII digits, and only Go's white space around it (as around cron
+fields). A wall-clock
+time the zone skips (a spring-forward gap) or passes twice (a fall-back overlap) is
+refused with the ways to write it: kumaco never guesses which instant was meant. Years
+1678 to 2261 (kumaco's instants are int64 nanoseconds, as Go's).
 
 Every rejection raises :class:`~kumaco.core.errors.InvalidInput` with the reason and the
 fix; the result is Unix seconds. Pure: no clock, no I/O beyond the zone data.

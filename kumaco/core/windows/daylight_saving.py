@@ -86,6 +86,13 @@ def _starts_at(w: Window, local: int) -> bool:
     )
 
 
+def _within_dates(w: Window, local: int, before: int, after: int) -> bool:
+    """Whether the wall clock ``local`` at either offset lies in ``[notBefore, notAfter)``."""
+    lo = w.not_before if w.not_before is not None else -(1 << 62)
+    hi = w.not_after if w.not_after is not None else 1 << 62
+    return any(lo <= local - offset < hi for offset in (before, after))
+
+
 def _named(local_starts: list[int]) -> str:
     times = [_wall(t)[1] for t in local_starts]
     if len(times) == 1:
@@ -151,7 +158,11 @@ def _change(w: Window, change: int, before: int, after: int) -> list[str]:
         for f in that_day:
             wall = f // SECOND + location.offset(f // SECOND)
             fired[wall] = fired.get(wall, 0) + 1
-        named = [t for t in range(day * _DAY, (day + 1) * _DAY, 60) if _starts_at(w, t)]
+        named = [
+            t
+            for t in range(day * _DAY, (day + 1) * _DAY, 60)
+            if _starts_at(w, t) and _within_dates(w, t, before, after)
+        ]
         gap, skipped, twice, expected = [], [], [], 0
         for t in named:
             exists = sum(1 for o in {before, after} if location.offset(t - o) == o)
@@ -190,8 +201,8 @@ def _change(w: Window, change: int, before: int, after: int) -> list[str]:
 def dst_notes(w: Window, start: int, until: int) -> list[DstNote]:
     """What each change of the window's UTC offset in ``[start, until)`` does to it."""
     location = w.schedule.location
-    if w.zone_name == "UTC" or w.never_closes(start):
-        return []
+    if w.zone_name == "UTC" or w.once is not None or w.never_closes(start):
+        return []  # a one-shot start is one instant, written so that it exists once
     notes: list[DstNote] = []
     t, last = start // SECOND, until // SECOND
     for _ in range(MAX_CHANGES):

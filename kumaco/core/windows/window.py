@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from kumaco.core.labels.selectors import Selector
 from kumaco.core.time.durations import SECOND, format_go_duration
+from kumaco.core.time.instants import format_instant
 from kumaco.core.time.schedule import Schedule
 from kumaco.core.windows.ceilings import Ceiling
 from kumaco.core.windows.days_of_month import next_on_days
@@ -184,6 +185,19 @@ class Window:
     def dated(self) -> bool:
         """Whether the window's dates end it: a one-shot ``startTime`` or a ``notAfter``."""
         return self.once is not None or self.not_after is not None
+
+    def why_ended(self) -> str:
+        """Why the window has ended (asked of one whose :meth:`ended` is true).
+
+        ``its one occurrence (2027-01-15T01:00:00Z) is over``, or ``no occurrence starts
+        before its notAfter 2027-02-01 (2027-01-31T23:00:00Z)``.
+        """
+        if self.once is not None:
+            return f"its one occurrence ({format_instant(self.once * SECOND)}) is over"
+        return (
+            f"no occurrence starts before its notAfter {self.not_after_text} "
+            f"({format_instant((self.not_after or 0) * SECOND)})"
+        )
 
     def _fire(self, after: int) -> int | None:
         """First firing (Unix seconds) strictly after ``after``.
