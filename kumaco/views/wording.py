@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from kumaco.core.time.durations import SECOND
 from kumaco.core.time.instants import format_instant, parse_timestamp
-from kumaco.core.windows.window import WindowState
+from kumaco.core.windows.window import Window, WindowState
 
 NEVER_OPENS = "never opens (none within five years)"
 NEVER_CLOSES = "never closes (its occurrences follow each other without a gap)"
@@ -36,6 +36,22 @@ def when(text: str | None, now: int) -> str:
     if text is None or t is None:
         return "-" if text is None else text
     return f"{format_instant(t)} ({relative(t, now)})"
+
+
+def followed(window: Window, state: WindowState, now: int) -> tuple[WindowState, bool]:
+    """``state`` (the window's at ``now``) with its close, and whether it never closes.
+
+    The controller follows a run for an hour or two (``closes`` None beyond that, with
+    ``recheck``); a view says when the run really closes
+    (:meth:`~kumaco.core.windows.window.Window.run_close`: the December freeze ``* * * 12
+    *`` for ``1m`` closes on January 1st), or that it never closes.
+    """
+    if not state.open or state.closes is not None:
+        return state, False
+    close = window.run_close(now)
+    if close is None:
+        return state, True
+    return WindowState(open=True, closes=close), False
 
 
 def next_change(state: WindowState, never_closes: bool = False) -> tuple[str, int | None]:

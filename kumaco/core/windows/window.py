@@ -407,6 +407,18 @@ class Window:
         first = next(self.intervals(t, t + 1, lookahead=within), None)
         return first is not None and first.open_ended
 
+    def run_close(self, t: int, within: int = YEAR) -> int | None:
+        """When the run open at ``t`` closes, followed to its end (:meth:`_run_end`).
+
+        None when the window is closed at ``t`` or the run never closes (still chained
+        ``within`` after it began, :meth:`never_closes`). Unlike :meth:`state_at`'s
+        ``closes`` (within :data:`HORIZON`), this is the run's close however far.
+        """
+        run = next(self.intervals(t, t + 1, lookahead=within), None)
+        if run is None or run.open_ended or not run.contains(t):
+            return None
+        return run.end
+
     def describe(self) -> str:
         """Return a one-line human description of the window."""
         sel = self.selector_text or "every node in scope"
@@ -430,8 +442,10 @@ class Occurrence:
     start: int
     namespace: str
     name: str
+    #: Where it closes; for an open-ended one, the end of the range asked (``until``):
+    #: it is open at least that long.
     end: int
-    #: Still chained at ``end`` after the look-ahead: it never closes (or not within it).
+    #: Still chained a look-ahead (a year) after it began: it never closes.
     open_ended: bool = False
 
     @property
@@ -444,8 +458,9 @@ def occurrences(
 ) -> tuple[list[Occurrence], bool]:
     """Open intervals intersecting ``[start, until)``, sorted; and whether ``limit`` cut them.
 
-    With a ``lookahead``, an occurrence still running at ``until`` is followed that much
-    further for its real end, and marked open-ended if it has none there.
+    With a ``lookahead``, an occurrence still running at ``until`` is followed for its
+    real end, up to ``lookahead`` after it began; if it has none there it is marked
+    open-ended and ends at ``until`` (:meth:`Window.intervals`).
     """
     found: list[Occurrence] = []
     truncated = False
@@ -456,7 +471,8 @@ def occurrences(
             if n >= limit:
                 truncated = True
                 break
-            found.append(Occurrence(iv.start, w.namespace, w.name, iv.end, iv.open_ended))
+            run_end = until if iv.open_ended else iv.end
+            found.append(Occurrence(iv.start, w.namespace, w.name, run_end, iv.open_ended))
     found.sort()
     if len(found) > limit:
         found, truncated = found[:limit], True

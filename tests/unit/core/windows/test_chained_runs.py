@@ -227,3 +227,21 @@ def test_a_run_that_chains_for_longer_than_a_year_never_closes() -> None:
     assert not long.never_closes(at("2027-03-01T00:00:00Z"))
     runs, _ = calls_of(long, at("2027-03-01T00:00:00Z"), at("2027-03-02T00:00:00Z"))
     assert runs[0][1:] == (at("2027-12-01T00:00:00Z"), False)
+
+
+def test_following_a_run_asks_for_about_two_firings_a_day() -> None:
+    """The bounds docs/design.md gives: December in 62 firings asked, a year of ``*/5`` in 732."""
+    for zone, first in (
+        ("", "2027-12-01T00:00:00Z"),
+        ("CRON_TZ=Europe/Berlin ", "2027-11-30T23:00:00Z"),
+        ("CRON_TZ=America/New_York ", "2027-12-01T05:00:00Z"),
+    ):
+        w = window(f"{zone}* * * 12 *", "1m")
+        CountingWindow.calls[0] = 0
+        end, ended = w._run_end(at(first), at(first) + YEAR)
+        assert ended and end == at(first) + 31 * DAY  # the 44,640th firing plus a minute
+        assert CountingWindow.calls[0] <= 2 * 31, zone
+    w = window("*/5 * * * *", "10m")
+    CountingWindow.calls[0] = 0
+    assert w._run_end(at("2027-12-05T00:00:00Z"), at("2027-12-05T00:00:00Z") + YEAR)[1] is False
+    assert CountingWindow.calls[0] <= 2 * 366
