@@ -15,7 +15,10 @@ Time arithmetic is on integer nanoseconds since the Unix epoch (an
 "instant"); nothing here reads a clock. An occurrence firing at ``s`` is open
 on ``[s, s + duration)``; overlapping or touching occurrences of one window
 merge into one open interval. The firings are robfig's, kept only on the window's
-``daysOfMonth`` when it has them (:mod:`kumaco.core.windows.days_of_month`).
+``daysOfMonth`` when it has them (:mod:`kumaco.core.windows.days_of_month`), always
+asked through :meth:`Window._fire`. A run's end is the firing-by-firing follower's,
+found with about two firings asked per day of the run (:meth:`Window._run_end`); a
+run still chained a :data:`YEAR` after it began never closes.
 """
 
 from __future__ import annotations
@@ -253,7 +256,8 @@ class Window:
         while ends <= day + last * _MINUTE_S:  # the offset's span may end on the day
             following, _, further = location.lookup(ends)
             if following != offset:  # a change of offset: the block up to it
-                last = min(last, fires[bisect.bisect_right(fires, (ends - 1 - day) // 60) - 1])
+                before = bisect.bisect_right(fires, (ends - 1 - day) // _MINUTE_S)
+                last = min(last, fires[before - 1])  # fire's own minute is before the change
                 break
             ends = further
         return (day + last * _MINUTE_S) * SECOND if last > minute else None
