@@ -39,6 +39,22 @@ def when(text: str | None, now: int) -> str:
     return f"{format_instant(t)} ({relative(t, now)})"
 
 
+def followed(window: Window, state: WindowState, now: int) -> tuple[WindowState, bool]:
+    """``state`` (the window's at ``now``) with its close, and whether it never closes.
+
+    The controller follows a run for an hour or two (``closes`` None beyond that, with
+    ``recheck``); a view says when the run really closes
+    (:meth:`~kumaco.core.windows.window.Window.run_close`: the December freeze ``* * * 12
+    *`` for ``1m`` closes on January 1st), or that it never closes.
+    """
+    if not state.open or state.closes is not None:
+        return state, False
+    close = window.run_close(now)
+    if close is None:
+        return state, True
+    return WindowState(open=True, closes=close), False
+
+
 def next_change(state: WindowState, never_closes: bool = False) -> tuple[str, int | None]:
     """A window's next change as a verb and its instant.
 

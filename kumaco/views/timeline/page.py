@@ -19,7 +19,7 @@ from kumaco.views.timeline.draw import render_svg, summary
 from kumaco.views.timeline.model import Timeline
 from kumaco.views.timeline.svg import FONT_FAMILY, esc
 from kumaco.views.timeline.zones import format_local
-from kumaco.views.wording import next_change
+from kumaco.views.wording import followed, next_change
 
 _PAGE_STYLE = """
 :root{color-scheme:light dark;--bg:#f6f8fa;--card:#ffffff;--fg:#1f2328;--muted:#59636e;
@@ -56,9 +56,8 @@ footer{color:var(--muted);font-size:12px;margin-top:24px}
 
 
 def _state_html(w: Window, now: int) -> str:
-    state = w.state_at(now)
+    state, never = followed(w, w.state_at(now), now)
     zone = w.zone_name
-    never = state.open and state.closes is None and w.never_closes(now)
     verb, t = next_change(state, never)
     badge = '<span class="open">open</span>' if state.open else "closed"
     if t is None:
