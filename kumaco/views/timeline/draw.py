@@ -257,7 +257,7 @@ def _lane(s: Svg, lay: Layout, lane: Lane, top: float) -> None:
             )
         )
         previous = text
-    for x, lb in place(labels, PLOT_X, PLOT_X + PLOT_WIDTH, 10.5):
+    for x, lb in place(labels, PLOT_X, WIDTH - 4, 10.5):  # the last may reach the margin
         s.text(x, top + 15, lb.text, f"{lb.cls} kt-muted", extra=lb.extra)
     for x, lb in place(events, PLOT_X, PLOT_X + PLOT_WIDTH, 10.5):
         s.text(x, top + 51, lb.text, lb.cls, title=lb.title or None, extra=lb.extra)

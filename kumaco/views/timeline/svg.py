@@ -164,14 +164,18 @@ class Label:
     extra: str = ""
 
 
-#: Clearance around a label; repeated labels (priority 2) keep more room, so they thin out.
-_GAPS = {0: 6.0, 1: 6.0, 2: 28.0}
+#: Clearance around a label: a label is left out only where it would touch another, so
+#: bars a label's width apart all keep theirs.
+GAP = 6.0
 
 
 def place(
     labels: Sequence[Label], left: float, right: float, font_px: float
 ) -> list[tuple[float, Label]]:
     """Place labels without overlaps: by priority, then position; the first free candidate wins.
+
+    Labels are :data:`GAP` apart at least; where they cannot all be, those of a
+    lower priority (a larger number: repeated labels) give way first.
 
     A candidate that does not fit in ``[left, right]`` is skipped, except the
     last one, which is pushed inside. Failing every candidate, a label may
@@ -185,7 +189,7 @@ def place(
 
     for label in sorted(labels, key=lambda lb: (lb.priority, lb.xs[0])):
         w = text_width(label.text, font_px, bold=label.cls.startswith("kt-dst"))
-        gap = _GAPS.get(label.priority, 6.0)
+        gap = GAP
         spot: float | None = None
         for i, want in enumerate(label.xs):
             x0 = want
