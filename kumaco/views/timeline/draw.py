@@ -2,9 +2,12 @@
 
 Contract: :func:`render_svg` returns the SVG text of a timeline (its
 ``<svg>`` root carries ``data-from``, ``data-until``, ``data-now``,
-``data-plot-x`` and ``data-plot-width``): the UTC axis, one lane per window
-with a bar per open interval and its start time in the window's zone above
-it, DST markers, a lane per forecast turn, the ``now`` marker and a legend;
+``data-plot-x`` and ``data-plot-width``): the UTC axis with the windows'
+local rows, one lane per window with a bar per open interval and its start
+time in the window's zone above it (every bar, unless bars are closer than a
+label's width), the DST events under the bars (offset changes, nights
+skipped, start times repeated), a lane per forecast turn, the ``now`` marker
+and a legend naming every mark drawn (a forecast's node bars too);
 ``standalone=False`` leaves the title and the invalid windows to the HTML
 page. Inline CSS follows ``prefers-color-scheme``. :func:`summary` is the
 one-line account the title and the page share. Pure: equal inputs give
@@ -245,12 +248,15 @@ def _lane(s: Svg, lay: Layout, lane: Lane, top: float) -> None:
             f"<title>{esc(title)}</title></rect>"
         )
         text = format_local(iv.start, zone, date=False)
-        important = n == 0 or text != previous or open_now or n in near
+        # Where labels cannot all be drawn: a changed label (a DST shift) and the bar open
+        # now first, then the first bar and those beside a DST event, then the others.
+        changed = (n > 0 and text != previous) or open_now
+        priority = 1 if changed else 2 if n == 0 or n in near else 3
         labels.append(
             Label(
                 (x0,),
                 text,
-                1 if important else 2,
+                priority,
                 "kt-barlabel",
                 slide=max(0.0, width - text_width(text, 10.5)),
                 extra=f' data-start="{format_instant(iv.start)}"',

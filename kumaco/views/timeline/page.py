@@ -42,7 +42,7 @@ font-size:13px;font-variant-numeric:tabular-nums}
 th,td{text-align:left;padding:7px 10px;border-bottom:1px solid var(--line);vertical-align:top}
 th{background:var(--head);font-weight:600;white-space:nowrap}
 td.num{text-align:right}
-td.key{min-width:12em;max-width:28em;overflow-wrap:anywhere}
+td.key{min-width:18em;max-width:32em;overflow-wrap:anywhere}
 .nw{white-space:nowrap}
 .scroll{overflow-x:auto}
 code{font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace}
