@@ -6,7 +6,8 @@ external resource -- following ``prefers-color-scheme`` (light and dark),
 laid out for 1280-1440 px wide screens (the SVG scales with the page). It
 lists each window (its fields, node count, openings in the range and its
 state at ``now`` with the next change, as :mod:`kumaco.views.wording` words
-it) and each invalid window with its reason. Pure: equal inputs give
+it) and each invalid window with its reason; a window's full name is in its
+row, however long (the picture may shorten it). Pure: equal inputs give
 byte-identical output.
 """
 
@@ -41,6 +42,7 @@ font-size:13px;font-variant-numeric:tabular-nums}
 th,td{text-align:left;padding:7px 10px;border-bottom:1px solid var(--line);vertical-align:top}
 th{background:var(--head);font-weight:600;white-space:nowrap}
 td.num{text-align:right}
+td.key{min-width:18em;max-width:32em;overflow-wrap:anywhere}
 .nw{white-space:nowrap}
 .scroll{overflow-x:auto}
 code{font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace}
@@ -114,7 +116,7 @@ def render_html(t: Timeline) -> str:
                 else '<span class="muted">(every node in scope)</span>'
             )
             out.append(
-                f'<tr><td class="nw"><strong>{esc(w.key)}</strong>'
+                f'<tr><td class="key"><strong>{esc(w.key)}</strong>'
                 + (' <span class="muted">(freeze)</span>' if w.freeze else "")
                 + "</td>"
                 f"<td><code>{esc(w.start_time)}</code>"
@@ -134,8 +136,9 @@ def render_html(t: Timeline) -> str:
         ]
         out.append("</ul>")
     out += [
-        f"<footer>Drawn by kumaco {esc(__version__)}. The axis is UTC; "
-        "labels above the bars give each opening in the window's own time zone.</footer>",
+        f"<footer>Drawn by kumaco {esc(__version__)}. The axis is UTC, with the wall time "
+        "of the windows' zones under it; labels above the bars give each opening in the "
+        "window's own time zone; a night daylight saving skips is a dashed outline.</footer>",
         "</main>",
         "</body>",
         "</html>",
