@@ -66,7 +66,8 @@ What is drawn
   when it lies in the range.
 * Each lane is ``<g class="kt-lane" data-window=...>``; with node counts it
   says (and carries as ``data-nodes``) how many nodes in scope the window's
-  selector matches.
+  selector matches. A dated window that has ended at ``now`` is marked ``ended`` in
+  its lane's caption and carries ``data-ended="true"``; its hover text says why.
 * A legend naming every mark: the window bars, freeze bars, a forecast's
   node bars (``kt-swatch-turn``, with node lanes only), the DST change, the
   skipped night, ``now``; and which zones the axis gives.

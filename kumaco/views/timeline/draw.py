@@ -123,6 +123,7 @@ def render_svg(t: Timeline, *, standalone: bool = True) -> str:
     draw_axis(s, lay)
     for i, lane in enumerate(t.lanes):
         nodes = "" if lane.nodes is None else f' data-nodes="{lane.nodes}"'
+        nodes += ' data-ended="true"' if lane.ended else ""
         s.add(f'<g class="kt-lane" data-window="{esc(lane.key)}"{nodes}>')
         _lane(s, lay, lane, lay.lanes_top + i * LANE_HEIGHT)
         s.add("</g>")
@@ -208,11 +209,16 @@ def _lane(s: Svg, lay: Layout, lane: Lane, top: float) -> None:
         meta.insert(1, f"days {w.days_text}")
     if w.freeze:
         meta.insert(0, "freeze")
+    if lane.ended:
+        meta.insert(0, "ended")
     if lane.nodes is not None:
         meta.append(f"{lane.nodes} node{'s' if lane.nodes != 1 else ''}")
     details = (
         f"{w.key}\nstartTime: {w.start_time}\n"
         + (f"daysOfMonth: {w.days_text}\n" if w.days else "")
+        + (f"notBefore: {w.not_before_text}\n" if w.not_before_text else "")
+        + (f"notAfter: {w.not_after_text}\n" if w.not_after_text else "")
+        + (f"ended: {w.why_ended()}\n" if lane.ended else "")
         + f"time zone: {zone}\nduration: {w.duration_text}\n"
         f"nodeSelector: {w.selector_text or '(every node in scope)'}"
         + ("\nfreeze: true" if w.freeze else "")

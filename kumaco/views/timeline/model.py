@@ -31,6 +31,8 @@ class Lane:
     bars: tuple[Interval, ...]
     nodes: int | None = None
     notes: tuple[DstNote, ...] = ()
+    #: A dated window with no occurrence left at the timeline's "now" (:meth:`Window.ended`).
+    ended: bool = False
 
     @property
     def key(self) -> str:
@@ -125,6 +127,7 @@ def build(
             tuple(sorted(bars.get(key, ()), key=lambda iv: (iv.start, iv.end))),
             nodes.matching.get(key) if nodes is not None else None,
             tuple(dst_notes(w, start, until)),
+            w.state_at(now).ended,
         )
         for key, w in sorted(windows.items())
     )

@@ -9,6 +9,7 @@ a window whose dates leave nothing to come has ended, and ``validate``, ``window
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -197,3 +198,22 @@ def test_the_timeline_table_says_ended(tmp_path: Path) -> None:
     assert page.returncode == 0, page.stderr
     assert "ended (it will never open again: delete its ConfigMap)" in page.stdout
     assert page.stdout.count("ended (it will never open again") == 1  # spring is still to come
+
+
+def test_the_timeline_marks_an_ended_lane_and_keeps_the_bars_of_its_occurrence(
+    tmp_path: Path,
+) -> None:
+    w = write(tmp_path, once=ONCE, spring=SPRING)
+    span = ["--from", "2027-01-14", "--until", "2027-01-17"]
+    ended = kumaco("timeline", w, *span, "--at", "2027-01-16")
+    assert ended.returncode == 0, ended.stderr
+    lanes = {
+        g.get("data-window"): g
+        for g in ET.fromstring(ended.stdout).iter("{http://www.w3.org/2000/svg}g")
+        if "kt-lane" in (g.get("class") or "")
+    }
+    assert lanes["maintenance/once"].get("data-ended") == "true"
+    assert lanes["maintenance/spring"].get("data-ended") is None
+    assert "ended: its one occurrence (2027-01-15T01:00:00Z) is over" in ended.stdout
+    before = kumaco("timeline", w, *span, "--at", "2027-01-14")
+    assert 'data-ended="true"' not in before.stdout
