@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from kumaco.core.errors import InvalidInput
 
 OPENED, CLOSED, ADMITTED = "window-opened", "window-closed", "admitted"
-FINISHED, TIMED_OUT, INVALID = "finished", "timed-out", "window-invalid"
+FINISHED, TIMED_OUT_EVENT, INVALID = "finished", "timed-out", "window-invalid"
 #: Every event, in the order a maintenance meets them.
-EVENTS = (OPENED, ADMITTED, FINISHED, TIMED_OUT, CLOSED, INVALID)
+EVENTS = (OPENED, ADMITTED, FINISHED, TIMED_OUT_EVENT, CLOSED, INVALID)
 #: ``--notify-on``'s default: the moments an on-call person acts on or waits for.
-DEFAULT_EVENTS = (ADMITTED, FINISHED, TIMED_OUT, INVALID)
+DEFAULT_EVENTS = (ADMITTED, FINISHED, TIMED_OUT_EVENT, INVALID)
 #: Fields every template may use.
 COMMON_FIELDS = ("event", "instance")
 #: Each event's own fields (a template names only these and :data:`COMMON_FIELDS`).
@@ -32,7 +32,7 @@ FIELDS: Mapping[str, tuple[str, ...]] = {
     CLOSED: ("window", "opened", "closed"),
     ADMITTED: ("node", "windows", "boot"),
     FINISHED: ("node", "outcome", "boot_before", "boot_after", "duration"),
-    TIMED_OUT: ("node", "held", "reason"),
+    TIMED_OUT_EVENT: ("node", "held", "reason"),
     INVALID: ("window", "reason"),
 }
 DEFAULTS: Mapping[str, str] = {
@@ -52,7 +52,7 @@ DEFAULTS: Mapping[str, str] = {
         "Node {node} finished its maintenance: {outcome}, {duration} after its admission. "
         "Its place is free for the next node."
     ),
-    TIMED_OUT: (
+    TIMED_OUT_EVENT: (
         "Node {node} held its maintenance for {held}, longer than --in-progress-timeout: "
         "revoked. Look at the node; it is admitted again in a later window."
     ),

@@ -29,7 +29,7 @@ import apprise
 
 from kumaco.core.errors import InvalidInput, error_text
 from kumaco.kube.retry import RetryPolicy, retrying
-from kumaco.notify.messages import Message
+from kumaco.notify.messages import Message, Moment, Templates
 
 log = logging.getLogger("kumaco.notify")
 
@@ -211,3 +211,38 @@ class Notifier:
             else:
                 self.on_result(message.event, SENT)
                 log.info("notification sent", extra={"event": message.event, "endpoint": t.name})
+
+
+class Outbox:
+    """The controller's side: the chosen events' moments, rendered and published.
+
+    :meth:`tell` never blocks (:meth:`Notifier.publish`); :meth:`close` sends what is
+    queued within the flush timeout and stops the sending thread.
+    """
+
+    def __init__(
+        self,
+        notifier: Notifier,
+        templates: Templates,
+        events: Iterable[str],
+        flush_timeout: float,
+    ) -> None:
+        self.notifier = notifier
+        self.templates = templates
+        self.events = frozenset(events)
+        self.flush_timeout = flush_timeout
+
+    def wants(self, event: str) -> bool:
+        return event in self.events
+
+    def tell(self, moments: Iterable[Moment]) -> None:
+        for m in moments:
+            if m.event in self.events:
+                self.notifier.publish(self.templates.render(m))
+
+    def start(self) -> None:
+        self.notifier.start()
+
+    def close(self) -> int:
+        """Deliver what is queued within the flush timeout; the number left undelivered."""
+        return self.notifier.close(self.flush_timeout)
