@@ -96,7 +96,7 @@ from kumaco.core.planning.changes import changes
 from kumaco.core.planning.pdb_rule import PDBS
 from kumaco.core.planning.planner import plan
 from kumaco.core.planning.policy import Plan, Policy
-from kumaco.core.time.instants import format_instant
+from kumaco.core.time.instants import format_instant, parse_timestamp
 from kumaco.core.windows.config_change import (
     Adopted,
     ConfigChange,
@@ -380,7 +380,10 @@ class Controller:
             self._announced_loaded = False
             self.announcer.reset()
             if self.node_moments is not None:
-                self.node_moments.reset()
+                # The previous leader's last word (LeaseElection.took_over_after; None
+                # for a first leader or without an election): moments after it are told.
+                took_over = getattr(self.election, "took_over_after", None)
+                self.node_moments.reset(parse_timestamp(took_over))
         windows = [p.result for p in entries if isinstance(p.result, Window)]
         # Conditions first: a new leader's first writes must not wait behind one
         # Event per window ConfigMap (hundreds with a large or broken config).

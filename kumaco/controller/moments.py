@@ -14,9 +14,13 @@ stored through, a follower's release of a rebooted holder arrives by the watch),
   reason its message gives -- and how long after its admission (the condition's
   ``lastTransitionTime`` when it became True).
 
-The first observation of a term is the baseline and yields nothing: what changed while
-this replica did not lead is not known here (docs/observability.md says what that means).
-A node that disappears yields nothing.
+The first observation of a term is the baseline. It yields nothing, except with
+``since`` (:meth:`NodeMoments.reset`: the previous leader's last word, the ``renewTime``
+of the Lease it released or last renewed): a holder whose condition became True, or a
+release whose condition became False, at or after that second (``lastTransitionTime``)
+is told now -- the previous leader may not have seen it. So a moment of the second before
+a takeover may be told twice; one that a crashed leader saw and had not sent before its
+last renewal is lost (docs/observability.md). A node that disappears yields nothing.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from collections.abc import Iterable
 
 from kumaco.core.objects.boots import admitted_on, reboot_of
 from kumaco.core.objects.nodes import Condition, NodeView
+from kumaco.core.planning.policy import FINISHED as FINISHED_REASON
 from kumaco.core.planning.policy import TIMED_OUT, Plan
 from kumaco.core.time.durations import SECOND, format_go_duration
 from kumaco.core.time.instants import parse_timestamp
@@ -46,10 +51,27 @@ class NodeMoments:
     def __init__(self, in_progress: str) -> None:
         self.in_progress = in_progress
         self._seen: dict[str, Condition | None] | None = None
+        self._since: int | None = None
 
-    def reset(self) -> None:
-        """Forget everything: a new leadership term starts with a new baseline."""
+    def reset(self, since: int | None = None) -> None:
+        """Forget everything: a new term's baseline tells what changed from ``since`` on."""
         self._seen = None
+        self._since = None if since is None else since // SECOND * SECOND
+
+    def _caught_up(self, current: dict[str, Condition | None], now: int) -> list[Moment]:
+        """At a takeover: what changed at or after the previous leader's last word."""
+        since, self._since = self._since, None
+        moments: list[Moment] = []
+        for name in sorted(current):
+            cond = current[name]
+            changed = parse_timestamp(cond.last_transition_time) if cond is not None else None
+            if since is None or cond is None or changed is None or changed < since:
+                continue
+            if cond.is_true:
+                moments.append(self._admitted(name, cond, ()))
+            elif cond.reason in (TIMED_OUT, FINISHED_REASON):
+                moments.append(self._released(name, None, cond, now))
+        return moments
 
     def observe(
         self, nodes: Iterable[NodeView], now: int, plan: Plan | None = None
@@ -58,7 +80,7 @@ class NodeMoments:
         current = {n.name: n.condition(self.in_progress) for n in nodes}
         seen, self._seen = self._seen, current
         if seen is None:
-            return []
+            return self._caught_up(current, now)
         moments: list[Moment] = []
         windows: dict[str, tuple[str, ...]] | None = None
         for name in sorted(current):

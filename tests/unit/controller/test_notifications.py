@@ -181,3 +181,26 @@ def test_node_moments_baseline_then_admission_timeout_and_release() -> None:
     assert m.observe(later, now) == []
     m.reset()
     assert m.observe([_view("a", "True")], now) == []
+
+
+def test_a_takeover_tells_what_changed_since_the_previous_leaders_last_word() -> None:
+    m = NodeMoments(MIP)
+    now = kubeseam.OPEN
+    m.reset(since=now - 10 * SECOND + SECOND // 2)  # 02:29:50.5: its second counts
+    views = [
+        _view("a", "True", "MaintenanceAllowed", "x; admitted on boot a1", "2026-12-01T02:29:50Z"),
+        _view("b", "True", "MaintenanceAllowed", "x", "2026-12-01T02:29:49Z"),
+        _view(
+            "c",
+            "False",
+            "MaintenanceFinished",
+            "maintenance finished: the node rebooted (boot c1 -> c2)",
+            "2026-12-01T02:29:55Z",
+        ),
+        _view("d", "False", "ConcurrencyCeilingReached", "", "2026-12-01T02:29:58Z"),
+    ]
+    got = m.observe(views, now)
+    assert [(x.event, x.subject) for x in got] == [(ADMITTED, "a"), (FINISHED, "c")]
+    assert dict(got[1].fields)["outcome"] == "the node rebooted (boot c1 -> c2)"
+    assert dict(got[1].fields)["duration"] == "unknown"
+    assert m.observe(views, now) == []
