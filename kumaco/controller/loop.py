@@ -382,8 +382,10 @@ class Controller:
             if self.node_moments is not None:
                 # The previous leader's last word (LeaseElection.took_over_after; None
                 # for a first leader or without an election): moments after it are told.
-                took_over = getattr(self.election, "took_over_after", None)
-                self.node_moments.reset(parse_timestamp(took_over))
+                # Never further back than --event-lookback (a Lease left long ago).
+                took_over = parse_timestamp(getattr(self.election, "took_over_after", None))
+                lookback = now - self.announcer.lookback
+                self.node_moments.reset(None if took_over is None else max(took_over, lookback))
         windows = [p.result for p in entries if isinstance(p.result, Window)]
         # Conditions first: a new leader's first writes must not wait behind one
         # Event per window ConfigMap (hundreds with a large or broken config).

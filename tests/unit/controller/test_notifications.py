@@ -204,3 +204,41 @@ def test_a_takeover_tells_what_changed_since_the_previous_leaders_last_word() ->
     assert dict(got[1].fields)["outcome"] == "the node rebooted (boot c1 -> c2)"
     assert dict(got[1].fields)["duration"] == "unknown"
     assert m.observe(views, now) == []
+
+
+def _finished_node(name: str, rv: str, ltt: str) -> dict[str, Any]:
+    n = node(name, rv, kured_dev__RebootRequired="False", MaintenanceInProgress="False")
+    (mip,) = [c for c in n["status"]["conditions"] if c["type"] == MIP]
+    mip.update(
+        reason="MaintenanceFinished",
+        message="maintenance finished: the node rebooted (boot x1 -> x2)",
+        lastTransitionTime=ltt,
+    )
+    return n
+
+
+def test_a_new_leader_tells_a_release_after_the_leases_last_word_within_the_lookback(
+    make: Any,
+) -> None:
+    policy = policy_of(ceiling=parse_ceiling("1"), require=(REQ,), manager=MANAGER)
+    # OPEN is 02:30:00; the event lookback is 300 s (kubeseam's options).
+    nodes = [
+        _finished_node("a", "10", "2026-12-01T02:29:58Z"),  # after the old leader's release
+        _finished_node("b", "11", "2026-12-01T02:29:50Z"),  # before it: the old leader told it
+    ]
+    outbox, rec = _outbox()
+    c, _w, election, _clock = make(nodes, [cm("w")], policy=policy, outbox=outbox)
+    election.took_over_after = "2026-12-01T02:29:57.250000Z"
+    c.settle()
+    assert (FINISHED, "a") in rec.told()
+    assert (FINISHED, "b") not in rec.told()
+    # A Lease left a day ago: only --event-lookback back (02:25:00).
+    outbox, rec = _outbox()
+    nodes = [
+        _finished_node("a", "10", "2026-12-01T02:26:00Z"),
+        _finished_node("b", "11", "2026-12-01T02:20:00Z"),
+    ]
+    c, _w, election, _clock = make(nodes, [cm("w")], policy=policy, outbox=outbox)
+    election.took_over_after = "2026-11-30T02:00:00.000000Z"
+    c.settle()
+    assert [m for m in rec.told() if m[0] == FINISHED] == [(FINISHED, "a")]
