@@ -232,7 +232,8 @@ def _add_notify_flags(p: argparse.ArgumentParser) -> None:
         "become Apprise's for kumaco run --notify-url)"
     )
     for flag in NOTIFY_FLAGS:
-        group.add_argument(flag, metavar="STRING", help="kured v1's flag (default: kured's)")
+        metavar = "URL" if flag.endswith("-url") else "STRING"  # kumaco run's --notify-url's
+        group.add_argument(flag, metavar=metavar, help="kured v1's flag (default: kured's)")
 
 
 def _convert_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
