@@ -120,9 +120,10 @@ def test_publish_never_blocks_and_a_full_queue_drops() -> None:
             capacity=2,
         )
         n.start()
-        for node in ("n1", "n2", "n3", "n4"):
+        n.publish(_admitted("n1"))
+        hung.wait_for(1)  # n1 is being sent, to an endpoint that never answers
+        for node in ("n2", "n3", "n4"):
             n.publish(_admitted(node))
-        hung.wait_for(1)
         # n1 is being sent (hung), n2 and n3 wait: n4 found the queue full
         assert results == [(ADMITTED, DROPPED)]
         left = n.close(timeout=0.2)
