@@ -47,6 +47,8 @@ class Announcement:
     reason: str
     run: str
     note: str
+    #: ``WindowEnded``: when the run ended (for its notification).
+    end: int | None = None
 
 
 class Announcer:
@@ -142,7 +144,7 @@ class Announcer:
             f"window {w.key} (opened at {opened}) ended early at {format_instant(now)}: "
             "the ConfigMap was deleted"
         )
-        return Announcement(w.key, ENDED, run, note)
+        return Announcement(w.key, ENDED, run, note, now)
 
     def _catch_up(self, w: Window, now: int) -> list[Announcement]:
         """After a takeover: a run that ended while nobody led (at most once)."""
@@ -165,4 +167,4 @@ def _started(
 def _ended(w: Window, run: str, end: int) -> Announcement:
     opened = format_instant(int(run)) if run.isdigit() else "(long ago)"
     note = f"window {w.key} (opened at {opened}) ended at {format_instant(end)}"
-    return Announcement(w.key, ENDED, run, note)
+    return Announcement(w.key, ENDED, run, note, end)

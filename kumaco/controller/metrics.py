@@ -196,6 +196,13 @@ class Metrics:
         )
         for result in WRITE_RESULTS:
             self.follower_releases.labels(result=result)
+        self.notifications = Counter(
+            "kumaco_notifications",
+            "Notifications (--notify-url) by event and result, one per endpoint: sent, failed "
+            "(after the retries), dropped (the queue was full, or kumaco stopped first).",
+            ["event", "result"],
+            registry=r,
+        )
         self.config_hash = Gauge(
             "kumaco_config_info", "The config hash in force.", ["hash"], registry=r
         )
