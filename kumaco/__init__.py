@@ -3,7 +3,7 @@
 kumaco turns maintenance windows declared in ConfigMaps into node conditions
 (``kured.dev/UnderMaintenance`` and, optionally, ``MaintenanceInProgress``).
 
-Package layout: five layers, each importing only the layers below it
+Package layout: six layers, each importing only the layers below it
 (enforced by import-linter, ``.importlinter``; no import cycles, tested by
 ``tests/unit/rig/test_layout.py``):
 
@@ -13,6 +13,8 @@ Package layout: five layers, each importing only the layers below it
   writer and window announcements;
 * ``kumaco.views`` -- pure renderers: the status report, text tables, the
   timeline picture (beside ``controller``; neither imports the other);
+* ``kumaco.notify`` -- notifications to people (``--notify-url``): the
+  messages and their sender, Apprise behind a bounded queue and one thread;
 * ``kumaco.kube`` -- the I/O edge and the only layer that imports
   ``kubernetes``: credentials, the HTTP client, the retry policy,
   reflectors, Lease election, Events;

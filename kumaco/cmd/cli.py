@@ -26,6 +26,10 @@ command of the registry (:mod:`kumaco.cmd.registry`) reading files:
     kured v1's reboot schedule and flags as window ConfigMaps and the flags of kumaco
     and kured v2's reboot-inhibitors (:mod:`kumaco.cmd.convert`).
 
+``kumaco notify --notify-url URL [--message TEXT]``
+    One test notification to each endpoint; exit 1 with each endpoint's error
+    (:mod:`kumaco.cmd.notify`).
+
 ``kumaco run`` starts the controller (see :mod:`kumaco.cmd.settings` for its flags).
 Every command takes its window files as ``FILE...`` or ``--windows FILE...``; a FILE
 of ``-`` is standard input. Times are RFC 3339 (a date alone is its midnight UTC)
@@ -44,6 +48,7 @@ from typing import TextIO
 from kumaco.cmd.convert import CONVERT
 from kumaco.cmd.forecast import FORECAST
 from kumaco.cmd.listings import PLAN, VALIDATE, WINDOWS
+from kumaco.cmd.notify import NOTIFY
 from kumaco.cmd.registry import KUMACO, Command, Program, Source
 from kumaco.cmd.settings import add_run_flags, settings_from_args
 from kumaco.cmd.timeline import TIMELINE
@@ -74,7 +79,7 @@ def program(rulebook: Rulebook = RULEBOOK) -> Program:
         KUMACO,
         "kumaco",
         "KUbernetes MAintenance COntroller",
-        (VALIDATE, WINDOWS, PLAN, FORECAST, TIMELINE, CONVERT, RUN),
+        (VALIDATE, WINDOWS, PLAN, FORECAST, TIMELINE, CONVERT, NOTIFY, RUN),
         rulebook=rulebook,
     )
 

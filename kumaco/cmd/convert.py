@@ -22,13 +22,15 @@ import csv
 import os
 import shlex
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TextIO
 
 from kumaco.cmd.common import EXIT_OK, Output, now_ns
 from kumaco.cmd.flags import UsageError, duration_flag, parse_bool
 from kumaco.cmd.registry import KUMACO, Command, Source
 from kumaco.core.errors import InvalidInput
-from kumaco.migration.kuredv1 import NO_EQUIVALENT, KuredFlags, convert, regexp_error
+from kumaco.migration.kuredv1 import NO_EQUIVALENT, Conversion, KuredFlags, convert, regexp_error
+from kumaco.migration.shoutrrr import NOTIFY_FLAGS, convert_notify
 from kumaco.views import conversion
 from kumaco.views.conversion import Converted
 
@@ -135,6 +137,7 @@ def _read_env(args: argparse.Namespace, env: Mapping[str, str]) -> list[str]:
     """
     warnings = []
     kinds = {**CONVERTED, **{flag: kind for flag, (kind, _note) in NO_EQUIVALENT.items()}}
+    kinds.update(dict.fromkeys(NOTIFY_FLAGS, "string"))
     for flag, kind in kinds.items():
         name, dest = env_name(flag), _dest(flag)
         text = env.get(name, "")
@@ -201,12 +204,36 @@ def _convert(args: argparse.Namespace, _source_: Source, out: TextIO, err: TextI
         result = convert(flags, now_ns())
     except InvalidInput as exc:
         raise UsageError(exc.reason) from None
+    result = _with_notifications(result, args)
     converted = Converted(result, args.name, args.namespace, _source(flags))
     CONVERSIONS.write(converted, args, out)
     out.flush()
     for warning in result.warnings:
         err.write(f"warning: {warning}\n")
     return EXIT_OK
+
+
+def _with_notifications(result: Conversion, args: argparse.Namespace) -> Conversion:
+    """Kured v1's notification flags (shoutrrr) converted (:mod:`kumaco.migration.shoutrrr`)."""
+    given = {f: v for f in NOTIFY_FLAGS if (v := getattr(args, _dest(f))) is not None}
+    notify = convert_notify(given)
+    return replace(
+        result,
+        kumaco_flags=(*result.kumaco_flags, *notify.flags),
+        notes=(*result.notes, *notify.notes),
+        warnings=(*result.warnings, *notify.warnings),
+    )
+
+
+def _add_notify_flags(p: argparse.ArgumentParser) -> None:
+    """Kured v1's notification flags: converted to ``kumaco run``'s --notify-url and templates."""
+    group = p.add_argument_group(
+        "kured v1's notification flags (shoutrrr's Slack, Teams, SMTP and generic-webhook URLs "
+        "become Apprise's for kumaco run --notify-url)"
+    )
+    for flag in NOTIFY_FLAGS:
+        metavar = "URL" if flag.endswith("-url") else "STRING"  # kumaco run's --notify-url's
+        group.add_argument(flag, metavar=metavar, help="kured v1's flag (default: kured's)")
 
 
 def _convert_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
@@ -277,6 +304,7 @@ def _convert_flags(p: argparse.ArgumentParser, _cluster: bool) -> None:
             noted.add_argument(flag, action="append", metavar=kind.upper(), help=note)
         else:
             noted.add_argument(flag, metavar=kind.upper(), help=note)
+    _add_notify_flags(p)
     p.add_argument(
         "--name",
         default="kured-v1",

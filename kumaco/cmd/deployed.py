@@ -35,6 +35,9 @@ CONTAINER = "kumaco"
 CONNECTION = frozenset(
     {"kubeconfig", "context", "as_", "as_group", "request_timeout", "namespace", "namespaces"}
 )
+#: What the validation of a Deployment's settings takes as its notification endpoints:
+#: none (``--notify-url-file`` names a file in the pod, its URLs carry tokens).
+NOT_NOTIFYING: dict[str, Any] = {"notify_url": [], "notify_url_file": None}
 #: No service-account file: the Deployment's namespace is POD_NAMESPACE.
 _NO_FILE = Path("/nonexistent/kumaco/serviceaccount/namespace")
 
@@ -153,7 +156,9 @@ def deployed_settings(deployment: Mapping[str, Any]) -> Deployed:
     try:
         apply_env_defaults(parser, env)
         parsed = parser.parse_args(_run_arguments(key, container))
-        settings = settings_from_args(parsed, {"POD_NAMESPACE": namespace}, _NO_FILE)
+        # The notifications' URLs are the pod's secrets (a file mounted there): not read here.
+        validated = argparse.Namespace(**{**vars(parsed), **NOT_NOTIFYING})
+        settings = settings_from_args(validated, {"POD_NAMESPACE": namespace}, _NO_FILE)
     except UsageError as exc:
         raise DeploymentError(f"Deployment {key}: kumaco would refuse it: {exc}") from None
     values = dict(vars(parsed))

@@ -8,13 +8,15 @@ against a :class:`~kumaco.cmd.registry.Source` and its output one table of
   all valid, 1 any invalid (2 when the input holds no window ConfigMap at all:
   :func:`~kumaco.cmd.common.read_windows`). ConfigMaps that ``--configmap-selector``
   does not select are skipped with a note; warnings (:func:`window_warnings`) for a
-  window that never closes, a ``nodeSelector`` that can match no node, an ``Etc/GMT+N``
+  window that has ended (its dates leave no occurrence to come: delete it; exit 0),
+  a window that never closes, a ``nodeSelector`` that can match no node, an ``Etc/GMT+N``
   zone (POSIX's inverted sign), a ``startTime`` restricting both day fields, and what
   the daylight-saving changes of the year from ``--at`` (default: now) do to it.
 * :data:`WINDOWS`: the open intervals of every valid window intersecting
   ``[from, until)`` (``-o wide``: with the local time; ``-o ics``: an iCalendar feed,
   stamped with ``--at``), then a warning for each daylight-saving change in the range
-  that skips or lengthens an occurrence; ``--from`` defaults to the start of the hour
+  that skips or lengthens an occurrence, and one for each window that has ended at
+  ``--at`` (on standard error, in every format); ``--from`` defaults to the start of the hour
   of ``--at`` (now) and ``--until`` to seven days on, from files and from the cluster
   alike.
 * :data:`PLAN`: what the controller would set on each node at ``--at`` (default: now).
@@ -46,6 +48,7 @@ from kumaco.core.windows.days_of_month import either_day_warning
 from kumaco.core.windows.window import YEAR, InvalidWindow, Window, occurrences
 from kumaco.views import listing
 from kumaco.views.listing import Openings, Verdicts
+from kumaco.views.wording import ended_text
 
 MAX_OCCURRENCES = 100_000
 #: How far beyond ``--until`` an occurrence still open is followed for its end.
@@ -71,6 +74,9 @@ def window_warnings(entries: Sequence[Window | InvalidWindow], now: int) -> dict
     for e in entries:
         if not isinstance(e, Window):
             continue
+        if e.state_at(now).ended:
+            out[e.key] = [ended_text(e)]
+            continue  # nothing else it does matters any more
         lines = []
         if not e.freeze and e.never_closes(now):
             lines.append(
@@ -151,6 +157,8 @@ def _windows(args: argparse.Namespace, source: Source, out: TextIO, err: TextIO)
     OPENINGS.write(Openings(found, windows, now), args, out)
     out.flush()  # the occurrences, then what daylight-saving time does to them
     for w in windows:
+        if w.state_at(now).ended:
+            err.write(warning_line(w.key, ended_text(w)))
         for line in dst_lines(w, start, until):
             err.write(warning_line(w.key, line))
     return EXIT_OK

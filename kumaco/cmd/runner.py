@@ -10,7 +10,11 @@ Its ``planner`` is the controller's (:func:`kumaco.core.planning.planner.plan`),
 the test that proves the audit judge catches a kumaco granting too many
 (tests/support/judges/violation.py).
 SIGTERM and SIGINT stop the controller cleanly (in-flight writes finish, a leader
-releases its Lease, exit 0). Nothing here decides anything; it only connects the parts.
+sends its queued notifications within ``--notify-flush-timeout`` and releases its Lease,
+exit 0). With ``--notify-url`` it builds the controller's
+:class:`~kumaco.notify.sender.Outbox`, counting each delivery in
+``kumaco_notifications_total``; the URLs never reach a log (only their masked form).
+Nothing here decides anything; it only connects the parts.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ from kumaco.kube.config import load_configuration
 from kumaco.kube.election import AlwaysLeader, LeaseElection
 from kumaco.kube.proxy import ProxyConfigError
 from kumaco.kube.resources import KubeResources
+from kumaco.notify.messages import Templates
+from kumaco.notify.sender import Notifier, Outbox, endpoints
 
 log = logging.getLogger("kumaco")
 
@@ -81,6 +87,26 @@ def _camel(flag: str) -> str:
     """``max-in-progress`` -> ``maxInProgress`` (the log's keys are lowerCamelCase)."""
     first, *rest = flag.split("-")
     return first + "".join(part.capitalize() for part in rest)
+
+
+def _outbox(settings: Settings, metrics: Metrics) -> Outbox | None:
+    """The notifications' outbox with ``--notify-url``, else None."""
+    n = settings.notify
+    if not n.enabled:
+        return None
+    targets = endpoints(n.urls)
+    notifier = Notifier(
+        targets,
+        on_result=lambda event, result: metrics.notifications.labels(
+            event=event, result=result
+        ).inc(),
+    )
+    log.info(
+        "notifications",
+        extra={"endpoints": [t.name for t in targets], "events": list(n.events)},
+    )
+    templates = Templates(n.templates, instance=settings.leader_election_id)
+    return Outbox(notifier, templates, n.events, n.flush_timeout)
 
 
 def run(settings: Settings, now_ns: Callable[[], int] = now_ns, planner: Planner = plan) -> int:
@@ -154,6 +180,7 @@ def run(settings: Settings, now_ns: Callable[[], int] = now_ns, planner: Planner
         metrics,
         now_ns=now_ns,
         planner=planner,
+        outbox=_outbox(settings, metrics),
     )
     holder.append(controller)
 

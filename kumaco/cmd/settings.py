@@ -28,7 +28,7 @@ import argparse
 import secrets
 import socket
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from kumaco import __version__
@@ -41,6 +41,7 @@ from kumaco.cmd.flags import (
     policy_from_args,
     selector_flag,
 )
+from kumaco.cmd.notifications import NotifySettings, add_notify_flags, notify_settings
 from kumaco.controller.options import (
     EXIT_CONFIG_CHANGED,
     EXIT_LEADERSHIP_LOST,
@@ -103,6 +104,8 @@ class Settings:
     #: The effective value of each policy flag and name, as (flag without ``--``, text):
     #: what the start-up log and ``kumaco_policy_info`` show (:func:`effective_configuration`).
     configuration: tuple[tuple[str, str], ...] = ()
+    #: ``--notify-url`` and the rest (:mod:`kumaco.cmd.notifications`); no URL: none sent.
+    notify: NotifySettings = field(default_factory=NotifySettings)
 
     @property
     def leader_election_id(self) -> str:
@@ -257,6 +260,7 @@ def add_run_flags(p: argparse.ArgumentParser) -> None:
         help="after a takeover, a window whose occurrence ended this recently (while "
         "nobody led) still gets its WindowEnded Event",
     )
+    add_notify_flags(p)
 
 
 def make_identity(env: Mapping[str, str]) -> str:
@@ -352,6 +356,7 @@ def settings_from_args(
         config_settle=_duration("config-settle", args.config_settle),
         watch_silence_timeout=_duration("watch-silence-timeout", args.watch_silence_timeout),
         configuration=effective_configuration(args, namespaces, instance),
+        notify=notify_settings(args),
     )
 
 

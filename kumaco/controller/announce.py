@@ -16,6 +16,7 @@ when leadership begins).
 * After a takeover, a window seen closed for the first time whose last run
   ended within ``lookback`` before ``now`` (while nobody led) gets its
   ``WindowEnded`` once.
+* A dated window that has ended (:meth:`Announcer.expired`): ``WindowExpired``, once.
 * With ``--planned-lead`` (:meth:`Announcer.leads`): a maintenance window whose next
   run starts within the lead (:attr:`Plan.leads`) gets ``WindowPlanned`` for that run,
   once, named by the run's start as ``WindowStarted`` is -- so its lead beginning is
@@ -33,6 +34,8 @@ from kumaco.core.time.instants import format_instant
 from kumaco.core.windows.window import Window
 
 STARTED, ENDED, PLANNED = "WindowStarted", "WindowEnded", "WindowPlanned"
+#: A dated window whose dates leave no occurrence to come (:meth:`Window.ended`).
+EXPIRED = "WindowExpired"
 UNBOUNDED = "unbounded"
 
 
@@ -44,6 +47,8 @@ class Announcement:
     reason: str
     run: str
     note: str
+    #: ``WindowEnded``: when the run ended (for its notification).
+    end: int | None = None
 
 
 class Announcer:
@@ -54,12 +59,14 @@ class Announcer:
         self._announced: dict[str, tuple[str, int | None]] = {}  # key -> (run, its end if known)
         self._caught_up: set[str] = set()
         self._planned: dict[str, int] = {}  # key -> the run start WindowPlanned announced
+        self._expired: set[str] = set()
 
     def reset(self) -> None:
         """Forget everything: a new leadership term starts."""
         self._announced.clear()
         self._caught_up.clear()
         self._planned.clear()
+        self._expired.clear()
 
     def leads(self, result: Plan) -> list[Announcement]:
         """The ``WindowPlanned`` announcements due for ``result`` (a plan with a planned lead)."""
@@ -107,6 +114,25 @@ class Announcer:
             self._caught_up.add(key)
         return due
 
+    def expired(self, result: Plan, windows: Mapping[str, Window]) -> list[Announcement]:
+        """``WindowExpired`` for each window of ``result`` that has ended, once per term.
+
+        The loop names the Event by the ConfigMap's data, so a new leader finds it taken
+        and a changed window (a later ``notAfter``) that ends again is announced again.
+        """
+        due: list[Announcement] = []
+        for key, state in sorted(result.windows.items()):
+            w = windows.get(key)
+            if w is None or not state.ended or key in self._expired:
+                continue
+            self._expired.add(key)
+            note = (
+                f"window {key} has ended: {w.why_ended()}; it will never open again "
+                "(kumaco does not delete ConfigMaps: delete it)"
+            )
+            due.append(Announcement(key, EXPIRED, "ended", note))
+        return due
+
     def deleted(self, w: Window, now: int) -> Announcement | None:
         """The end of an announced run whose ConfigMap was deleted while it was open."""
         announced = self._announced.pop(w.key, None)
@@ -118,7 +144,7 @@ class Announcer:
             f"window {w.key} (opened at {opened}) ended early at {format_instant(now)}: "
             "the ConfigMap was deleted"
         )
-        return Announcement(w.key, ENDED, run, note)
+        return Announcement(w.key, ENDED, run, note, now)
 
     def _catch_up(self, w: Window, now: int) -> list[Announcement]:
         """After a takeover: a run that ended while nobody led (at most once)."""
@@ -141,4 +167,4 @@ def _started(
 def _ended(w: Window, run: str, end: int) -> Announcement:
     opened = format_instant(int(run)) if run.isdigit() else "(long ago)"
     note = f"window {w.key} (opened at {opened}) ended at {format_instant(end)}"
-    return Announcement(w.key, ENDED, run, note)
+    return Announcement(w.key, ENDED, run, note, end)

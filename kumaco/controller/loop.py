@@ -43,6 +43,18 @@ waiting for an unrelated event (at most :data:`MAX_WRITING_PASSES` passes).
 Window Events are decided by :class:`~kumaco.controller.announce.Announcer` and sent by
 :class:`~kumaco.kube.events.EventRecorder`.
 
+Notifications
+-------------
+With an ``outbox`` (``--notify-url``), the leader tells people the moments it decided,
+once each, in the order they happened within a pass: the windows opened (only when its
+``WindowStarted`` Event was created: a new leader finding the Event's name taken stays
+silent), then the nodes' moments (:class:`~kumaco.controller.moments.NodeMoments`:
+observed before planning and again after the writes, so its own admissions and a
+follower's releases alike), then the windows closed (the same rule, ``WindowEnded``),
+and a window found invalid when its ``WindowInvalid`` Event is recorded. Publishing
+never blocks (:class:`~kumaco.notify.sender.Outbox`); on stopping, the leader sends what
+is queued, bounded by ``--notify-flush-timeout``, before it releases its Lease.
+
 Config hash
 -----------
 The ``data`` of all watched window ConfigMaps is hashed once the caches are
@@ -62,9 +74,17 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from kumaco.controller.announce import ENDED, PLANNED, Announcer
+from kumaco.controller.announce import (
+    ENDED,
+    EXPIRED,
+    PLANNED,
+    STARTED,
+    Announcement,
+    Announcer,
+)
 from kumaco.controller.budgets import BudgetStore
 from kumaco.controller.metrics import Metrics
+from kumaco.controller.moments import NodeMoments
 from kumaco.controller.options import (
     EXIT_CONFIG_CHANGED,
     EXIT_LEADERSHIP_LOST,
@@ -83,6 +103,7 @@ from kumaco.core.planning.changes import changes
 from kumaco.core.planning.pdb_rule import PDBS
 from kumaco.core.planning.planner import plan
 from kumaco.core.planning.policy import Plan, Policy
+from kumaco.core.time.instants import format_instant, parse_timestamp
 from kumaco.core.windows.config_change import (
     Adopted,
     ConfigChange,
@@ -105,6 +126,9 @@ from kumaco.kube.events import (
 from kumaco.kube.reflector import Reflector
 from kumaco.kube.resources import Collection, Resources
 from kumaco.kube.store import Sink
+from kumaco.notify.messages import CLOSED, ENDED_EVENT, OPENED, Moment, listed
+from kumaco.notify.messages import INVALID as INVALID_EVENT
+from kumaco.notify.sender import Outbox
 
 log = logging.getLogger("kumaco.controller")
 
@@ -142,6 +166,7 @@ class Controller:
         now_ns: Callable[[], int],
         monotonic: Callable[[], float] = time.monotonic,
         planner: Planner = plan,
+        outbox: Outbox | None = None,
     ) -> None:
         self.options = options
         self.policy = policy
@@ -196,6 +221,9 @@ class Controller:
         )
         self.announcer = Announcer(int(options.event_lookback * 1e9))
         self.reporter = Reporter(metrics, policy.in_progress)
+        #: ``--notify-url``: the leader's notifications (None: none).
+        self.outbox = outbox
+        self.node_moments = NodeMoments(policy.in_progress) if outbox is not None else None
         self.config = ConfigChange(options.config_settle)
         self.heartbeat = monotonic()
         self._parsed: dict[str, ParsedWindow] = {}
@@ -257,6 +285,8 @@ class Controller:
 
     def run(self) -> int:
         """Run until stopped; return the process exit code."""
+        if self.outbox is not None:
+            self.outbox.start()
         self.start_watches()
         next_change: int | None = None
         while not self.stop.is_set():
@@ -322,6 +352,9 @@ class Controller:
 
     def _shutdown(self) -> None:
         self.writer.shutdown()
+        if self.outbox is not None:
+            # Before the Lease goes: what this leader decided, it also tells.
+            self.outbox.close()
         if self.election.release():
             log.info("lease released for a fast takeover")
 
@@ -353,6 +386,13 @@ class Controller:
             self._was_leader = True
             self._announced_loaded = False
             self.announcer.reset()
+            if self.node_moments is not None:
+                # The previous leader's last word (LeaseElection.took_over_after; None
+                # for a first leader or without an election): moments after it are told.
+                # Never further back than --event-lookback (a Lease left long ago).
+                took_over = parse_timestamp(getattr(self.election, "took_over_after", None))
+                lookback = now - self.announcer.lookback
+                self.node_moments.reset(None if took_over is None else max(took_over, lookback))
         windows = [p.result for p in entries if isinstance(p.result, Window)]
         # Conditions first: a new leader's first writes must not wait behind one
         # Event per window ConfigMap (hundreds with a large or broken config).
@@ -428,9 +468,9 @@ class Controller:
         for w, cm in deleted:
             a = self.announcer.deleted(w, now)
             if a is not None:
-                self.events.emit(
-                    EventSpec(cm, a.reason, "Close", a.note, key=a.run, aggregate=False)
-                )
+                spec = EventSpec(cm, a.reason, "Close", a.note, key=a.run, aggregate=False)
+                if self.events.emit(spec) and self.outbox is not None:
+                    self.outbox.tell([_closed(a, now)])
 
     def _rebuild(self, now: int) -> None:
         """A new leader re-reads nodes and ConfigMaps (consistent LISTs) before its first write."""
@@ -458,7 +498,11 @@ class Controller:
             else:
                 note, reason, kind = f"window ignored: {p.result.reason}", INVALID, WARNING
             action = "Load" if reason == LOADED else "Validate"
-            self.events.emit(EventSpec(p.cm, reason, action, note, kind, key=p.cm.data_digest()))
+            spec = EventSpec(p.cm, reason, action, note, kind, key=p.cm.data_digest())
+            if self.events.emit(spec) and reason == INVALID and self.outbox is not None:
+                assert isinstance(p.result, InvalidWindow)
+                fields = (("window", p.cm.key), ("reason", str(p.result.reason)))
+                self.outbox.tell([Moment(INVALID_EVENT, p.cm.key, fields)])
         self._announced_loaded = True
 
     # ------------------------------------------------------------------ reconcile
@@ -466,7 +510,11 @@ class Controller:
     def reconcile(self, windows: list[Window], now: int) -> int | None:
         """Plan at the pass's instant and write what differs; return the next change instant."""
         started = self.monotonic()
+        moments = self.node_moments
+        seen: list[Moment] = []
         with self.nodes.read() as (nodeset, versions):
+            if moments is not None:  # what changed since the last pass (a follower's release)
+                seen += moments.observe(nodeset, now)
             result = self.planner(windows, nodeset, now, self.policy, self._refusals(nodeset))
             due = changes(result, nodeset, versions, now, self.policy)
             self.reporter.report(due, nodeset, result)
@@ -477,7 +525,14 @@ class Controller:
         self._wrote = self._wrote or len(pending) > 0
         if not self.writer.apply(pending):
             self._wake.set()  # something conflicted: re-plan from fresh state
-        self._announce_windows(result, windows, now)
+        if moments is not None and pending:  # this pass's own writes, stored through
+            with self.nodes.read() as (written, _versions):
+                seen += moments.observe(written, now, result)
+        told = self._announce_windows(result, windows, now)
+        if self.outbox is not None:
+            opened = [m for m in told if m.event == OPENED]
+            closed = [m for m in told if m.event != OPENED]
+            self.outbox.tell([*opened, *seen, *closed])
         self.metrics.reconcile.observe(self.monotonic() - started)
         return result.next_change
 
@@ -493,13 +548,60 @@ class Controller:
             return not_listed(n.name for n in nodeset)
         return self.budgets.refusals()
 
-    def _announce_windows(self, result: Plan, windows: list[Window], now: int) -> None:
-        """WindowStarted/Ended/Planned Events, once per occurrence (see :mod:`.announce`)."""
+    def _announce_windows(self, result: Plan, windows: list[Window], now: int) -> list[Moment]:
+        """WindowStarted/Ended/Planned Events, once per occurrence (see :mod:`.announce`).
+
+        Returns the moments of the Events created (none with no outbox).
+        """
         cms = {p.cm.key: p.cm for p in self._parsed.values()}
         known = {w.key: w for w in windows if w.key in cms}
-        for a in (*self.announcer.step(result, known, now), *self.announcer.leads(result)):
+        told: list[Moment] = []
+        for a in (
+            *self.announcer.step(result, known, now),
+            *self.announcer.leads(result),
+            *self.announcer.expired(result, known),
+        ):
             if a.window not in known:
                 continue
-            action = {ENDED: "Close", PLANNED: "Plan"}.get(a.reason, "Open")
-            spec = EventSpec(cms[a.window], a.reason, action, a.note, key=a.run, aggregate=False)
-            self.events.emit(spec)
+            action = {ENDED: "Close", PLANNED: "Plan", EXPIRED: "Close"}.get(a.reason, "Open")
+            cm = cms[a.window]
+            key = cm.data_digest() if a.reason == EXPIRED else a.run
+            spec = EventSpec(cm, a.reason, action, a.note, key=key, aggregate=False)
+            if self.events.emit(spec) and self.outbox is not None:
+                if a.reason == ENDED:
+                    told.append(_closed(a, now))
+                elif a.reason == STARTED:
+                    told.append(_opened(a, result))
+                elif a.reason == EXPIRED:
+                    told.append(_expired(a, known[a.window]))
+        return told
+
+
+def _opened_at(a: Announcement) -> str:
+    return format_instant(int(a.run)) if a.run.isdigit() else "(long ago)"
+
+
+def _opened(a: Announcement, result: Plan) -> Moment:
+    """A window's opening: how many nodes and which (one message, however many)."""
+    names = [n.name for n in result.nodes if a.window in n.windows]
+    state = result.windows.get(a.window)
+    closes = state.closes if state is not None else None
+    fields = (
+        ("window", a.window),
+        ("count", str(len(names))),
+        ("nodes", listed(names)),
+        ("opened", _opened_at(a)),
+        ("closes", format_instant(closes) if closes is not None else "no scheduled end"),
+    )
+    return Moment(OPENED, a.window, fields)
+
+
+def _expired(a: Announcement, w: Window) -> Moment:
+    """A dated window that will never open again (told when its WindowExpired is created)."""
+    return Moment(ENDED_EVENT, a.window, (("window", a.window), ("why", w.why_ended())))
+
+
+def _closed(a: Announcement, now: int) -> Moment:
+    closed = format_instant(a.end if a.end is not None else now)
+    fields = (("window", a.window), ("opened", _opened_at(a)), ("closed", closed))
+    return Moment(CLOSED, a.window, fields)

@@ -65,6 +65,12 @@ class Metrics:
         for state in ("valid", "invalid"):
             self.windows.labels(state=state)
         self.windows_open = Gauge("kumaco_windows_open", "Windows open now.", registry=r)
+        self.windows_ended = Gauge(
+            "kumaco_windows_ended",
+            "Valid windows whose dates (a one-shot startTime, notAfter) leave no occurrence "
+            "to come: they will never open again (delete them).",
+            registry=r,
+        )
         self.window_open = Gauge(
             "kumaco_window_open",
             "1 while the window is open, 0 while it is closed (valid windows only).",
@@ -190,6 +196,13 @@ class Metrics:
         )
         for result in WRITE_RESULTS:
             self.follower_releases.labels(result=result)
+        self.notifications = Counter(
+            "kumaco_notifications",
+            "Notifications (--notify-url) by event and result, one per endpoint: sent, failed "
+            "(after the retries), dropped (the queue was full, or kumaco stopped first).",
+            ["event", "result"],
+            registry=r,
+        )
         self.config_hash = Gauge(
             "kumaco_config_info", "The config hash in force.", ["hash"], registry=r
         )
@@ -265,10 +278,12 @@ class Metrics:
         """
         states = []
         soonest: int | None = None
+        ended = 0
         for p in entries:
             if not isinstance(p.result, Window):
                 continue
             st = p.result.state_at(now)
+            ended += st.ended
             nxt = st.closes if st.open else st.opens
             states.append(
                 (p.cm.namespace, p.cm.name, st.open, math.inf if nxt is None else nxt / 1e9)
@@ -277,6 +292,7 @@ class Metrics:
             if change is not None and (soonest is None or change < soonest):
                 soonest = change
         self.set_windows(states)
+        self.windows_ended.set(ended)
         return soonest
 
     def observe_waiting(self, result: Plan, nodeset: NodeSet, policy: Policy, now: int) -> None:

@@ -92,6 +92,8 @@ class LeaseElection:
         self._observed_at = 0.0
         self._resource_version: str | None = None
         self.leader: str | None = None
+        #: When this replica took the Lease over: the previous holder's ``renewTime``.
+        self.took_over_after: str | None = None
         self.heartbeat = self.clock()
         self.stop = threading.Event()
 
@@ -205,6 +207,11 @@ class LeaseElection:
             transitions=record.transitions if mine else record.transitions + 1,
         )
         body = lease_object(self.name, self.namespace, spec, rv)
+        if not mine:
+            # The previous holder's last word (its release, or its last renewal before it
+            # died), set before the write that may make us leader: what it saw before
+            # then, it told; a new leader tells what came after (controller.moments).
+            self.took_over_after = record.renew_time
         return self._write("PUT", self.path, body, started, timeout, "cannot update the lease")
 
     def _create(self, started: float, now_wall: str, timeout: float) -> bool:

@@ -16,6 +16,8 @@ backoff sleeps past it. What is retried depends on the request's method
   the caller re-reads and decides again.
 
 409 and every other 4xx are raised at once (409 means: re-read and decide again).
+A caller outside the API (the notifications' sender) passes its own ``retryable``
+predicate and keeps the rest: the backoff, the attempts and the deadline.
 
 A loop that never gives up (a reflector's list-then-watch) takes its error
 policy from here too: :func:`backoff_forever` answers, for the n-th failure
@@ -82,8 +84,10 @@ def retrying(
     sleep: Callable[[float], None] = time.sleep,
     on_retry: Callable[[BaseException, float], None] | None = None,
     method: str = "GET",
+    retryable: Callable[[BaseException], bool] | None = None,
 ) -> tenacity.Retrying:
     """The one retry policy for requests with ``method``; see the module contract."""
+    retry_if = retryable or (lambda exc: is_retryable(exc, method))
 
     def before_sleep(state: tenacity.RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
@@ -91,7 +95,7 @@ def retrying(
             on_retry(exc, state.next_action.sleep)
 
     return tenacity.Retrying(
-        retry=tenacity.retry_if_exception(lambda exc: is_retryable(exc, method)),
+        retry=tenacity.retry_if_exception(retry_if),
         wait=_wait(policy),
         stop=tenacity.stop_after_attempt(policy.attempts)
         | tenacity.stop_before_delay(policy.deadline),

@@ -394,13 +394,6 @@ NO_EQUIVALENT: dict[str, tuple[str, str]] = {
             ("--pre-reboot-node-labels", "list"),
             ("--post-reboot-node-labels", "list"),
             ("--annotate-nodes", "bool"),
-            ("--notify-url", "string"),
-            ("--slack-hook-url", "string"),
-            ("--slack-username", "string"),
-            ("--slack-channel", "string"),
-            ("--message-template-drain", "string"),
-            ("--message-template-reboot", "string"),
-            ("--message-template-uncordon", "string"),
         )
     },
 }

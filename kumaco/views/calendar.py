@@ -51,8 +51,13 @@ def calendar(found: Sequence[Occurrence], by_key: Mapping[str, Window], generate
     changed duration, selector or zone replaces the event in a subscribed calendar.
     The same input and ``generated`` give the same bytes. The description gives the
     window's zone, schedule, duration and node selector; freezes are marked in the
-    summary and ``CATEGORIES``. An open-ended occurrence ends where the range was
-    followed to, and says so.
+    summary and ``CATEGORIES``. An iCalendar event has an end; one that never closes
+    (chained without a gap for more than a year, :data:`~kumaco.core.windows.window.YEAR`)
+    ends with the feed, at the end of the range asked (``--until``), says "(open-ended)"
+    in its summary and "never closes" in its description: a later feed, over a later
+    range, moves that end on (the same UID, a higher SEQUENCE). The last occurrence of
+    a dated window (a one-shot ``startTime``, a ``notAfter``) is marked ``(last
+    occurrence)``.
     """
     cal = Calendar()
     cal.add("prodid", f"-//kured.dev//kumaco {__version__}//EN")
@@ -72,11 +77,15 @@ def calendar(found: Sequence[Occurrence], by_key: Mapping[str, Window], generate
         event.add("dtstart", to_datetime(o.start).replace(microsecond=0))
         event.add("dtend", to_datetime(o.end).replace(microsecond=0))
         kind = "Change freeze" if freeze else "Maintenance window"
-        event.add("summary", f"{kind}: {o.key}" + (" (open-ended)" if o.open_ended else ""))
+        last = w is not None and w.dated and w.state_at(o.end).ended
+        marks = (" (open-ended)" if o.open_ended else "") + (" (last occurrence)" if last else "")
+        event.add("summary", f"{kind}: {o.key}{marks}")
         if w is not None:
             lines = [
                 f"startTime: {w.start_time}",
                 *([f"daysOfMonth: {w.days_text}"] if w.days else []),
+                *([f"notBefore: {w.not_before_text}"] if w.not_before_text else []),
+                *([f"notAfter: {w.not_after_text}"] if w.not_after_text else []),
                 f"time zone: {w.zone_name}",
                 f"duration: {w.duration_text}",
                 f"nodeSelector: {w.selector_text or '(every node in scope)'}",
@@ -84,7 +93,12 @@ def calendar(found: Sequence[Occurrence], by_key: Mapping[str, Window], generate
             if w.budget is not None:
                 lines.append(f"maxInProgress: {w.budget}")
             if o.open_ended:
-                lines.append("open-ended: its occurrences chain without a gap")
+                lines.append(
+                    "open-ended: never closes (its occurrences chain without a gap); "
+                    "shown up to the end of this feed"
+                )
+            if last:
+                lines.append("the window's last occurrence: it never opens again after this")
             event.add("description", "\n".join(lines))
         event.add("categories", ["freeze" if freeze else "maintenance"])
         cal.add_component(event)

@@ -51,7 +51,7 @@ from kumaco.core.windows.window import (
 )
 from kumaco.views.table import Cell, aligned, paint
 from kumaco.views.timeline import format_local
-from kumaco.views.wording import next_change, next_change_text, waited, when
+from kumaco.views.wording import followed, next_change, next_change_text, waited, when
 
 
 @dataclass(frozen=True)
@@ -256,12 +256,16 @@ def _window_row(ws: WindowStatus, now: int) -> list[Cell]:
             Cell("-"),
             Cell(ws.reason, "red"),
         ]
-    st, zone = ws.state, ws.window.zone_name
-    never = st.open and st.closes is None and ws.window.never_closes(now)
+    zone = ws.window.zone_name
+    st, never = followed(ws.window, ws.state, now)
     _verb, nxt = next_change(st, never)
     return [
         Cell(ws.key, "bold"),
-        Cell("freeze", "yellow") if ws.window.freeze else Cell("valid", "green"),
+        Cell("ended", "dim")
+        if st.ended
+        else Cell("freeze", "yellow")
+        if ws.window.freeze
+        else Cell("valid", "green"),
         Cell(zone),
         Cell("yes" if st.open else "no", "green+bold" if st.open else "dim"),
         Cell(next_change_text(st, now, never)),

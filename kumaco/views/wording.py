@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from kumaco.core.time.durations import SECOND
 from kumaco.core.time.instants import format_instant, parse_timestamp
-from kumaco.core.windows.window import WindowState
+from kumaco.core.windows.window import Window, WindowState
 
 NEVER_OPENS = "never opens (none within five years)"
+ENDED = "ended (it will never open again: delete its ConfigMap)"
 NEVER_CLOSES = "never closes (its occurrences follow each other without a gap)"
 
 
@@ -38,6 +39,22 @@ def when(text: str | None, now: int) -> str:
     return f"{format_instant(t)} ({relative(t, now)})"
 
 
+def followed(window: Window, state: WindowState, now: int) -> tuple[WindowState, bool]:
+    """``state`` (the window's at ``now``) with its close, and whether it never closes.
+
+    The controller follows a run for an hour or two (``closes`` None beyond that, with
+    ``recheck``); a view says when the run really closes
+    (:meth:`~kumaco.core.windows.window.Window.run_close`: the December freeze ``* * * 12
+    *`` for ``1m`` closes on January 1st), or that it never closes.
+    """
+    if not state.open or state.closes is not None:
+        return state, False
+    close = window.run_close(now)
+    if close is None:
+        return state, True
+    return WindowState(open=True, closes=close), False
+
+
 def next_change(state: WindowState, never_closes: bool = False) -> tuple[str, int | None]:
     """A window's next change as a verb and its instant.
 
@@ -45,7 +62,8 @@ def next_change(state: WindowState, never_closes: bool = False) -> tuple[str, in
     with no close within reach (its occurrences chain beyond what kumaco
     follows; ``t`` is when it looks again), :data:`NEVER_CLOSES` and None for an open
     window that ``never_closes`` (:meth:`~kumaco.core.windows.window.Window.never_closes`,
-    asked by the caller, which has the window), or :data:`NEVER_OPENS` and None.
+    asked by the caller, which has the window), :data:`ENDED` and None for a window whose
+    dates leave no occurrence to come, or :data:`NEVER_OPENS` and None.
     """
     if state.open:
         if state.closes is not None:
@@ -53,6 +71,8 @@ def next_change(state: WindowState, never_closes: bool = False) -> tuple[str, in
         if never_closes:
             return NEVER_CLOSES, None
         return "closes after", state.recheck
+    if state.ended:
+        return ENDED, None
     if state.opens is None:
         return NEVER_OPENS, None
     return "opens", state.opens
@@ -62,6 +82,11 @@ def next_change_text(state: WindowState, now: int, never_closes: bool = False) -
     """``opens 2026-12-01T02:30:00Z (in 16h16m)``, as the status table shows it."""
     verb, t = next_change(state, never_closes)
     return verb if t is None else f"{verb} {format_instant(t)} ({relative(t, now)})"
+
+
+def ended_text(w: Window) -> str:
+    """``has ended: ...; it will never open again: delete its ConfigMap``: one line."""
+    return f"has ended: {w.why_ended()}; it will never open again: delete its ConfigMap"
 
 
 def waited(name: str, since: int, now: int, why: str) -> str:

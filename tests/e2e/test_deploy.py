@@ -637,6 +637,26 @@ REJECTED = {  # id: (data, what the message must say)
     ),
     "budget-word": ({**WELL_FORMED, "maxInProgress": "two"}, "data.maxInProgress is not a count"),
     "budget-over": ({**WELL_FORMED, "maxInProgress": "101%"}, "data.maxInProgress is not a count"),
+    "once-no-time": (
+        spoiled(startTime="2027-01-15"),
+        "data.startTime is not an RFC 3339 date-time",
+    ),
+    "once-junk": (
+        spoiled(startTime="2027-01-15 at 2"),
+        "data.startTime is not an RFC 3339 date-time",
+    ),
+    "once-days": (
+        spoiled(startTime="2027-01-15T02:00:00Z", daysOfMonth="1-7", notAfter="2027-02-01"),
+        "data.daysOfMonth, data.notAfter: applies to a cron startTime only",
+    ),
+    "bound-word": (
+        spoiled(notBefore="next monday"),
+        "data.notBefore: not a date (2027-02-01) or an RFC 3339 date-time",
+    ),
+    "bound-slash": (
+        spoiled(notAfter="01/02/2027"),
+        "data.notAfter: not a date (2027-02-01) or an RFC 3339 date-time",
+    ),
     "freeze-budget": (
         {**WELL_FORMED, "freeze": "true", "maxInProgress": "1"},
         "data.maxInProgress: a freeze admits nobody",
@@ -680,6 +700,16 @@ ACCEPTED = [
     },
     {**WELL_FORMED, "nodeSelector": '{"matchExpressions": [{"key": "gpu", "operator": "Exists"}]}'},
     {**WELL_FORMED, "nodeSelector": "matchlabels: {pool: b}"},
+    # one-shot and bounded windows
+    {"startTime": "2027-01-15T02:00:00+01:00", "duration": "2h", "nodeSelector": ""},
+    {
+        "startTime": " 2027-01-15t02:00 ",
+        "duration": "2h",
+        "nodeSelector": "",
+        "timeZone": "Europe/Berlin",
+    },
+    {**WELL_FORMED, "notBefore": "2027-01-01", "notAfter": "2027-03-01T00:00:00Z"},
+    {**WELL_FORMED, "notAfter": "2027-03-01 06:30", "timeZone": "America/New_York"},
 ]
 
 
@@ -727,6 +757,20 @@ _JUNK = ["60", "5-1", "-1", "0/0", "1-2-3", "1/2/3", "\u00e9", "@", "L", "W", "1
 _SPACES = [" "] * 12 + ["  ", "\t", "\u00a0", "\u2003", "\n", "\v", "\x1c", "\u180e"]
 _PREFIXES = [""] * 6 + ["TZ=UTC ", "CRON_TZ=Europe/Berlin ", "TZ= ", "TZ=Nowhere ", "TZ=UTC\t"]
 _DESCRIPTORS = ["@daily", "@weekly", "@hourly", "@annually", "@midnight", "@every 1h", "@Daily"]
+_DATES = ["2027-01-15", "2027-02-29", "2028-02-29", "2027-13-01", "1677-12-31", "2027-1-15"]
+_CLOCKS = ["", "T02:00", "t23:59:59", " 00:00:00", "T24:00", "T02:30:00.5", "T2:00"]
+_OFFSETS = ["", "", "Z", "z", "+01:00", "-09:30", "+1:00", "+24:00"]
+
+
+@st.composite
+def date_times(draw: st.DrawFn) -> str:
+    """Dates and date-times in the forms kumaco reads, sometimes spoiled."""
+    clock = draw(st.sampled_from(_CLOCKS))
+    text = (
+        draw(st.sampled_from(_DATES)) + clock + (draw(st.sampled_from(_OFFSETS)) if clock else "")
+    )
+    lead = draw(st.sampled_from(["", "", " ", "\u00a0", "\x1c"]))
+    return lead + text + draw(st.sampled_from(["", "", " ", "\n"]))
 
 
 @st.composite
@@ -748,6 +792,8 @@ def start_times(draw: st.DrawFn) -> str:
         body = fields[0] + "".join(draw(st.sampled_from(_SPACES)) + f for f in fields[1:])
     lead = draw(st.sampled_from(["", "", "", " ", "\t"]))
     trail = draw(st.sampled_from(["", "", "", " ", "\n"]))
+    if draw(st.integers(0, 5)) == 0:
+        return draw(date_times())
     return lead + prefix + body + trail
 
 
@@ -792,9 +838,18 @@ def durations(draw: st.DrawFn) -> str:
             ",",
         ]
     ),
+    bound=date_times(),
+    zone=st.sampled_from(["UTC", "Europe/Berlin", "Australia/Lord_Howe"]),
 )
 def test_admission_policy_never_rejects_a_window_kumaco_accepts(
-    policy: Policy, start: str, duration: str, budget: str, freeze: str, days: str
+    policy: Policy,
+    start: str,
+    duration: str,
+    budget: str,
+    freeze: str,
+    days: str,
+    bound: str,
+    zone: str,
 ) -> None:
     # One key at a time (the other valid), so that the policy's first failing check --
     # the one it reports -- is about that key.
@@ -804,6 +859,9 @@ def test_admission_policy_never_rejects_a_window_kumaco_accepts(
         ("maxInProgress", {**WELL_FORMED, "maxInProgress": budget}),
         ("freeze", {**WELL_FORMED, "freeze": freeze}),
         ("daysOfMonth", {**WELL_FORMED, "daysOfMonth": days}),
+        ("notBefore", {**WELL_FORMED, "notBefore": bound, "timeZone": zone}),
+        ("notAfter", {**WELL_FORMED, "notAfter": bound, "timeZone": zone}),
+        ("startTime", {"startTime": start, "duration": "1h", "nodeSelector": "", "timeZone": zone}),
     ):
         accepted, reason = policy.verdict(data)
         kumaco_accepts = isinstance(parse_window(policy.ns, "w", data), Window)

@@ -75,7 +75,7 @@ from kumaco.core.time import cronnext
 from kumaco.core.time.cronfields import DAYS_IN_MONTH, FIELDS_HINT, GO_SPACE, STAR, parse_fields
 from kumaco.core.time.zones import load_zone, resolve_zone
 
-__all__ = ["Schedule", "parse_schedule"]
+__all__ = ["Schedule", "parse_schedule", "zone_only"]
 
 
 def parse_schedule(spec: str) -> Schedule:
@@ -114,6 +114,15 @@ def parse_schedule(spec: str) -> Schedule:
         dow=bits[4],
         location=location,
     )
+
+
+def zone_only(source: str, zone: str) -> Schedule:
+    """A schedule that never fires, carrying only a zone: a one-shot window's ``startTime``.
+
+    Raises :class:`InvalidInput` for a zone :meth:`Schedule.in_zone` refuses.
+    """
+    zone_name, location = resolve_zone(zone)
+    return Schedule(source, None, zone_name, 0, 0, 0, 0, 0, location)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,8 @@ The start times each local day from the change's to the next one should have are
 from the schedule's fields (with the window's ``daysOfMonth``); what the window then
 does is read from its own firings (robfig's), day by day, so a note is said exactly
 where robfig skips or repeats, and a repeated time robfig fires once gets none. A
-window that never closes gets none.
+window that never closes gets none. Each note also says its kind and where it falls
+(:class:`DstNote`), for the timeline's markers.
 
 :func:`posix_sign_warning` is about the offset itself: ``Etc/GMT+1`` is UTC-01:00 (the
 ``Etc/`` zones keep POSIX's inverted sign), which a reader takes for UTC+01:00; it says
@@ -55,10 +56,20 @@ _ETC_HOURS = {"+": 12, "-": 14}
 
 @dataclass(frozen=True)
 class DstNote:
-    """One thing a change of offset does to a window: at ``at`` (ns), in words."""
+    """One thing a change of offset does to a window: at ``at`` (ns), in words.
+
+    ``kind`` says which, for a picture: ``gap`` (a start time that does not exist),
+    ``skipped`` (one that exists, robfig skips it), ``twice`` (one the overlap repeats,
+    robfig fires at both) or ``extra`` (robfig fires more often than the day's start
+    times); ``instants`` (ns) are where: for ``gap`` and ``skipped`` the instants the
+    missing start times would have had (a gap's at the offset before the change), for
+    ``twice`` and ``extra`` the firings.
+    """
 
     at: int
     text: str
+    kind: str = ""
+    instants: tuple[int, ...] = ()
 
 
 def _wall(local: int) -> tuple[str, str]:
@@ -84,6 +95,13 @@ def _starts_at(w: Window, local: int) -> bool:
         and sod % 60 == 0
         and (not w.days or w.days >> d & 1)
     )
+
+
+def _within_dates(w: Window, local: int, before: int, after: int) -> bool:
+    """Whether the wall clock ``local`` at either offset lies in ``[notBefore, notAfter)``."""
+    lo = w.not_before if w.not_before is not None else -(1 << 62)
+    hi = w.not_after if w.not_after is not None else 1 << 62
+    return any(lo <= local - offset < hi for offset in (before, after))
 
 
 def _named(local_starts: list[int]) -> str:
@@ -122,7 +140,9 @@ def _is_are(walls: list[int], one: str, many: str) -> str:
     return f"{_named(walls)} {one if len(walls) == 1 else many}"
 
 
-def _change(w: Window, change: int, before: int, after: int) -> list[str]:
+def _change(
+    w: Window, change: int, before: int, after: int
+) -> list[tuple[str, str, tuple[int, ...]]]:
     """What the change of offset at ``change`` (Unix seconds) does, day by day, from the firings.
 
     For each local day from the change's to the next, the wall-clock start times the
@@ -130,6 +150,7 @@ def _change(w: Window, change: int, before: int, after: int) -> list[str]:
     does not fire does not exist; a named time that exists and does not fire is skipped
     (robfig's chain after a half-hour shift); a time in the overlap that fires twice
     happens twice; more firings than the day's start times are said with their instants.
+    Each is ``(kind, text, instants)`` (:class:`DstNote`).
     """
     location = w.schedule.location
     first_day, last_day = (change + before) // _DAY, (change + after) // _DAY + 1
@@ -144,14 +165,18 @@ def _change(w: Window, change: int, before: int, after: int) -> list[str]:
         by_day.setdefault((f // SECOND + location.offset(f // SECOND)) // _DAY, []).append(f)
     shift = _span(abs(after - before) * SECOND)
     why = f"(robfig, after the {shift} daylight-saving shift)"
-    texts: list[str] = []
+    texts: list[tuple[str, str, tuple[int, ...]]] = []
     for day in range(first_day, last_day + 1):
         that_day = by_day.get(day, [])
         fired: dict[int, int] = {}
         for f in that_day:
             wall = f // SECOND + location.offset(f // SECOND)
             fired[wall] = fired.get(wall, 0) + 1
-        named = [t for t in range(day * _DAY, (day + 1) * _DAY, 60) if _starts_at(w, t)]
+        named = [
+            t
+            for t in range(day * _DAY, (day + 1) * _DAY, 60)
+            if _starts_at(w, t) and _within_dates(w, t, before, after)
+        ]
         gap, skipped, twice, expected = [], [], [], 0
         for t in named:
             exists = sum(1 for o in {before, after} if location.offset(t - o) == o)
@@ -167,22 +192,48 @@ def _change(w: Window, change: int, before: int, after: int) -> list[str]:
         rest = [t for t in named if t not in gap]
         if gap:
             what = f"no occurrence starts at {_named(gap)}" if that_day else "no window that night"
-            texts.append(f"{_is_are(gap, 'does', 'do')} not exist {where}: {what}")
+            texts.append(
+                (
+                    "gap",
+                    f"{_is_are(gap, 'does', 'do')} not exist {where}: {what}",
+                    tuple((t - before) * SECOND for t in gap),
+                )
+            )
         if skipped:
             what = (
                 f"no occurrence starts at {_named(skipped)}" if that_day else "no window that night"
             )
-            texts.append(f"{_is_are(skipped, 'is', 'are')} skipped {where} {why}: {what}")
+            texts.append(
+                (
+                    "skipped",
+                    f"{_is_are(skipped, 'is', 'are')} skipped {where} {why}: {what}",
+                    tuple(
+                        (t - next(o for o in (before, after) if location.offset(t - o) == o))
+                        * SECOND
+                        for t in skipped
+                    ),
+                )
+            )
         if twice:
             doubled = [f for f in that_day if f // SECOND + location.offset(f // SECOND) in twice]
             texts.append(
-                f"{_is_are(twice, 'happens', 'happen')} twice {where}: " + _openings(w, doubled)
+                (
+                    "twice",
+                    f"{_is_are(twice, 'happens', 'happen')} twice {where}: "
+                    + _openings(w, doubled),
+                    tuple(doubled),
+                )
             )
         elif len(that_day) > expected - len(skipped) and rest:
             times = "twice" if len(that_day) == 2 else f"{len(that_day)} times"
             texts.append(
-                f"{_is_are(rest, 'happens', 'happen')} once {where} but robfig fires {times} "
-                f"that day (after the {shift} daylight-saving shift): " + _openings(w, that_day)
+                (
+                    "extra",
+                    f"{_is_are(rest, 'happens', 'happen')} once {where} but robfig fires {times} "
+                    f"that day (after the {shift} daylight-saving shift): "
+                    + _openings(w, that_day),
+                    tuple(that_day),
+                )
             )
     return texts
 
@@ -190,8 +241,8 @@ def _change(w: Window, change: int, before: int, after: int) -> list[str]:
 def dst_notes(w: Window, start: int, until: int) -> list[DstNote]:
     """What each change of the window's UTC offset in ``[start, until)`` does to it."""
     location = w.schedule.location
-    if w.zone_name == "UTC" or w.never_closes(start):
-        return []
+    if w.zone_name == "UTC" or w.once is not None or w.never_closes(start):
+        return []  # a one-shot start is one instant, written so that it exists once
     notes: list[DstNote] = []
     t, last = start // SECOND, until // SECOND
     for _ in range(MAX_CHANGES):
@@ -200,7 +251,10 @@ def dst_notes(w: Window, start: int, until: int) -> list[DstNote]:
             break
         after = location.offset(end)
         if after != before:
-            notes += [DstNote(end * SECOND, text) for text in _change(w, end, before, after)]
+            notes += [
+                DstNote(end * SECOND, text, kind, instants)
+                for kind, text, instants in _change(w, end, before, after)
+            ]
         t = end
     return notes
 

@@ -14,6 +14,9 @@ The ConfigMap format (``data``):
 ``startTime`` (required)
     A cron schedule with robfig/cron v3 ``ParseStandard`` semantics
     (:mod:`kumaco.core.time.schedule`); UTC unless ``CRON_TZ=``/``TZ=`` or ``timeZone``.
+    Or one RFC 3339 date-time (``2027-01-15T02:00:00+01:00``; without an offset read in
+    ``timeZone``, default UTC; :mod:`kumaco.core.time.dates`): a one-shot window, exactly
+    one occurrence, which takes neither ``daysOfMonth`` nor ``notBefore``/``notAfter``.
 ``duration`` (required)
     A Go duration greater than zero (:mod:`kumaco.core.time.durations`).
 ``nodeSelector`` (required, may be empty)
@@ -32,6 +35,11 @@ The ConfigMap format (``data``):
     syntax of a cron day-of-month field (``1-7``, ``1,15``, ``*/2``), combined with
     ``startTime`` with AND: ``0 1 * * SAT`` on ``1-7`` is the first Saturday of the
     month (:mod:`kumaco.core.windows.days_of_month`). A pair that can never meet is an error.
+``notBefore``, ``notAfter`` (optional)
+    An RFC 3339 date-time or a date (its midnight), read in the window's zone: a cron
+    window's occurrence counts only if it starts in ``[notBefore, notAfter)`` (one that
+    starts before ``notAfter`` runs its whole duration). ``notAfter`` must be after
+    ``notBefore``, and at least one occurrence must start between them.
 ``maxInProgress`` (optional)
     This window's budget: ``N`` or ``P%`` (of the nodes in scope it selects)
     nodes in progress at once among the nodes it selects
@@ -59,8 +67,9 @@ from kumaco.core.errors import InvalidInput, excerpt, one_line
 from kumaco.core.labels.node_selector import LabelSelectorError, NotAMapping, read_label_selector
 from kumaco.core.labels.selectors import Selector, parse_selector
 from kumaco.core.time.cronfields import parse_day_of_month
-from kumaco.core.time.durations import overflow_hint, parse_window_duration
-from kumaco.core.time.schedule import Schedule, parse_schedule
+from kumaco.core.time.dates import looks_dated, parse_local_instant
+from kumaco.core.time.durations import SECOND, overflow_hint, parse_window_duration
+from kumaco.core.time.schedule import Schedule, parse_schedule, zone_only
 from kumaco.core.time.zones import load_zone
 from kumaco.core.windows.ceilings import Ceiling, parse_ceiling
 from kumaco.core.windows.days_of_month import WEEKDAYS, never_on_days
@@ -73,8 +82,18 @@ TIME_ZONE = "timeZone"
 MAX_IN_PROGRESS = "maxInProgress"
 FREEZE = "freeze"
 DAYS_OF_MONTH = "daysOfMonth"
+NOT_BEFORE = "notBefore"
+NOT_AFTER = "notAfter"
 REQUIRED_KEYS = (START_TIME, DURATION, NODE_SELECTOR)
-KNOWN_KEYS = (*REQUIRED_KEYS, TIME_ZONE, DAYS_OF_MONTH, MAX_IN_PROGRESS, FREEZE)
+KNOWN_KEYS = (
+    *REQUIRED_KEYS,
+    TIME_ZONE,
+    DAYS_OF_MONTH,
+    NOT_BEFORE,
+    NOT_AFTER,
+    MAX_IN_PROGRESS,
+    FREEZE,
+)
 MAX_VALUE_LENGTH = 4096
 #: Longest message kept for one key: the parsers quote Go's and the API
 #: server's wording in full, which for a selector with several bad values runs
@@ -288,6 +307,48 @@ def _parse_start_time(start_time: str | None, errors: list[FieldError]) -> Sched
     )
 
 
+def _zone_of(zone_text: str | None) -> str | None:
+    """The zone a dated ``startTime`` is read in: ``timeZone`` or UTC; None if it is bad."""
+    if zone_text is None:
+        return "UTC"
+    try:
+        return zone_only("", zone_text).zone_name if zone_text else None
+    except InvalidInput:
+        return None  # timeZone's own error says why
+
+
+def _parse_once(
+    start_time: str, zone_text: str | None, errors: list[FieldError]
+) -> tuple[Schedule, int] | None:
+    """A one-shot ``startTime``: a zone-only schedule and its instant (Unix seconds)."""
+    zone = _zone_of(zone_text)
+    if zone is None:
+        _apply_zone(None, zone_text, errors)  # says why
+        return None
+    try:
+        once = parse_local_instant(start_time, zone)
+    except InvalidInput as exc:
+        errors.append(FieldError(START_TIME, _reason(exc)))
+        return None
+    return zone_only(start_time, zone), once
+
+
+def _parse_bound(
+    data: Mapping[str, object], key: str, zone: str | None, errors: list[FieldError]
+) -> tuple[int | None, str]:
+    """``notBefore``/``notAfter``: the instant (Unix seconds, None: absent or bad) and its text."""
+    if key not in data:
+        return None, ""
+    text = _string_value(data, key, errors)
+    if text is None or zone is None:
+        return None, text or ""
+    try:
+        return parse_local_instant(text, zone, date_allowed=True), text
+    except InvalidInput as exc:
+        errors.append(FieldError(key, _reason(exc)))
+        return None, text
+
+
 def _apply_zone(
     schedule: Schedule | None, zone_text: str | None, errors: list[FieldError]
 ) -> Schedule | None:
@@ -431,8 +492,13 @@ def parse_window(
     selector_text = _string_value(data, NODE_SELECTOR, errors)
     zone_text = _string_value(data, TIME_ZONE, errors) if TIME_ZONE in data else None
 
-    schedule = _apply_zone(_parse_start_time(start_time, errors), zone_text, errors)
-    if schedule is not None and schedule.never_fires:
+    once: int | None = None
+    if start_time is not None and looks_dated(start_time):
+        dated = _parse_once(start_time, zone_text, errors)
+        schedule, once = dated if dated else (None, None)
+    else:
+        schedule = _apply_zone(_parse_start_time(start_time, errors), zone_text, errors)
+    if schedule is not None and once is None and schedule.never_fires:
         errors.append(
             FieldError(START_TIME, f"{excerpt(start_time or '')} never fires (no date matches it)")
         )
@@ -440,6 +506,27 @@ def parse_window(
     parsed_selector = _parse_node_selector(selector_text, errors)
     selector, shown_selector = parsed_selector if parsed_selector else (None, None)
     days, days_text = _parse_days(data, schedule, errors)
+    zone = schedule.zone_name if schedule is not None else None
+    not_before, not_before_text = _parse_bound(data, NOT_BEFORE, zone, errors)
+    not_after, not_after_text = _parse_bound(data, NOT_AFTER, zone, errors)
+    if start_time is not None and looks_dated(start_time):
+        for key in (DAYS_OF_MONTH, NOT_BEFORE, NOT_AFTER):
+            if key in data:
+                errors.append(
+                    FieldError(
+                        key,
+                        "applies to a cron startTime only: a date-time startTime is one "
+                        "occurrence; remove the key",
+                    )
+                )
+    elif not_before is not None and not_after is not None and not_after <= not_before:
+        errors.append(
+            FieldError(
+                NOT_AFTER,
+                f"{excerpt(not_after_text)} is not after notBefore {excerpt(not_before_text)}: "
+                "no occurrence could count",
+            )
+        )
     freeze, budget = _parse_policy_keys(data, errors)
     _unknown_keys(data, errors)
 
@@ -450,7 +537,7 @@ def parse_window(
     assert start_time is not None
     assert duration_text is not None
     assert shown_selector is not None
-    return Window(
+    window = Window(
         namespace=namespace,
         name=name,
         schedule=schedule,
@@ -463,4 +550,20 @@ def parse_window(
         budget=budget,
         days=days,
         days_text=days_text,
+        once=once,
+        not_before=not_before,
+        not_after=not_after,
+        not_before_text=not_before_text,
+        not_after_text=not_after_text,
     )
+    if (
+        not_before is not None
+        and not_after is not None
+        and window.firings(not_before * SECOND, not_after * SECOND, limit=1) == []
+    ):
+        reason = (
+            f"no occurrence of startTime {excerpt(start_time)} starts between notBefore "
+            f"{excerpt(not_before_text)} and {excerpt(not_after_text)} (in {window.zone_name})"
+        )
+        return InvalidWindow(namespace, name, (FieldError(NOT_AFTER, reason),))
+    return window

@@ -15,36 +15,72 @@ Time arithmetic is on integer nanoseconds since the Unix epoch (an
 "instant"); nothing here reads a clock. An occurrence firing at ``s`` is open
 on ``[s, s + duration)``; overlapping or touching occurrences of one window
 merge into one open interval. The firings are robfig's, kept only on the window's
-``daysOfMonth`` when it has them (:mod:`kumaco.core.windows.days_of_month`).
+``daysOfMonth`` when it has them (:mod:`kumaco.core.windows.days_of_month`), always
+asked through :meth:`Window._fire`. A run's end is the firing-by-firing follower's,
+found with about two firings asked per day of the run (:meth:`Window._run_end`); a
+run still chained a :data:`YEAR` after it began never closes.
 """
 
 from __future__ import annotations
 
+import bisect
+import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from kumaco.core.labels.selectors import Selector
 from kumaco.core.time.durations import SECOND, format_go_duration
+from kumaco.core.time.instants import format_instant
 from kumaco.core.time.schedule import Schedule
 from kumaco.core.windows.ceilings import Ceiling
 from kumaco.core.windows.days_of_month import next_on_days
 
-#: How far ahead a run's firings are followed. At instant ``t`` the run open at
-#: ``t`` is followed through its chained firings up to the end of the UTC hour
-#: after ``t``'s hour: if it ends there (no firing chains on past that), its end
-#: is reported (``closes``); if it is still chained to a later firing, the run
+#: How far ahead the controller follows a run (:meth:`Window.state_at`). At instant
+#: ``t`` the run open at ``t`` is followed through its chained firings up to the end of
+#: the UTC hour after ``t``'s hour: if it ends there (no firing chains on past that),
+#: its end is reported (``closes``); if it is still chained to a later firing, the run
 #: has "no end in sight" (``closes`` None) and the answer is looked at again
-#: (``recheck``) at the next full hour. A window that fires more often than it
-#: lasts (``* * * * *`` for ``2m``) never closes; this bounds the work to two
-#: hours of firings and keeps the answer a pure function of ``t`` -- the same
-#: for every instant of an hour.
+#: (``recheck``) at the next full hour. This keeps the answer a pure function of ``t``
+#: -- the same for every instant of an hour.
 HORIZON = 3600 * SECOND
-#: How many chained firings a look-ahead follows at most (``intervals(..., lookahead)``).
-MAX_FOLLOW = 20_000
+#: How long a run may chain before it counts as never closing: a run still chained one
+#: year after it began (:meth:`Window.intervals` with a ``lookahead``,
+#: :meth:`Window.never_closes`) is open-ended. ``*/5 * * * *`` for ``10m`` and ``0 0 1 1
+#: *`` for ``9000h`` chain forever; ``* * * 12 *`` for ``1m`` (44,640 chained firings)
+#: ends on January 1st, found with about two firings asked per day of the run
+#: (:meth:`Window._run_end`), however long the range asked.
 YEAR = 365 * 24 * 3600 * SECOND
+#: robfig's search horizon (``Next`` gives up five years ahead), a little short of it.
+FIVE_YEARS = 5 * YEAR
 #: How many jumps back (each up to one duration) to find where a run began;
 #: past that its start is unknown (None).
 MAX_WALK = 256
+_MINUTE_S = 60
+_DAY_S = 86400
+
+
+@functools.lru_cache(maxsize=256)
+def _blocks(
+    hours: int, minutes: int, duration: int
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """The minutes of a day a schedule fires at, in blocks that chain at ``duration``.
+
+    Returns the first and the last minute of each block, and every minute (sorted
+    tuples): consecutive firing minutes of a day more than ``duration`` apart start a
+    new block. While the UTC offset stays the same, a schedule fires at every minute of
+    a day its hour and minute fields match, or at none (robfig's day, month and weekday
+    fields, and ``daysOfMonth``, choose whole days).
+    """
+    fires = [h * 60 + m for h in range(24) if hours >> h & 1 for m in range(60) if minutes >> m & 1]
+    firsts, lasts = [], []
+    for n, minute in enumerate(fires):
+        if n == 0 or (minute - fires[n - 1]) * _MINUTE_S * SECOND > duration:
+            firsts.append(minute)
+            if n:
+                lasts.append(fires[n - 1])
+    if fires:
+        lasts.append(fires[-1])
+    return tuple(firsts), tuple(lasts), tuple(fires)
 
 
 @dataclass(frozen=True)
@@ -118,6 +154,9 @@ class WindowState:
     closes: int | None = None
     opens: int | None = None
     recheck: int | None = None
+    #: Closed for good: its dates (a one-shot ``startTime``, ``notAfter``) leave no
+    #: occurrence to come (:meth:`Window.ended`).
+    ended: bool = False
 
     @property
     def next_change(self) -> int | None:
@@ -147,6 +186,15 @@ class Window:
     #: the window's zone, with AND (:mod:`kumaco.core.windows.days_of_month`); 0: every day.
     days: int = 0
     days_text: str = ""
+    #: A one-shot window: its only occurrence starts at this instant (Unix seconds), and
+    #: ``schedule`` only carries its zone (it never fires).
+    once: int | None = None
+    #: ``notBefore``/``notAfter`` (Unix seconds): a recurring window's occurrences count
+    #: only when they start in ``[not_before, not_after)``; the texts as written.
+    not_before: int | None = None
+    not_after: int | None = None
+    not_before_text: str = ""
+    not_after_text: str = ""
     #: Memoised answers (pure: a function of the immutable fields above).
     _memo: dict[str, tuple[int, WindowState, int | None]] = field(
         default_factory=dict, compare=False, repr=False, hash=False
@@ -166,11 +214,58 @@ class Window:
     def zone_name(self) -> str:
         return self.schedule.zone_name
 
+    @property
+    def dated(self) -> bool:
+        """Whether the window's dates end it: a one-shot ``startTime`` or a ``notAfter``."""
+        return self.once is not None or self.not_after is not None
+
+    def why_ended(self) -> str:
+        """Why the window has ended (asked of one whose :meth:`ended` is true).
+
+        ``its one occurrence (2027-01-15T01:00:00Z) is over``, or ``no occurrence starts
+        before its notAfter 2027-02-01 (2027-01-31T23:00:00Z)``.
+        """
+        if self.once is not None:
+            return f"its one occurrence ({format_instant(self.once * SECOND)}) is over"
+        return (
+            f"no occurrence starts before its notAfter {self.not_after_text} "
+            f"({format_instant((self.not_after or 0) * SECOND)})"
+        )
+
     def _fire(self, after: int) -> int | None:
-        """First firing (Unix seconds) strictly after ``after``: robfig's, on ``days`` only."""
+        """First firing (Unix seconds) strictly after ``after``.
+
+        robfig's, on ``days`` only, starting in ``[not_before, not_after)``; a one-shot
+        window's single instant.
+        """
+        if self.once is not None:
+            return self.once if self.once > after else None
+        if self.not_before is not None and after < self.not_before - 1:
+            after = self.not_before - 1  # the first firing at or after notBefore
         if self.days:
-            return next_on_days(self.schedule, self.days, after)
-        return self.schedule.next_fire(after)
+            fire = next_on_days(self.schedule, self.days, after)
+        else:
+            fire = self.schedule.next_fire(after)
+        if fire is not None and self.not_after is not None and fire >= self.not_after:
+            return None
+        return fire
+
+    def ended(self, t: int) -> bool:
+        """Whether the window is closed at instant ``t`` and its dates leave no occurrence to come.
+
+        A one-shot window has ended once its occurrence closed; a bounded one once no
+        firing is left before ``notAfter``. robfig looks five years ahead at most, so a
+        ``notAfter`` further away than that never counts as ended before it is near.
+        """
+        if not self.dated:
+            return False
+        covering = self._next_fire(t - self.duration)
+        if covering is not None:
+            return False  # open at t, or opening later
+        if self.once is not None:
+            return True
+        assert self.not_after is not None
+        return self.not_after * SECOND - t <= FIVE_YEARS
 
     def _next_fire(self, after: int) -> int | None:
         """First firing instant (ns) strictly after instant ``after`` (ns)."""
@@ -198,25 +293,68 @@ class Window:
             else:
                 lo = nxt
 
-    def _run_end(self, last: int, limit: int, max_steps: int | None = None) -> tuple[int, bool]:
+    def _block_end(self, fire: int) -> int | None:
+        """The last firing of the block of firing ``fire`` on its day, if it is certain.
+
+        While the UTC offset (of whole minutes) stays the same, the wall-clock minutes
+        of a day from ``fire`` to the last minute of its block (:func:`_blocks`) each
+        happen once, and the schedule fires at each: they chain at the window's
+        duration. None where that is not certain: the block's end lies past a change of
+        offset (daylight saving), an offset of whole seconds (the LMTs, where robfig's
+        ``Next`` may pass firings), or ``fire`` off the schedule's minutes.
+        """
+        sec = fire // SECOND
+        location = self.schedule.location
+        offset, _begins, ends = location.lookup(sec)
+        if offset % _MINUTE_S or fire % SECOND:
+            return None
+        day = (sec + offset) // _DAY_S * _DAY_S - offset  # local midnight at this offset (UTC)
+        firsts, lasts, fires = _blocks(self.schedule.hour, self.schedule.minute, self.duration)
+        minute, rest = divmod(sec - day, _MINUTE_S)
+        n = bisect.bisect_right(firsts, minute) - 1
+        if rest or n < 0 or minute > lasts[n]:
+            return None
+        last = lasts[n]
+        while ends <= day + last * _MINUTE_S:  # the offset's span may end on the day
+            following, _, further = location.lookup(ends)
+            if following != offset:  # a change of offset: the block up to it
+                before = bisect.bisect_right(fires, (ends - 1 - day) // _MINUTE_S)
+                last = min(last, fires[before - 1])  # fire's own minute is before the change
+                break
+            ends = further
+        return (day + last * _MINUTE_S) * SECOND if last > minute else None
+
+    def _run_end(self, last: int, limit: int) -> tuple[int, bool]:
         """Follow the run from its firing ``last`` through firings up to ``limit``.
 
-        Occurrences that overlap or touch it extend it. The flag says whether
-        the end found is the run's real end: False when the run is still chained
-        to a firing beyond ``limit``. The answer does not depend on which firing
-        of the run the search starts from (each run is followed to the same
-        firings), so it is the same for every instant of the run.
+        Occurrences that overlap or touch it extend it: the run ends at the first
+        firing ``g`` whose next firing comes more than one duration after it (at ``g``
+        plus the duration). The flag says whether the end found is the run's real end:
+        False when the run is still chained to a firing beyond ``limit`` (the end is then
+        the latest firing at or before ``limit`` plus the duration). The answer does not
+        depend on which firing of the run the search starts from, so it is the same for
+        every instant of the run.
+
+        It is the firing-by-firing follower's answer, without asking for every firing:
+        on a plain day it jumps to the last firing of a block (:meth:`_block_end`) once
+        that is seen to fire (a window whose firings stop, by a date, stops a block
+        short and is followed firing by firing), then asks for the next firing; so a
+        run costs about two firings asked per block per day.
         """
-        end = last + self.duration
-        fire = self._next_fire(last)
-        steps = 0
-        while fire is not None and fire <= end:
-            steps += 1
-            if fire > limit or (max_steps is not None and steps > max_steps):
-                return end, False
-            end = fire + self.duration
-            fire = self._next_fire(fire)
-        return end, True
+        fire, d = last, self.duration
+        while True:
+            target = self._block_end(fire)
+            if target is not None and target > fire:
+                if target > limit:
+                    fire = self._last_fire_at_or_before(limit, fire)
+                elif self._next_fire(target - SECOND) == target:
+                    fire = target
+            nxt = self._next_fire(fire)
+            if nxt is None or nxt > fire + d:
+                return fire + d, True
+            if nxt > limit:
+                return fire + d, False
+            fire = nxt
 
     def firings(self, start: int, until: int, limit: int = 64) -> list[int]:
         """The instants the window's occurrences start at in ``[start, until)`` (at most ``limit``).
@@ -266,7 +404,7 @@ class Window:
             return memo[1]
         covering = self._next_fire(t - self.duration)  # open iff some firing s has t - d < s <= t
         if covering is None or covering > t:
-            state = WindowState(open=False, opens=covering)
+            state = WindowState(open=False, opens=covering, ended=self.ended(t))
         else:
             hour_end = (t // HORIZON + 1) * HORIZON
             end, ended = self._run_end(
@@ -286,9 +424,12 @@ class Window:
         The first may begin before ``start`` (at its run start, or at the
         firing covering ``start`` when the run began beyond :data:`MAX_WALK`
         jumps); the last may end after ``end`` (reported at least up to
-        ``end``). With a ``lookahead``, a run still chained at ``end`` is
-        followed up to ``end + lookahead`` (and :data:`MAX_FOLLOW` firings) to
-        find its real end; if it has none there it is marked ``open_ended``.
+        ``end``). With a ``lookahead`` (:data:`YEAR`), a run still chained at
+        ``end`` is followed to its real end if it has one within ``lookahead`` after
+        its first firing reported, else marked ``open_ended`` (its ``end`` then where
+        it was followed to): the same answer whatever ``end`` (the run's first firing
+        is the one reported for every range that begins within :data:`MAX_WALK` jumps
+        after it, or later than it began).
         """
         covering = self._next_fire(start - self.duration)
         follow_from: int | None = None
@@ -300,9 +441,7 @@ class Window:
             first = self._fire_at_or_after(start)
         while first is not None and first < end:
             origin = first if follow_from is None else follow_from
-            run_end, ended = self._run_end(origin, end)
-            if not ended and lookahead:
-                run_end, ended = self._run_end(origin, end + lookahead, MAX_FOLLOW)
+            run_end, ended = self._run_end(origin, first + lookahead if lookahead else end)
             follow_from = None
             yield Interval(first, run_end, open_ended=bool(lookahead) and not ended)
             if lookahead and not ended:
@@ -327,10 +466,24 @@ class Window:
 
         Such a window keeps its nodes under maintenance for good: its occurrences
         follow each other without a gap (``*/5 * * * *`` for ``10m``, ``0 0 1 1 *``
-        for ``9000h``).
+        for ``9000h``). A long run that ends within ``within`` of its start (``* * *
+        12 *`` for ``1m``: all December) does close. The run is followed exactly
+        (:meth:`_run_end`), whatever its length.
         """
         first = next(self.intervals(t, t + 1, lookahead=within), None)
         return first is not None and first.open_ended
+
+    def run_close(self, t: int, within: int = YEAR) -> int | None:
+        """When the run open at ``t`` closes, followed to its end (:meth:`_run_end`).
+
+        None when the window is closed at ``t`` or the run never closes (still chained
+        ``within`` after it began, :meth:`never_closes`). Unlike :meth:`state_at`'s
+        ``closes`` (within :data:`HORIZON`), this is the run's close however far.
+        """
+        run = next(self.intervals(t, t + 1, lookahead=within), None)
+        if run is None or run.open_ended or not run.contains(t):
+            return None
+        return run.end
 
     def describe(self) -> str:
         """Return a one-line human description of the window."""
@@ -339,8 +492,18 @@ class Window:
         kind = "freeze " if self.freeze else ""
         budget = f", at most {self.budget} in progress" if self.budget is not None else ""
         days = f" on days {self.days_text}" if self.days else ""
+        once = " once" if self.once is not None else ""
+        bounds = "".join(
+            f", {word} {text}"
+            for word, text in (
+                ("not before", self.not_before_text),
+                ("not after", self.not_after_text),
+            )
+            if text
+        )
         return (
-            f"{kind}{self.start_time!r}{days} ({self.zone_name}) for {span}, nodes: {sel}{budget}"
+            f"{kind}{self.start_time!r}{once}{days} ({self.zone_name}) for {span}{bounds}, "
+            f"nodes: {sel}{budget}"
         )
 
 
@@ -355,8 +518,10 @@ class Occurrence:
     start: int
     namespace: str
     name: str
+    #: Where it closes; for an open-ended one, the end of the range asked (``until``):
+    #: it is open at least that long.
     end: int
-    #: Still chained at ``end`` after the look-ahead: it never closes (or not within it).
+    #: Still chained a look-ahead (a year) after it began: it never closes.
     open_ended: bool = False
 
     @property
@@ -369,8 +534,9 @@ def occurrences(
 ) -> tuple[list[Occurrence], bool]:
     """Open intervals intersecting ``[start, until)``, sorted; and whether ``limit`` cut them.
 
-    With a ``lookahead``, an occurrence still running at ``until`` is followed that much
-    further for its real end, and marked open-ended if it has none there.
+    With a ``lookahead``, an occurrence still running at ``until`` is followed for its
+    real end, up to ``lookahead`` after it began; if it has none there it is marked
+    open-ended and ends at ``until`` (:meth:`Window.intervals`).
     """
     found: list[Occurrence] = []
     truncated = False
@@ -381,7 +547,8 @@ def occurrences(
             if n >= limit:
                 truncated = True
                 break
-            found.append(Occurrence(iv.start, w.namespace, w.name, iv.end, iv.open_ended))
+            run_end = until if iv.open_ended else iv.end
+            found.append(Occurrence(iv.start, w.namespace, w.name, run_end, iv.open_ended))
     found.sort()
     if len(found) > limit:
         found, truncated = found[:limit], True

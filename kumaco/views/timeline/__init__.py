@@ -34,18 +34,43 @@ What is drawn
 * A UTC axis with calendar-aligned gridlines whose density follows the
   range: hours for a day, days for a month, months for a year; a second row
   names the dates (days, months or years). Weekends are shaded when days
-  matter (ranges of 2 to 62 days).
+  matter (ranges of 2 to 62 days). Under the UTC tick labels, one row per
+  time zone of the windows other than UTC (at most three, by name; the
+  legend names any left out) gives that zone's wall time at the same
+  gridlines (``<text class="kt-tick kt-local" data-zone=... data-at=...>``),
+  its abbreviation first and wherever it changes.
 * Above each bar its start time in the window's own zone (``03:00 CET``;
-  ``UTC`` for UTC windows), placed without overlap; a label that differs
-  from the previous bar's (a DST shift) is placed first. Where the zone's
-  UTC offset changes inside the range a dashed marker names the change
-  (``CET→CEST``; ``<line class="kt-dst" data-at=...>``): on the UTC axis
-  the bars visibly move by the shift while their local labels stay put.
+  ``UTC`` for UTC windows; ``<text class="kt-barlabel" data-start=...>``,
+  the bar's ``data-start``). Every bar keeps its label unless it would touch
+  another bar's (bars closer than a label's width): then a label that
+  differs from the previous one (a DST shift) and the bar open at ``now``
+  keep theirs first, then the first bar and the bars either side of a DST
+  event, then the others.
+* Under the bars, a row of DST events, so they never take a bar's label:
+  where the zone's UTC offset changes inside the range a dashed marker names
+  the change (``CET→CEST``; ``<line class="kt-dst" data-at=...>``): on the
+  UTC axis the bars visibly move by the shift while their local labels stay
+  put. A night DST skips (a start time in the spring-forward gap, or one
+  robfig's firings skip after a half-hour shift: the window's
+  :func:`~kumaco.core.windows.daylight_saving.dst_notes`) is a dashed outline
+  where the occurrence would have been (``<rect class="kt-skip"
+  data-at=...>``, never a ``kt-bar``) noted ``skipped (DST)``; a start time
+  the window opens at twice is noted ``opens twice (DST)``
+  (``<text class="kt-dst-note" data-kind=... data-at=...>``, the note's
+  words in its tooltip).
+* A window's name wraps over two lines where it is long; longer still, the
+  second line ends with an ellipsis, and the whole name is in the tooltip
+  (the first line of its ``<title>``), in ``data-window`` and in the HTML
+  table.
 * The instant ``now`` as a vertical line (``class="kt-now"``, ``data-at``),
   when it lies in the range.
 * Each lane is ``<g class="kt-lane" data-window=...>``; with node counts it
   says (and carries as ``data-nodes``) how many nodes in scope the window's
-  selector matches.
+  selector matches. A dated window that has ended at ``now`` is marked ``ended`` in
+  its lane's caption and carries ``data-ended="true"``; its hover text says why.
+* A legend naming every mark: the window bars, freeze bars, a forecast's
+  node bars (``kt-swatch-turn``, with node lanes only), the DST change, the
+  skipped night, ``now``; and which zones the axis gives.
 * Invalid windows with their reason: rows under the chart in the
   standalone SVG, a list in the HTML.
 

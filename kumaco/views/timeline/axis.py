@@ -1,4 +1,4 @@
-"""The timeline's time axis: where a picture's parts sit, and its calendar-aligned UTC axis.
+"""The timeline's time axis: where a picture's parts sit, its UTC axis and its local rows.
 
 Contract: :class:`Layout` fixes, for a :class:`~kumaco.views.timeline.model.Timeline`,
 the vertical position of each part and the scale ``x(instant)`` (clamped to
@@ -8,7 +8,11 @@ density follows the range (:func:`pick_unit`: hours for a day, days for a
 month, months for a year...), a row naming the dates (days, months or
 years) and shaded weekends for ranges of 2 to 62 days. Boundaries come from
 :func:`boundaries`, in the UTC calendar, and stop quietly past year 9999.
-Pure and deterministic.
+Under the UTC tick labels, one row per time zone of the windows other than
+UTC (:func:`local_zones`, at most :data:`MAX_LOCAL_ROWS`, by name) gives the
+wall time in that zone at the same gridlines (``04:00``, with the abbreviation
+on the row's first label and wherever it changes: ``03:00 CEST``), labels
+that would overlap left out. Pure and deterministic.
 """
 
 from __future__ import annotations
@@ -18,11 +22,24 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from kumaco.core.time.durations import HOUR
-from kumaco.core.time.instants import to_datetime, to_instant
+from kumaco.core.time.instants import format_instant, to_datetime, to_instant
 from kumaco.views.timeline.model import Timeline
-from kumaco.views.timeline.svg import LANE_HEIGHT, PLOT_WIDTH, PLOT_X, Svg, text_width
+from kumaco.views.timeline.svg import (
+    LANE_HEIGHT,
+    PLOT_WIDTH,
+    PLOT_X,
+    WIDTH,
+    Svg,
+    esc,
+    fit,
+    text_width,
+)
+from kumaco.views.timeline.zones import abbreviation, local_time
 
 DAY = 24 * HOUR
+#: At most this many local rows under the UTC axis; more zones are named in the legend.
+MAX_LOCAL_ROWS = 3
+_ROW = 14.0
 _WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _MONTHS = (
     "January",
@@ -40,19 +57,26 @@ _MONTHS = (
 )
 
 
+def local_zones(t: Timeline) -> list[str]:
+    """The time zones of ``t``'s windows other than UTC, by name."""
+    return sorted({lane.window.zone_name for lane in t.lanes} - {"UTC"})
+
+
 class Layout:
     """The vertical layout of a picture of ``t`` and its horizontal scale."""
 
     def __init__(self, t: Timeline, standalone: bool) -> None:
         self.t = t
         self.standalone = standalone
+        self.zones = local_zones(t)
+        self.local_rows = self.zones[:MAX_LOCAL_ROWS]
         self.axis_top = 70.0 if standalone else 10.0
-        self.lanes_top = self.axis_top + 44
+        self.lanes_top = self.axis_top + 44 + _ROW * len(self.local_rows)
         self.lane_count = max(1, len(t.lanes)) + len(t.turns)
         self.lanes_bottom = self.lanes_top + self.lane_count * LANE_HEIGHT
         self.footer = self.lanes_bottom + 6
         self.legend_y = self.footer + 40
-        bottom = self.legend_y + 14
+        bottom = self.legend_y + 18 + 14
         if standalone and t.invalid:
             self.invalid_top = bottom + 20
             bottom = self.invalid_top + 12 + 20 * len(t.invalid)
@@ -218,4 +242,36 @@ def draw_axis(s: Svg, lay: Layout) -> None:
         text = _tick_label(unit.kind, to_datetime(b))
         if b < t.until and (text_width(text, 11) + 6 <= spacing):
             s.text(lay.x(b) + 3, tick_y, text, "kt-tick kt-muted")
+    for row, zone in enumerate(lay.local_rows):
+        _local_row(s, lay, zone, [b for b in ticks if b < t.until], tick_y + _ROW * (row + 1))
     s.line(PLOT_X, lay.lanes_top - 0.5, PLOT_X + PLOT_WIDTH, lay.lanes_top - 0.5, "kt-rule")
+
+
+def _local_row(s: Svg, lay: Layout, zone: str, ticks: list[int], y: float) -> None:
+    """The wall time in ``zone`` at each gridline, its abbreviation where it changes."""
+    s.text(
+        PLOT_X - 12,
+        y,
+        fit(zone, PLOT_X - 28, 11),
+        "kt-tick kt-local-zone kt-muted",
+        anchor="end",
+        title=zone,
+        extra=f' data-zone="{esc(zone)}"',
+    )
+    last_end, last_abbr = float("-inf"), ""
+    for b in ticks:
+        d = local_time(b, zone)
+        abbr = abbreviation(d)
+        text = f"{d:%H:%M}" if abbr == last_abbr else f"{d:%H:%M} {abbr}"
+        x = lay.x(b) + 3
+        w = text_width(text, 11)
+        if x < last_end + 6 or x + w > WIDTH - 4:
+            continue
+        s.text(
+            x,
+            y,
+            text,
+            "kt-tick kt-local kt-muted",
+            extra=f' data-zone="{esc(zone)}" data-at="{format_instant(b)}"',
+        )
+        last_end, last_abbr = x + w, abbr

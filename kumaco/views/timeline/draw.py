@@ -2,9 +2,12 @@
 
 Contract: :func:`render_svg` returns the SVG text of a timeline (its
 ``<svg>`` root carries ``data-from``, ``data-until``, ``data-now``,
-``data-plot-x`` and ``data-plot-width``): the UTC axis, one lane per window
-with a bar per open interval and its start time in the window's zone above
-it, DST markers, a lane per forecast turn, the ``now`` marker and a legend;
+``data-plot-x`` and ``data-plot-width``): the UTC axis with the windows'
+local rows, one lane per window with a bar per open interval and its start
+time in the window's zone above it (every bar, unless bars are closer than a
+label's width), the DST events under the bars (offset changes, nights
+skipped, start times repeated), a lane per forecast turn, the ``now`` marker
+and a legend naming every mark drawn (a forecast's node bars too);
 ``standalone=False`` leaves the title and the invalid windows to the HTML
 page. Inline CSS follows ``prefers-color-scheme``. :func:`summary` is the
 one-line account the title and the page share. Pure: equal inputs give
@@ -13,9 +16,11 @@ byte-identical output.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 
 from kumaco.core.time.instants import format_instant
+from kumaco.core.windows.daylight_saving import DstNote
 from kumaco.views.timeline.axis import Layout, draw_axis
 from kumaco.views.timeline.model import Lane, Timeline, Turn
 from kumaco.views.timeline.svg import (
@@ -33,6 +38,7 @@ from kumaco.views.timeline.svg import (
     num,
     place,
     text_width,
+    wrap,
 )
 from kumaco.views.timeline.zones import abbreviation, format_local, offset_shifts, offset_text
 
@@ -62,7 +68,9 @@ _STYLE = """
 .kt .kt-now-pill{fill:#cf222e}
 .kt .kt-now-text{fill:#ffffff;font-size:11px;font-weight:600}
 .kt .kt-dst{stroke:#bc4c00;stroke-width:1.5;stroke-dasharray:3 3}
-.kt .kt-dst-text{fill:#bc4c00;font-size:10.5px;font-weight:600}
+.kt .kt-dst-text,.kt .kt-dst-note{fill:#bc4c00;font-size:10.5px;font-weight:600}
+.kt .kt-skip{fill:none;stroke:#bc4c00;stroke-width:1.5;stroke-dasharray:3 2}
+.kt .kt-swatch-turn{fill:#1a7f37}
 .kt .kt-bad{fill:#cf222e}
 .kt .kt-legend{font-size:11px}
 @media (prefers-color-scheme:dark){
@@ -81,7 +89,9 @@ _STYLE = """
 .kt .kt-now{stroke:#ff7b72}
 .kt .kt-now-pill{fill:#da3633}
 .kt .kt-dst{stroke:#f0883e}
-.kt .kt-dst-text{fill:#f0883e}
+.kt .kt-dst-text,.kt .kt-dst-note{fill:#f0883e}
+.kt .kt-skip{stroke:#f0883e}
+.kt .kt-swatch-turn{fill:#3fb950}
 .kt .kt-bad{fill:#ff7b72}
 }
 """.replace("@FONT@", FONT_FAMILY)
@@ -113,6 +123,7 @@ def render_svg(t: Timeline, *, standalone: bool = True) -> str:
     draw_axis(s, lay)
     for i, lane in enumerate(t.lanes):
         nodes = "" if lane.nodes is None else f' data-nodes="{lane.nodes}"'
+        nodes += ' data-ended="true"' if lane.ended else ""
         s.add(f'<g class="kt-lane" data-window="{esc(lane.key)}"{nodes}>')
         _lane(s, lay, lane, lay.lanes_top + i * LANE_HEIGHT)
         s.add("</g>")
@@ -166,7 +177,31 @@ def _title_block(s: Svg, t: Timeline) -> None:
         s.text(16, 64, fit(t.source, WIDTH - 32, 12), "kt-sub kt-muted")
 
 
+def _name(s: Svg, top: float, name: str, state: str, title: str) -> None:
+    """A lane's name (over two lines when long, the whole of it in the tooltip) and its state."""
+    rows = wrap(name, PLOT_X - 32, 13, bold=True)
+    s.lines(16, top + (20 if len(rows) == 1 else 18), rows, 15, "kt-key", title=title)
+    s.text(
+        16, top + (37 if len(rows) == 1 else 49), fit(state, PLOT_X - 32, 11), "kt-meta kt-muted"
+    )
+
+
+def _note_label(note: DstNote) -> str:
+    """What a DST note's marker says: ``skipped (DST)``, ``opens twice (DST)``."""
+    if note.kind in ("gap", "skipped"):
+        return "skipped (DST)"
+    n = len(note.instants)
+    return "opens twice (DST)" if n == 2 else f"opens {n}× (DST)"
+
+
 def _lane(s: Svg, lay: Layout, lane: Lane, top: float) -> None:
+    """A window's lane: its name, its bars with their local start times above, DST events below.
+
+    Every bar gets a start-time label; only bars closer together than a label's width
+    lose theirs (repeated labels first). The DST events -- the offset change, a night
+    skipped, a start time repeated -- have their own row under the bars, so they never
+    take a bar's label.
+    """
     t, w = lay.t, lane.window
     zone = w.zone_name
     meta = [zone, w.duration_text]
@@ -174,39 +209,28 @@ def _lane(s: Svg, lay: Layout, lane: Lane, top: float) -> None:
         meta.insert(1, f"days {w.days_text}")
     if w.freeze:
         meta.insert(0, "freeze")
+    if lane.ended:
+        meta.insert(0, "ended")
     if lane.nodes is not None:
         meta.append(f"{lane.nodes} node{'s' if lane.nodes != 1 else ''}")
     details = (
         f"{w.key}\nstartTime: {w.start_time}\n"
         + (f"daysOfMonth: {w.days_text}\n" if w.days else "")
+        + (f"notBefore: {w.not_before_text}\n" if w.not_before_text else "")
+        + (f"notAfter: {w.not_after_text}\n" if w.not_after_text else "")
+        + (f"ended: {w.why_ended()}\n" if lane.ended else "")
         + f"time zone: {zone}\nduration: {w.duration_text}\n"
         f"nodeSelector: {w.selector_text or '(every node in scope)'}"
         + ("\nfreeze: true" if w.freeze else "")
         + (f"\nmaxInProgress: {w.budget}" if w.budget is not None else "")
     )
-    s.text(16, top + 20, fit(w.key, PLOT_X - 32, 13, bold=True), "kt-key", title=details)
-    s.text(16, top + 37, fit(" · ".join(meta), PLOT_X - 32, 11), "kt-meta kt-muted")
+    _name(s, top, w.key, " · ".join(meta), details)
     bar_y = top + 21
-    labels: list[Label] = []
-    shifts = offset_shifts(w.schedule.zone, t.start, t.until) if zone != "UTC" else []
-    for sh in shifts:
-        x = lay.x(sh.at)
-        s.line(
-            x, top + 4, x, top + LANE_HEIGHT - 4, "kt-dst", f' data-at="{format_instant(sh.at)}"'
-        )
-        text = f"{abbreviation(sh.before)}→{abbreviation(sh.after)}"
-        before = offset_text(sh.before.utcoffset() or dt.timedelta())
-        after = offset_text(sh.after.utcoffset() or dt.timedelta())
-        title = (
-            f"{zone}: {before} ({abbreviation(sh.before)}) → {after} "
-            f"({abbreviation(sh.after)}) at {format_instant(sh.at)}"
-        )
-        if abbreviation(sh.before) == abbreviation(sh.after):
-            text = f"{before}→{after}"
-        w_text = text_width(text, 10.5, bold=True)
-        labels.append(Label((x - 4 - w_text, x + 4), text, 0, "kt-dst-text", title))
+    events, switches = _events(s, lay, lane, top)
     if not lane.bars:
         s.text(PLOT_X + 8, bar_y + 13, "not open in this range", "kt-empty kt-muted")
+    near = _next_to(lane, switches)
+    labels: list[Label] = []
     previous = ""
     for n, iv in enumerate(lane.bars):
         x0, x1 = lay.x(iv.start), lay.x(t.until if iv.open_ended else iv.end)
@@ -230,20 +254,84 @@ def _lane(s: Svg, lay: Layout, lane: Lane, top: float) -> None:
             f"<title>{esc(title)}</title></rect>"
         )
         text = format_local(iv.start, zone, date=False)
-        important = n == 0 or text != previous or open_now
+        # Where labels cannot all be drawn: a changed label (a DST shift) and the bar open
+        # now first, then the first bar and those beside a DST event, then the others.
+        changed = (n > 0 and text != previous) or open_now
+        priority = 1 if changed else 2 if n == 0 or n in near else 3
         labels.append(
             Label(
                 (x0,),
                 text,
-                1 if important else 2,
+                priority,
                 "kt-barlabel",
                 slide=max(0.0, width - text_width(text, 10.5)),
+                extra=f' data-start="{format_instant(iv.start)}"',
             )
         )
         previous = text
-    for x, lb in place(labels, PLOT_X, PLOT_X + PLOT_WIDTH, 10.5):
-        cls = lb.cls if lb.cls == "kt-dst-text" else f"{lb.cls} kt-muted"
-        s.text(x, top + 15, lb.text, cls, title=lb.title or None)
+    for x, lb in place(labels, PLOT_X, WIDTH - 4, 10.5):  # the last may reach the margin
+        s.text(x, top + 15, lb.text, f"{lb.cls} kt-muted", extra=lb.extra)
+    for x, lb in place(events, PLOT_X, PLOT_X + PLOT_WIDTH, 10.5):
+        s.text(x, top + 51, lb.text, lb.cls, title=lb.title or None, extra=lb.extra)
+
+
+def _events(s: Svg, lay: Layout, lane: Lane, top: float) -> tuple[list[Label], list[int]]:
+    """Draw a lane's DST marks; return their labels and the instants bars next to keep labels."""
+    t, w = lay.t, lane.window
+    zone, bar_y = w.zone_name, top + 21
+    events: list[Label] = []
+    #: Instants next to which a bar's label is kept first: offset changes, DST notes.
+    switches: list[int] = []
+    shifts = offset_shifts(w.schedule.zone, t.start, t.until) if zone != "UTC" else []
+    for sh in shifts:
+        x = lay.x(sh.at)
+        switches.append(sh.at)
+        s.line(
+            x, top + 4, x, top + LANE_HEIGHT - 4, "kt-dst", f' data-at="{format_instant(sh.at)}"'
+        )
+        text = f"{abbreviation(sh.before)}→{abbreviation(sh.after)}"
+        before = offset_text(sh.before.utcoffset() or dt.timedelta())
+        after = offset_text(sh.after.utcoffset() or dt.timedelta())
+        title = (
+            f"{zone}: {before} ({abbreviation(sh.before)}) → {after} "
+            f"({abbreviation(sh.after)}) at {format_instant(sh.at)}"
+        )
+        if abbreviation(sh.before) == abbreviation(sh.after):
+            text = f"{before}→{after}"
+        w_text = text_width(text, 10.5, bold=True)
+        events.append(Label((x - 4 - w_text, x + 4), text, 0, "kt-dst-text", title))
+    for note in lane.notes:
+        inside = [i for i in note.instants if t.start <= i < t.until]
+        if not inside:
+            continue
+        switches += inside
+        text = _note_label(note)
+        x = lay.x(inside[0])
+        attrs = f' data-kind="{note.kind}" data-at="{format_instant(inside[0])}"'
+        if note.kind in ("gap", "skipped"):
+            for i in inside:
+                xi = lay.x(i)
+                s.add(
+                    f'<rect class="kt-skip" x="{num(xi)}" y="{num(bar_y)}" '
+                    f'width="{num(max(MIN_BAR_WIDTH, lay.x(i + w.duration) - xi))}" '
+                    f'height="{BAR_HEIGHT}" rx="3" data-window="{esc(w.key)}"{attrs}>'
+                    f"<title>{esc(note.text)}</title></rect>"
+                )
+        w_text = text_width(text, 10.5, bold=True)
+        events.append(
+            Label((x + 2, x - 2 - w_text), text, 1, "kt-dst-note", note.text, 60.0, attrs)
+        )
+    return events, switches
+
+
+def _next_to(lane: Lane, instants: list[int]) -> set[int]:
+    """The indexes of the bars next to each instant: the last before it and the first after."""
+    near: set[int] = set()
+    starts = [iv.start for iv in lane.bars]
+    for at in instants:
+        after = bisect.bisect_left(starts, at)
+        near.update(i for i in (after - 1, after) if 0 <= i < len(starts))
+    return near
 
 
 def _turn_lane(s: Svg, lay: Layout, turn: Turn, top: float) -> None:
@@ -255,8 +343,7 @@ def _turn_lane(s: Svg, lay: Layout, turn: Turn, top: float) -> None:
         state = "not done by the end"
     else:
         state = f"{format_instant(turn.start)[11:16]} → {format_instant(turn.end)[11:16]} UTC"
-    s.text(16, top + 20, fit(turn.node, PLOT_X - 32, 13, bold=True), "kt-key")
-    s.text(16, top + 37, fit(state, PLOT_X - 32, 11), "kt-meta kt-muted")
+    _name(s, top, turn.node, state, turn.node)
     bar_y = top + 21
     if turn.start is None:
         s.text(PLOT_X + 8, bar_y + 13, "not admitted in this range", "kt-empty kt-muted")
@@ -301,22 +388,36 @@ def _now_marker(s: Svg, lay: Layout) -> None:
 
 
 def _legend(s: Svg, lay: Layout) -> None:
+    """What each mark means (the forecast's node bars too), and which zones the axis shows."""
     y = lay.legend_y
-    s.rect(16, y - 9, 18, 10, "kt-swatch")
-    s.text(40, y, "open (merged occurrences)", "kt-legend kt-muted")
-    s.rect(196, y - 9, 18, 10, "kt-swatch-freeze")
-    s.text(220, y, "freeze", "kt-legend kt-muted")
-    s.line(276, y - 9, 276, y + 2, "kt-dst kt-legend-mark")
-    s.text(284, y, "UTC offset change (DST)", "kt-legend kt-muted")
-    s.line(456, y - 9, 456, y + 2, "kt-now kt-legend-mark")
-    s.text(464, y, "now", "kt-legend kt-muted")
-    s.text(
-        WIDTH - 16,
-        y,
-        "Axis and gridlines in UTC · labels above bars: start time in the window's own zone",
-        "kt-legend kt-muted",
-        anchor="end",
-    )
+    items: list[tuple[str, str, str]] = [
+        ("rect", "kt-swatch", "open (merged occurrences)"),
+        ("rect", "kt-swatch-freeze", "freeze"),
+    ]
+    if lay.t.turns:
+        items.append(("rect", "kt-swatch-turn", "a node's maintenance (admitted → done)"))
+    items += [
+        ("line", "kt-dst", "UTC offset change (DST)"),
+        ("rect", "kt-skip", "no window: a night DST skips"),
+        ("line", "kt-now", "now"),
+    ]
+    x = 16.0
+    for mark, cls, text in items:
+        if mark == "rect":
+            s.rect(x, y - 9, 18, 10, f"{cls} kt-legend-mark")
+        else:
+            s.line(x + 9, y - 9, x + 9, y + 2, f"{cls} kt-legend-mark")
+        s.text(x + 24, y, text, "kt-legend kt-muted")
+        x += 24 + text_width(text, 11) + 20
+    rows, zones = lay.local_rows, lay.zones
+    axis = "Axis and gridlines in UTC"
+    if rows:
+        axis += f"; under it the wall time in {', '.join(rows)}"
+    if len(zones) > len(rows):
+        more = zones[len(rows) :]
+        axis += f" (not drawn: {', '.join(more)})"
+    note = f"{axis} · labels above bars: start time in the window's own zone"
+    s.text(16, y + 18, fit(note, WIDTH - 32, 11), "kt-legend kt-muted", title=note)
 
 
 def _invalid_rows(s: Svg, lay: Layout) -> None:

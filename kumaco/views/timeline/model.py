@@ -4,7 +4,8 @@ Contract: :func:`build` turns window entries (valid and invalid), their open
 intervals (:func:`kumaco.core.windows.window.occurrences`) and optionally the
 planner's node counts (a :class:`NodeCounts`, computed by the command: views
 never plan) into a :class:`Timeline` -- one :class:`Lane` per valid window,
-sorted by ``namespace/name``, the invalid ones sorted too. A repeated
+sorted by ``namespace/name`` with what the DST changes in the range do to
+it, the invalid ones sorted too. A repeated
 ``namespace/name`` keeps its first window (:func:`windows_by_key`). Pure: no
 I/O, no clock (``now`` is an argument).
 """
@@ -14,16 +15,24 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from kumaco.core.windows.daylight_saving import DstNote, dst_notes
 from kumaco.core.windows.window import Interval, InvalidWindow, Occurrence, Window
 
 
 @dataclass(frozen=True)
 class Lane:
-    """A valid window, its open intervals in the range and, if known, its node count."""
+    """A valid window, its open intervals in the range and, if known, its node count.
+
+    ``notes`` are what the DST changes in the range do to it (a night skipped, a start
+    time repeated: :func:`~kumaco.core.windows.daylight_saving.dst_notes`).
+    """
 
     window: Window
     bars: tuple[Interval, ...]
     nodes: int | None = None
+    notes: tuple[DstNote, ...] = ()
+    #: A dated window with no occurrence left at the timeline's "now" (:meth:`Window.ended`).
+    ended: bool = False
 
     @property
     def key(self) -> str:
@@ -117,6 +126,8 @@ def build(
             w,
             tuple(sorted(bars.get(key, ()), key=lambda iv: (iv.start, iv.end))),
             nodes.matching.get(key) if nodes is not None else None,
+            tuple(dst_notes(w, start, until)),
+            w.state_at(now).ended,
         )
         for key, w in sorted(windows.items())
     )

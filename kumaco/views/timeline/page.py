@@ -6,7 +6,8 @@ external resource -- following ``prefers-color-scheme`` (light and dark),
 laid out for 1280-1440 px wide screens (the SVG scales with the page). It
 lists each window (its fields, node count, openings in the range and its
 state at ``now`` with the next change, as :mod:`kumaco.views.wording` words
-it) and each invalid window with its reason. Pure: equal inputs give
+it) and each invalid window with its reason; a window's full name is in its
+row, however long (the picture may shorten it). Pure: equal inputs give
 byte-identical output.
 """
 
@@ -19,7 +20,7 @@ from kumaco.views.timeline.draw import render_svg, summary
 from kumaco.views.timeline.model import Timeline
 from kumaco.views.timeline.svg import FONT_FAMILY, esc
 from kumaco.views.timeline.zones import format_local
-from kumaco.views.wording import next_change
+from kumaco.views.wording import followed, next_change
 
 _PAGE_STYLE = """
 :root{color-scheme:light dark;--bg:#f6f8fa;--card:#ffffff;--fg:#1f2328;--muted:#59636e;
@@ -41,6 +42,7 @@ font-size:13px;font-variant-numeric:tabular-nums}
 th,td{text-align:left;padding:7px 10px;border-bottom:1px solid var(--line);vertical-align:top}
 th{background:var(--head);font-weight:600;white-space:nowrap}
 td.num{text-align:right}
+td.key{min-width:18em;max-width:32em;overflow-wrap:anywhere}
 .nw{white-space:nowrap}
 .scroll{overflow-x:auto}
 code{font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace}
@@ -56,9 +58,8 @@ footer{color:var(--muted);font-size:12px;margin-top:24px}
 
 
 def _state_html(w: Window, now: int) -> str:
-    state = w.state_at(now)
+    state, never = followed(w, w.state_at(now), now)
     zone = w.zone_name
-    never = state.open and state.closes is None and w.never_closes(now)
     verb, t = next_change(state, never)
     badge = '<span class="open">open</span>' if state.open else "closed"
     if t is None:
@@ -115,7 +116,7 @@ def render_html(t: Timeline) -> str:
                 else '<span class="muted">(every node in scope)</span>'
             )
             out.append(
-                f'<tr><td class="nw"><strong>{esc(w.key)}</strong>'
+                f'<tr><td class="key"><strong>{esc(w.key)}</strong>'
                 + (' <span class="muted">(freeze)</span>' if w.freeze else "")
                 + "</td>"
                 f"<td><code>{esc(w.start_time)}</code>"
@@ -135,8 +136,9 @@ def render_html(t: Timeline) -> str:
         ]
         out.append("</ul>")
     out += [
-        f"<footer>Drawn by kumaco {esc(__version__)}. The axis is UTC; "
-        "labels above the bars give each opening in the window's own time zone.</footer>",
+        f"<footer>Drawn by kumaco {esc(__version__)}. The axis is UTC, with the wall time "
+        "of the windows' zones under it; labels above the bars give each opening in the "
+        "window's own time zone; a night daylight saving skips is a dashed outline.</footer>",
         "</main>",
         "</body>",
         "</html>",

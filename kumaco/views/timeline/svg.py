@@ -7,7 +7,9 @@ XML text and attributes (control characters become visible hex escapes); :func:`
 writes a coordinate with two decimals; :func:`text_width` estimates a text's
 width from DejaVu Sans' advances (the widest common default face, so
 narrower faces fit too) and :func:`fit` shortens a text with an ellipsis to
-fit. :class:`Svg` collects fragments; :func:`place` puts :class:`Label` s on a
+fit; :func:`wrap` breaks a long name over lines (after a ``/``, ``-``, ``.`` or
+``_`` where it can), the last line shortened only when the lines cannot hold it.
+:class:`Svg` collects fragments; :func:`place` puts :class:`Label` s on a
 line without overlaps. Pure and deterministic.
 """
 
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 WIDTH = 1280
 PLOT_X = 272
 PLOT_WIDTH = WIDTH - PLOT_X - 28
-LANE_HEIGHT = 48
+LANE_HEIGHT = 56
 BAR_HEIGHT = 18
 MIN_BAR_WIDTH = 2.0
 #: Glyph advances in em used to fit text: DejaVu Sans' (the widest common default sans-serif
@@ -73,6 +75,31 @@ def fit(text: str, px: float, font_px: float, bold: bool = False) -> str:
     return text[:keep] + "…"
 
 
+_BREAKS = "/-._"
+
+
+def wrap(text: str, px: float, font_px: float, bold: bool = False, lines: int = 2) -> list[str]:
+    """``text`` over at most ``lines`` lines of ``px``; the last one shortened if it must be.
+
+    A line breaks after the last ``/``, ``-``, ``.`` or ``_`` that fits (in its second
+    half), else where the width ends. Joined, the lines are ``text`` unless the last
+    ends with an ellipsis.
+    """
+    out: list[str] = []
+    rest = text
+    while len(out) < lines - 1 and text_width(rest, font_px, bold) > px:
+        keep = len(rest)
+        while keep > 1 and text_width(rest[:keep], font_px, bold) > px:
+            keep -= 1
+        cut = max((i + 1 for i, c in enumerate(rest[:keep]) if c in _BREAKS), default=0)
+        if cut < keep / 2:
+            cut = keep
+        out.append(rest[:cut])
+        rest = rest[cut:]
+    out.append(fit(rest, px, font_px, bold))
+    return out
+
+
 class Svg:
     """A list of SVG fragments with small helpers."""
 
@@ -91,10 +118,24 @@ class Svg:
         *,
         anchor: str = "start",
         title: str | None = None,
+        extra: str = "",
     ) -> None:
         a = "" if anchor == "start" else f' text-anchor="{anchor}"'
         t = f"<title>{esc(title)}</title>" if title else ""
-        self.add(f'<text x="{num(x)}" y="{num(y)}" class="{cls}"{a}>{t}{esc(content)}</text>')
+        self.add(
+            f'<text x="{num(x)}" y="{num(y)}" class="{cls}"{a}{extra}>{t}{esc(content)}</text>'
+        )
+
+    def lines(
+        self, x: float, y: float, rows: list[str], step: float, cls: str, title: str = ""
+    ) -> None:
+        """One ``<text>`` of ``rows``, each a ``<tspan>`` ``step`` px below the previous."""
+        t = f"<title>{esc(title)}</title>" if title else ""
+        spans = "".join(
+            f'<tspan x="{num(x)}" y="{num(y + i * step)}">{esc(r)}</tspan>'
+            for i, r in enumerate(rows)
+        )
+        self.add(f'<text x="{num(x)}" y="{num(y)}" class="{cls}">{t}{spans}</text>')
 
     def line(self, x1: float, y1: float, x2: float, y2: float, cls: str, extra: str = "") -> None:
         self.add(
@@ -119,16 +160,22 @@ class Label:
     cls: str
     title: str = ""
     slide: float = 0.0
+    #: More attributes of its ``<text>`` (`` data-kind="skipped"``).
+    extra: str = ""
 
 
-#: Clearance around a label; repeated labels (priority 2) keep more room, so they thin out.
-_GAPS = {0: 6.0, 1: 6.0, 2: 28.0}
+#: Clearance around a label: a label is left out only where it would touch another, so
+#: bars a label's width apart all keep theirs.
+GAP = 6.0
 
 
 def place(
     labels: Sequence[Label], left: float, right: float, font_px: float
 ) -> list[tuple[float, Label]]:
     """Place labels without overlaps: by priority, then position; the first free candidate wins.
+
+    Labels are :data:`GAP` apart at least; where they cannot all be, those of a
+    lower priority (a larger number: repeated labels) give way first.
 
     A candidate that does not fit in ``[left, right]`` is skipped, except the
     last one, which is pushed inside. Failing every candidate, a label may
@@ -141,8 +188,8 @@ def place(
         return not any(x0 - gap < b and a < x0 + w + gap for a, b in taken)
 
     for label in sorted(labels, key=lambda lb: (lb.priority, lb.xs[0])):
-        w = text_width(label.text, font_px, bold=label.cls == "kt-dst-text")
-        gap = _GAPS.get(label.priority, 6.0)
+        w = text_width(label.text, font_px, bold=label.cls.startswith("kt-dst"))
+        gap = GAP
         spot: float | None = None
         for i, want in enumerate(label.xs):
             x0 = want

@@ -28,10 +28,18 @@ UM, MIP, REQ, BLOCK = (
 )
 
 
-def cm(name: str, selector: str = "", start: str = "0 2 * * *", uid: str = "") -> dict[str, Any]:
+def cm(
+    name: str,
+    selector: str = "",
+    start: str = "0 2 * * *",
+    uid: str = "",
+    duration: str = "3h",
+    **extra: str,
+) -> dict[str, Any]:
+    """A window ConfigMap; ``extra``: its optional keys (``timeZone``, ``notAfter``, ...)."""
     return {
         "metadata": {"namespace": NS, "name": name, "uid": uid or f"uid-{name}"},
-        "data": {"startTime": start, "duration": "3h", "nodeSelector": selector},
+        "data": {"startTime": start, "duration": duration, "nodeSelector": selector, **extra},
     }
 
 

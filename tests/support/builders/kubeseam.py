@@ -249,6 +249,7 @@ def make() -> Any:
         now: int = OPEN,
         policy: Policy | None = None,
         planner: Planner = plan,
+        outbox: Any = None,
     ) -> tuple[Controller, World, FakeElection, list[int]]:
         world = World(nodes, cms)
         election = FakeElection()
@@ -275,6 +276,7 @@ def make() -> Any:
             now_ns=lambda: clock[0],
             monotonic=lambda: world.monotonic[0],
             planner=planner,
+            outbox=outbox,
         )
         # What the reflectors would have delivered before the first pass.
         c.configmaps.sink(NS).replace([c.configmaps.trim(o) for o in cms])

@@ -1,6 +1,7 @@
 """The planner's inputs for the unit tests: windows, nodes as views, and condition shorthands.
 
-:func:`window` parses a window as a ConfigMap's data says it; :func:`node` builds a Node
+:func:`window` parses a window as a ConfigMap's data says it (the optional keys --
+``timeZone``, ``notBefore``, ``notAfter``, ... -- as keyword arguments); :func:`node` builds a Node
 document whose conditions are keyword arguments (``kured_dev__RebootRequired`` for
 ``kured.dev/RebootRequired``; :func:`req` and :func:`blk` spell the usual two), and
 :func:`nodeset` turns such documents into the planner's :class:`~kumaco.core.objects.nodes.NodeSet`.
@@ -23,11 +24,16 @@ REQ, BLOCK, MIP = "kured.dev/RebootRequired", "kured.dev/RebootInhibited", "Main
 NOW = int(dt.datetime(2026, 12, 1, 3, 30, tzinfo=dt.UTC).timestamp()) * SECOND
 
 
-def window(name: str, start: str = "0 3 * * *", duration: str = "2h", selector: str = "") -> Window:
-    w = parse_window(
-        "maint", name, {"startTime": start, "duration": duration, "nodeSelector": selector}
-    )
-    assert isinstance(w, Window)
+def window(
+    name: str,
+    start: str = "0 3 * * *",
+    duration: str = "2h",
+    selector: str = "",
+    **extra: str,
+) -> Window:
+    data = {"startTime": start, "duration": duration, "nodeSelector": selector, **extra}
+    w = parse_window("maint", name, data)
+    assert isinstance(w, Window), w  # an invalid window says why
     return w
 
 

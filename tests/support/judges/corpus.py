@@ -17,6 +17,8 @@ HUGE_PATTERNS = {
     "nodeSelector": "a,",
     "timeZone": "Europe/",
     "daysOfMonth": "1,",
+    "notBefore": "2027-01-01 ",
+    "notAfter": "2027-",
     "maxInProgress": "9",
     "freeze": "true",
 }

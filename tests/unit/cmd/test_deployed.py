@@ -50,6 +50,12 @@ def test_the_delegated_layout_watches_maintenance_and_keeps_its_lease_at_home(
     assert (single.namespaces, single.lease_namespace) == (("kumaco-system",), "kumaco-system")
 
 
+def test_notifications_from_a_secret_in_the_pod_are_not_read_here(tmp_path: Path) -> None:
+    found = deployed_settings(deployment("delegated", tmp_path, ("notifications",)))
+    assert found.values["notify_url_file"] == "/etc/kumaco/notify/urls"
+    assert found.namespaces == ("maintenance",)
+
+
 def test_the_kured_policy_is_read_from_the_environment(tmp_path: Path) -> None:
     found = deployed_settings(deployment("delegated", tmp_path, ("kured-v2",)))
     values = found.values

@@ -176,3 +176,31 @@ def test_a_continuously_open_window_never_closes_and_is_rechecked() -> None:
     text = format_report(r)
     assert "never closes (its occurrences follow each other without a gap)" in text
     assert "closes after" not in text
+
+
+def test_a_dated_window_that_has_ended_says_so_in_the_table_and_the_json() -> None:
+    at = 1_800_000_000 * 10**9  # 2027-01-15T08:00:00Z
+    data = {"duration": "1h", "nodeSelector": ""}
+    cms = (
+        {
+            "metadata": {"namespace": "ops", "name": "once"},
+            "data": {**data, "startTime": "2027-01-15T02:00:00Z"},
+        },
+        {
+            "metadata": {"namespace": "ops", "name": "bounded"},
+            "data": {**data, "startTime": "0 2 * * *", "notAfter": "2027-01-20"},
+        },
+    )
+    r = report(
+        Snapshot(cms, (), None, namespaces=("ops",)),
+        Instance(lease_namespace="ops", field_manager="kumaco/kumaco"),
+        at,
+    )
+    docs = {d["name"]: d for d in to_json(r)["windows"]}
+    assert docs["once"]["ended"] is True and docs["once"]["opens"] is None
+    assert docs["bounded"]["ended"] is False and docs["bounded"]["notAfter"] == "2027-01-20"
+    assert docs["bounded"]["opens"] == "2027-01-16T02:00:00Z"
+    rows = {line.split()[0]: line for line in format_report(r).splitlines() if "ops/" in line}
+    assert rows["ops/once"].split()[1] == "ended"
+    assert "ended (it will never open again: delete its ConfigMap)" in rows["ops/once"]
+    assert rows["ops/bounded"].split()[1] == "valid"

@@ -208,7 +208,12 @@ def test_axis_density_follows_the_range(
             draw([str(w), "--from", start, "--until", until, "--at", start], capsys)
         )
         majors = [ln for ln in svg.iter(f"{SVG}line") if ln.get("class") == "kt-grid-major"]
-        return texts(svg, "kt-tick")[1:], texts(svg, "kt-date"), len(majors)  # [0] is "UTC"
+        utc = [  # the UTC row: not the local rows (kt-local, kt-local-zone) under it
+            own_text(t)
+            for t in svg.iter(f"{SVG}text")
+            if (t.get("class") or "").split()[:2] == ["kt-tick", "kt-muted"]
+        ]
+        return utc[1:], texts(svg, "kt-date"), len(majors)  # [0] is "UTC"
 
     ticks, dates, majors = axis("2026-03-29T00:00:00Z", "2026-03-30T00:00:00Z")
     assert ticks == [f"{h:02d}:00" for h in range(24)]  # hours for a day

@@ -1,18 +1,20 @@
 """Window announcements (kumaco.controller.announce): once per run, as pure decisions of now.
 
-Also ``WindowPlanned`` (advance notice before a window opens): once per run, when the run's lead begins.
+Also ``WindowPlanned`` (advance notice before a window opens): once per run, when the run's lead begins,
+and ``WindowExpired`` (a dated window whose dates leave no occurrence to come): once per term.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 
-from kumaco.controller.announce import ENDED, PLANNED, STARTED, UNBOUNDED, Announcer
+from kumaco.controller.announce import ENDED, EXPIRED, PLANNED, STARTED, UNBOUNDED, Announcer
 from kumaco.core.objects.nodes import NodeSet, node_view
 from kumaco.core.planning.planner import plan
 from kumaco.core.time.durations import SECOND
 from kumaco.core.windows.format import parse_window
 from kumaco.core.windows.window import Window
+from tests.support.builders import planning
 from tests.support.builders.policies import policy_of
 
 MIN = 60 * SECOND
@@ -114,3 +116,97 @@ def test_no_window_planned_for_a_freeze() -> None:
     )
     assert isinstance(f, Window)
     assert leads(Announcer(5 * MIN), f, at("2026-12-01T01:30:00+00:00")) == []
+
+
+# ----------------------------------------------------------------------------- WindowExpired
+
+
+def announced(a: Announcer, w: Window, now: int) -> list[tuple[str, str]]:
+    """Every announcement of one pass, in the loop's order: the runs', then the expiry."""
+    result = plan([w], NodeSet(), now, policy_of())
+    known = {w.key: w}
+    return [(x.reason, x.run) for x in (*a.step(result, known, now), *a.expired(result, known))]
+
+
+def test_a_one_shot_window_expires_once_after_its_one_occurrence_closes() -> None:
+    w, a = planning.window("once", "2026-12-01T02:00:00Z", "1h"), Announcer(5 * MIN)
+    start = str(at("2026-12-01T02:00:00+00:00"))
+    assert announced(a, w, at("2026-12-01T01:00:00+00:00")) == []  # before: to come
+    assert announced(a, w, at("2026-12-01T02:00:00+00:00")) == [(STARTED, start)]
+    assert announced(a, w, at("2026-12-01T02:59:59+00:00")) == []  # open: not ended
+    # The close: the occurrence's end first, then the window's.
+    assert announced(a, w, at("2026-12-01T03:00:00+00:00")) == [(ENDED, start), (EXPIRED, "ended")]
+    assert announced(a, w, at("2026-12-01T03:00:01+00:00")) == []  # not twice
+    assert announced(a, w, at("2027-06-01T00:00:00+00:00")) == []
+    a.reset()  # a new term announces it again (the Event's name is taken: the server's 409)
+    assert announced(a, w, at("2027-06-01T00:00:00+00:00")) == [(EXPIRED, "ended")]
+    assert announced(a, w, at("2027-06-01T00:00:01+00:00")) == []
+
+
+def test_the_expiry_note_says_why_and_what_to_do() -> None:
+    # Without an offset, startTime is read in timeZone: 03:00 in Berlin is 02:00Z.
+    w = planning.window("once", "2026-12-01T03:00:00", "1h", timeZone="Europe/Berlin")
+    now = at("2026-12-01T03:00:00+00:00")
+    result = plan([w], NodeSet(), now, policy_of())
+    (x,) = Announcer(5 * MIN).expired(result, {w.key: w})
+    assert (x.window, x.reason, x.run) == ("maint/once", EXPIRED, "ended")
+    assert x.note == (
+        "window maint/once has ended: its one occurrence (2026-12-01T02:00:00Z) is over; "
+        "it will never open again (kumaco does not delete ConfigMaps: delete it)"
+    )
+
+
+def test_a_one_shot_window_first_seen_long_after_its_occurrence_only_expires() -> None:
+    w, a = planning.window("once", "2026-12-01T02:00:00+01:00", "1h"), Announcer(5 * MIN)
+    # 01:00Z-02:00Z; seen at 04:00Z, beyond the lookback: no missed end to catch up.
+    assert announced(a, w, at("2026-12-01T04:00:00+00:00")) == [(EXPIRED, "ended")]
+    # Within the lookback, a new leader catches up the end, then the expiry.
+    late = Announcer(5 * MIN)
+    assert announced(late, w, at("2026-12-01T02:04:00+00:00")) == [
+        (ENDED, str(at("2026-12-01T01:00:00+00:00"))),
+        (EXPIRED, "ended"),
+    ]
+
+
+def test_a_bounded_window_expires_once_after_its_last_occurrence_before_not_after() -> None:
+    w = planning.window("bounded", "0 2 * * *", "1h", notAfter="2026-12-03")
+    a = Announcer(5 * MIN)
+    first, last = at("2026-12-01T02:00:00+00:00"), at("2026-12-02T02:00:00+00:00")
+    assert announced(a, w, first) == [(STARTED, str(first))]
+    # Closed between its occurrences: one is still to come.
+    assert announced(a, w, first + 60 * MIN) == [(ENDED, str(first))]
+    assert announced(a, w, last - 1) == []
+    assert announced(a, w, last) == [(STARTED, str(last))]
+    assert announced(a, w, last + 60 * MIN) == [(ENDED, str(last)), (EXPIRED, "ended")]
+    # Its 2026-12-03T02:00 firing is past notAfter: it never opens again, nor expires twice.
+    assert announced(a, w, at("2026-12-03T02:00:00+00:00")) == []
+    assert announced(a, w, at("2026-12-03T02:30:00+00:00")) == []
+    (x,) = Announcer(5 * MIN).expired(
+        plan([w], NodeSet(), last + 60 * MIN, policy_of()), {w.key: w}
+    )
+    assert x.note == (
+        "window maint/bounded has ended: no occurrence starts before its notAfter 2026-12-03 "
+        "(2026-12-03T00:00:00Z); it will never open again (kumaco does not delete "
+        "ConfigMaps: delete it)"
+    )
+
+
+def test_windows_with_occurrences_to_come_never_expire() -> None:
+    # The same schedule without notAfter, and one whose notAfter is beyond robfig's five years.
+    endless = planning.window("endless", "0 2 * * *", "1h")
+    far = planning.window("far", "0 2 * * *", "1h", notAfter="2040-01-01")
+    to_come = planning.window("later", "2027-01-15T02:00:00Z", "1h")
+    a = Announcer(5 * MIN)
+    for w in (endless, far, to_come):
+        for t in (
+            "2026-12-01T01:00:00+00:00",
+            "2026-12-02T03:00:00+00:00",
+            "2026-12-30T12:00:00+00:00",
+        ):
+            assert EXPIRED not in [r for r, _run in announced(a, w, at(t))], (w.key, t)
+
+
+def test_an_expired_window_whose_configmap_is_gone_is_not_announced() -> None:
+    w = planning.window("once", "2026-12-01T02:00:00Z", "1h")
+    now = at("2026-12-01T04:00:00+00:00")
+    assert Announcer(5 * MIN).expired(plan([w], NodeSet(), now, policy_of()), {}) == []

@@ -689,6 +689,105 @@ def test_maintenance_planned_within_the_lead_then_false_when_the_window_opens(ma
     ]
 
 
+# ----------------------------------------------------------------------------- dated windows
+
+
+def test_a_one_shot_window_opens_closes_then_expires_once_and_counts_as_ended(make: Any) -> None:
+    """A one-shot ``startTime`` over a run: WindowStarted, WindowEnded, then WindowExpired
+    once (named by the ConfigMap's data, so a new term's repeat is the same Event), and
+    ``kumaco_windows_ended`` from 0 to 1."""
+
+    def at(text: str) -> int:
+        return int(dt.datetime.fromisoformat(text).timestamp()) * SECOND
+
+    once = cm("once", start="2026-12-01T03:00:00+01:00", duration="1h")  # 02:00Z-03:00Z
+    c, world, election, clock = make([node("a", "10")], [once], now=at("2026-12-01T01:00:00Z"))
+    # Before: closed, the loop looks again at the opening; nothing has ended.
+    assert c.step() == at("2026-12-01T02:00:00Z")
+    assert samples(c, "kumaco_windows_ended") == {(): 0.0}
+    clock[0] = at("2026-12-01T02:00:00Z")
+    assert c.step() == at("2026-12-01T03:00:00Z")
+    assert samples(c, "kumaco_windows_ended") == {(): 0.0}  # open: not ended
+    clock[0] = at("2026-12-01T03:00:00Z")
+    assert c.step() is None  # nothing to come: no wake-up for this window
+    assert samples(c, "kumaco_windows_ended") == {(): 1.0}
+    for later in ("2026-12-01T03:00:01Z", "2026-12-02T03:00:00Z"):
+        clock[0] = at(later)
+        c.step()
+    assert samples(c, "kumaco_windows_ended") == {(): 1.0}
+    assert world.writes() == [
+        ("a", {UM: ("False", "NoMaintenanceWindowOpen")}),
+        ("a", {UM: ("True", "MaintenanceWindowOpen")}),
+        ("a", {UM: ("False", "NoMaintenanceWindowOpen")}),
+    ]
+    assert world.events() == [
+        (
+            CreateEvent,
+            "WindowLoaded",
+            "window loaded: '2026-12-01T03:00:00+01:00' once (UTC) for 1h0m0s, nodes: every node in scope",
+        ),
+        (
+            CreateEvent,
+            "WindowStarted",
+            "window maintenance/once opened at 2026-12-01T02:00:00Z for 1 node(s); closes at "
+            "2026-12-01T03:00:00Z",
+        ),
+        (
+            CreateEvent,
+            "WindowEnded",
+            "window maintenance/once (opened at 2026-12-01T02:00:00Z) ended at "
+            "2026-12-01T03:00:00Z",
+        ),
+        (
+            CreateEvent,
+            "WindowExpired",
+            "window maintenance/once has ended: its one occurrence (2026-12-01T02:00:00Z) is "
+            "over; it will never open again (kumaco does not delete ConfigMaps: delete it)",
+        ),
+    ]
+    (expired,) = [
+        a
+        for a in world.actions
+        if isinstance(a, CreateEvent) and a.body["reason"] == "WindowExpired"
+    ]
+    assert (expired.body["action"], expired.body["type"]) == ("Close", "Normal")
+    assert expired.body["regarding"]["name"] == "once"
+    # A new term posts it again under the same name: the server's 409 keeps it one Event.
+    election.is_leader = False
+    c.step()
+    election.is_leader = True
+    world.reset()
+    c.step()
+    (again,) = [
+        a
+        for a in world.actions
+        if isinstance(a, CreateEvent) and a.body["reason"] == "WindowExpired"
+    ]
+    assert again.body["metadata"]["name"] == expired.body["metadata"]["name"]
+    assert samples(c, "kumaco_windows_ended") == {(): 1.0}
+
+
+def test_a_bounded_window_past_its_not_after_never_opens_and_counts_as_ended(make: Any) -> None:
+    past = cm("past", notAfter="2026-11-15")  # daily at 02:00 for 3h, until 2026-11-15
+    c, world, _e, _clock = make([node("a", "10")], [past, cm("w")])  # at 02:30: w is open
+    c.step()
+    assert world.writes() == [("a", {UM: ("True", "MaintenanceWindowOpen")})]
+    (um,) = [x for x in world.patches()[0].body["status"]["conditions"] if x["type"] == UM]
+    assert um["message"] == um_true()  # w's, not past's
+    posted = [
+        (a.body["reason"], a.body["regarding"]["name"])
+        for a in world.actions
+        if isinstance(a, CreateEvent) and a.body["reason"] != "WindowLoaded"
+    ]
+    assert posted == [("WindowStarted", "w"), ("WindowExpired", "past")]
+    assert next(n for _v, r, n in world.events() if r == "WindowExpired") == (
+        "window maintenance/past has ended: no occurrence starts before its notAfter 2026-11-15 "
+        "(2026-11-15T00:00:00Z); it will never open again (kumaco does not delete ConfigMaps: "
+        "delete it)"
+    )
+    assert samples(c, "kumaco_windows_ended") == {(): 1.0}
+
+
 # ----------------------------------------------------------------------------- convergence
 
 

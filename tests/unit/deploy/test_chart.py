@@ -52,9 +52,14 @@ CASES: dict[str, tuple[str, tuple[str, ...], dict[str, Any]]] = {
         ("respect-pdbs",),
         {**KURED, "respectPdbs": {"enabled": True}},
     ),
+    "notifications": (
+        "overlays/kured",
+        ("notifications",),
+        {**KURED, "notifications": {"enabled": True}},
+    ),
     "everything": (
         "overlays/delegated",
-        ("kured-v2", "ha", "admission-policy", "monitoring", "respect-pdbs"),
+        ("kured-v2", "ha", "admission-policy", "monitoring", "respect-pdbs", "notifications"),
         {
             **DELEGATED,
             **KURED,
@@ -62,6 +67,7 @@ CASES: dict[str, tuple[str, tuple[str, ...], dict[str, Any]]] = {
             "admissionPolicy": {"enabled": True},
             "monitoring": {"enabled": True},
             "respectPdbs": {"enabled": True},
+            "notifications": {"enabled": True},
         },
     ),
 }
@@ -170,3 +176,19 @@ def test_helm_lint_strict_passes(tmp_path: Path, case: str) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 chart(s) linted, 0 chart(s) failed" in done.stdout
     assert "[WARNING]" not in done.stdout and "[ERROR]" not in done.stdout, done.stdout
+
+
+def test_notifications_mount_the_named_secret_read_only(tmp_path: Path) -> None:
+    values = {"notifications": {"enabled": True, "existingSecret": "team-slack"}}
+    (deployment,) = [d for d in template(values, tmp_path) if d["kind"] == "Deployment"]
+    pod = deployment["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert {"name": "KUMACO_NOTIFY_URL_FILE", "value": "/etc/kumaco/notify/urls"} in container[
+        "env"
+    ]
+    assert container["volumeMounts"] == [
+        {"name": "notify", "mountPath": "/etc/kumaco/notify", "readOnly": True}
+    ]
+    assert pod["volumes"] == [
+        {"name": "notify", "secret": {"secretName": "team-slack", "defaultMode": 0o440}}
+    ]

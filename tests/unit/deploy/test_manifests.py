@@ -45,6 +45,7 @@ def test_the_overlays_and_components_of_the_issue_exist() -> None:
         "monitoring",
         "kured-v2",
         "respect-pdbs",
+        "notifications",
     }
 
 
@@ -198,6 +199,7 @@ def test_rendered_manifests_keep_the_deployment_contract(tmp_path: Path) -> None
         "KumacoNodeWaitingTooLong",
         "KumacoCrashLooping",
         "KumacoRestartingOnWindowChanges",
+        "KumacoNotificationsFailing",
     }
     policy = render("overlays/single-namespace", tmp_path, ["admission-policy"])
     binding = one(policy, "ValidatingAdmissionPolicyBinding")

@@ -28,7 +28,7 @@ def test_promtool_checks_the_rules_and_runs_every_alerts_unit_tests(tmp_path: Pa
         [promtool, "check", "rules", str(rules)], capture_output=True, text=True, check=False
     )
     assert check.returncode == 0, check.stdout + check.stderr
-    assert "SUCCESS: 9 rules found" in check.stdout
+    assert "SUCCESS: 10 rules found" in check.stdout
     run = subprocess.run(
         [promtool, "test", "rules", str(tests)], capture_output=True, text=True, check=False
     )

@@ -125,6 +125,7 @@ def test_the_package_docstring_names_the_layers_of_the_contract_in_order() -> No
         "kumaco.cmd",
         "kumaco.controller",
         "kumaco.views",
+        "kumaco.notify",
         "kumaco.kube",
         "kumaco.migration",
         "kumaco.core",

@@ -195,13 +195,32 @@ duration_like = st.one_of(
 )
 
 
+#: Dates and date-times as a person writes them, and near misses (a skipped local time,
+#: month 13, a fraction, no time).
+dated_like = st.one_of(
+    st.sampled_from(
+        (
+            "2027-01-15T02:00:00+01:00",
+            "2027-03-28T02:30:00",
+            "2027-10-31T02:30",
+            "2027-13-01",
+            "2027-02-01",
+            "2027-01-15T02:00:00.5Z",
+            "9999-01-01T00:00:00Z",
+            "2027-01-15 02:00",
+        )
+    ),
+    st.text(alphabet="0123456789-:TZ+ .", max_size=26),
+)
+
+
 @st.composite
 def window_data(draw: st.DrawFn) -> object:
     """A ConfigMap's ``data``: usually a map with some of the known keys, any values."""
     if draw(st.integers(0, 9)) == 0:
         return draw(json_values)
     plausible: dict[str, st.SearchStrategy[Any]] = {
-        "startTime": cron_like,
+        "startTime": st.one_of(cron_like, dated_like),
         "duration": duration_like,
         "nodeSelector": st.one_of(selector_texts(), st.text()),
         "timeZone": st.one_of(st.sampled_from((*ZONES, "Local", "")), st.text(max_size=30)),
@@ -209,6 +228,8 @@ def window_data(draw: st.DrawFn) -> object:
             st.sampled_from(("1-7", "8-14", "31", "1,15", "*/2", "0", "32", "L", "", ",")),
             st.text(max_size=8),
         ),
+        "notBefore": dated_like,
+        "notAfter": dated_like,
         "maxInProgress": st.one_of(st.sampled_from(CEILINGS), st.text(max_size=6)),
         "freeze": st.one_of(st.sampled_from(("true", "false", "True", "")), st.text(max_size=6)),
     }

@@ -234,3 +234,36 @@ def test_an_etc_zone_names_its_real_offset(zone: str, expected: str) -> None:
         w = window(f"CRON_TZ={zone} 0 2 * * *", "1h")
         hours = w.schedule.location.offset(0) // 3600
         assert f" is UTC{hours:+03d}:00:" in expected
+
+
+_KINDS = {"gap": " not exist on ", "skipped": " skipped on ", "twice": " twice on "}
+
+
+@pytest.mark.parametrize(
+    "w",
+    [window(start, duration, **extra) for start, duration, extra, _notes in NOTES]
+    + [window(f"CRON_TZ=Australia/Lord_Howe {t} * * *", "10m") for t in LORD_HOWE_TIMES],
+    ids=lambda w: w.start_time,
+)
+def test_each_note_says_its_kind_and_where_it_falls(w: Window) -> None:
+    """Firings for a repeated start, none for a missing one, which falls on its day."""
+    zone = w.schedule.zone
+    for note in dst_notes(w, *YEAR_2026):
+        said = _KINDS.get(note.kind, " but robfig fires ")
+        assert said in note.text, (note.kind, note.text)
+        assert note.instants, note.text
+        around = w.firings(note.at - 3 * 86400 * SECOND, note.at + 3 * 86400 * SECOND, 5000)
+        date = note.text.split(" on ", 1)[1][:10]
+        if note.kind in ("twice", "extra"):
+            assert len(note.instants) >= 2 and set(note.instants) <= set(around), note.text
+            continue
+        for i in note.instants:
+            wall = dt.datetime.fromtimestamp(i // SECOND, dt.UTC).astimezone(zone)
+            if note.kind == "skipped":  # a start time that exists that day, robfig does not fire
+                assert i not in around, note.text
+                assert f"{wall:%Y-%m-%d}" == date and f"{wall:%H:%M}" in note.text, note.text
+            else:  # one in the gap has no instant: it is put at the offset before the change
+                utc = dt.datetime.fromtimestamp(i // SECOND, dt.UTC)
+                before = dt.datetime.fromtimestamp(note.at // SECOND - 1, dt.UTC).astimezone(zone)
+                named = utc + (before.utcoffset() or dt.timedelta())
+                assert f"{named:%Y-%m-%d}" == date and f"{named:%H:%M}" in note.text, note.text
