@@ -89,3 +89,9 @@ def test_run_refuses_a_bad_notify_waiting_after_naming_the_flag() -> None:
     assert done.returncode == 2
     assert "--notify-waiting-after: must not be negative" in done.stderr
     assert "Traceback" not in done.stderr
+    done = kumaco(
+        "run", "--namespaces", "maint", "--message-template-waiting-too-long", "{node} {waitd}"
+    )
+    assert done.returncode == 2
+    assert "--message-template-waiting-too-long: unknown field {waitd}" in done.stderr
+    assert "{waited}, {since}, {reason}" in done.stderr
