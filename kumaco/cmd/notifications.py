@@ -3,7 +3,9 @@
 Contract: :func:`add_notify_flags` declares ``--notify-url`` (repeatable; an Apprise URL,
 ``KUMACO_NOTIFY_URL`` comma- or space-separated), ``--notify-url-file`` (URLs one a line,
 a mounted Secret; read at start-up) and, for ``run``, ``--notify-on`` (the events),
-``--notify-flush-timeout`` and one ``--message-template-<event>`` per event
+``--notify-flush-timeout``, ``--notify-waiting-after`` (how long a node waits before
+``waiting-too-long`` tells it; by default the alert ``KumacoNodeWaitingTooLong``'s 8
+days) and one ``--message-template-<event>`` per event
 (:mod:`kumaco.notify.messages`). :func:`notify_settings` validates them into a frozen
 :class:`NotifySettings` (a bad URL, event, template or file is a usage error naming its
 flag; the URLs are kept out of its ``repr``: they carry tokens). :data:`NOTIFY` is the
@@ -19,9 +21,12 @@ from dataclasses import dataclass, field
 
 from kumaco.cmd.flags import UsageError
 from kumaco.core.errors import InvalidInput
-from kumaco.core.time.durations import SECOND, parse_go_duration
+from kumaco.core.time.durations import SECOND, parse_flag_duration, parse_go_duration
 from kumaco.notify.messages import DEFAULT_EVENTS, EVENTS, FIELDS, check_template, parse_events
 
+#: ``--notify-waiting-after``'s default: the alert ``KumacoNodeWaitingTooLong``'s threshold
+#: (kustomize/components/monitoring), a weekly window plus a day.
+WAITING_AFTER = "192h"
 TEST_MESSAGE = "kumaco can reach this endpoint: maintenance notifications will arrive here."
 
 
@@ -33,6 +38,8 @@ class NotifySettings:
     events: tuple[str, ...] = DEFAULT_EVENTS
     templates: tuple[tuple[str, str], ...] = ()
     flush_timeout: float = 10.0
+    #: ``--notify-waiting-after``, in seconds.
+    waiting_after: float = 8 * 86400.0
 
     @property
     def enabled(self) -> bool:
@@ -75,6 +82,13 @@ def add_notify_flags(p: argparse.ArgumentParser, run: bool = True) -> None:
         metavar="DURATION",
         help="on SIGTERM, how long the leader may take to send what it has queued before it "
         "releases its Lease",
+    )
+    p.add_argument(
+        "--notify-waiting-after",
+        default=WAITING_AFTER,
+        metavar="DURATION",
+        help="tell a node waiting for maintenance this long (waiting-too-long, once per "
+        "wait; the alert KumacoNodeWaitingTooLong's threshold)",
     )
     for event in EVENTS:
         fields = ", ".join(f"{{{f}}}" for f in FIELDS[event])
@@ -121,9 +135,16 @@ def notify_settings(args: argparse.Namespace) -> NotifySettings:
         raise UsageError(f"{flag}: {exc.reason}" if flag else exc.reason) from None
     if timeout < 0:
         raise UsageError("--notify-flush-timeout: must not be negative")
+    try:
+        waiting_after = parse_flag_duration(args.notify_waiting_after)
+    except InvalidInput as exc:
+        raise UsageError(f"--notify-waiting-after: {exc.reason}") from None
+    if waiting_after == 0:
+        raise UsageError("--notify-waiting-after: must be greater than 0 (e.g. 192h, 24h)")
     return NotifySettings(
         urls=notify_urls(args) if given else (),
         events=events,
         templates=templates,
         flush_timeout=timeout / SECOND,
+        waiting_after=waiting_after / SECOND,
     )

@@ -149,6 +149,7 @@ class Settings:
             retry_period=self.retry_period,
             config_settle=self.config_settle,
             watch_silence=self.watch_silence_timeout,
+            notify_waiting_after=self.notify.waiting_after,
         )
 
 

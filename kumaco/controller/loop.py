@@ -50,7 +50,10 @@ once each, in the order they happened within a pass: the windows opened (only wh
 ``WindowStarted`` Event was created: a new leader finding the Event's name taken stays
 silent), then the nodes' moments (:class:`~kumaco.controller.moments.NodeMoments`:
 observed before planning and again after the writes, so its own admissions and a
-follower's releases alike), then the windows closed (the same rule, ``WindowEnded``),
+follower's releases alike), then the nodes whose wait reached ``--notify-waiting-after``
+(:class:`~kumaco.controller.moments.WaitingMoments`, only when ``waiting-too-long`` is
+chosen: the pass's next change then includes the instant the next wait reaches it, so
+the message is on time), then the windows closed (the same rule, ``WindowEnded``),
 and a window found invalid when its ``WindowInvalid`` Event is recorded. Publishing
 never blocks (:class:`~kumaco.notify.sender.Outbox`); on stopping, the leader sends what
 is queued, bounded by ``--notify-flush-timeout``, before it releases its Lease.
@@ -84,7 +87,7 @@ from kumaco.controller.announce import (
 )
 from kumaco.controller.budgets import BudgetStore
 from kumaco.controller.metrics import Metrics
-from kumaco.controller.moments import NodeMoments
+from kumaco.controller.moments import NodeMoments, WaitingMoments
 from kumaco.controller.options import (
     EXIT_CONFIG_CHANGED,
     EXIT_LEADERSHIP_LOST,
@@ -103,6 +106,8 @@ from kumaco.core.planning.changes import changes
 from kumaco.core.planning.pdb_rule import PDBS
 from kumaco.core.planning.planner import plan
 from kumaco.core.planning.policy import Plan, Policy
+from kumaco.core.planning.waiting import waiters
+from kumaco.core.time.durations import SECOND
 from kumaco.core.time.instants import format_instant, parse_timestamp
 from kumaco.core.windows.config_change import (
     Adopted,
@@ -126,7 +131,7 @@ from kumaco.kube.events import (
 from kumaco.kube.reflector import Reflector
 from kumaco.kube.resources import Collection, Resources
 from kumaco.kube.store import Sink
-from kumaco.notify.messages import CLOSED, ENDED_EVENT, OPENED, Moment, listed
+from kumaco.notify.messages import CLOSED, ENDED_EVENT, OPENED, WAITING_EVENT, Moment, listed
 from kumaco.notify.messages import INVALID as INVALID_EVENT
 from kumaco.notify.sender import Outbox
 
@@ -224,6 +229,10 @@ class Controller:
         #: ``--notify-url``: the leader's notifications (None: none).
         self.outbox = outbox
         self.node_moments = NodeMoments(policy.in_progress) if outbox is not None else None
+        #: ``waiting-too-long`` chosen: the waits told (None: not told, no wake-up for it).
+        self.waiting_moments = (
+            WaitingMoments() if outbox is not None and WAITING_EVENT in outbox.events else None
+        )
         self.config = ConfigChange(options.config_settle)
         self.heartbeat = monotonic()
         self._parsed: dict[str, ParsedWindow] = {}
@@ -392,7 +401,10 @@ class Controller:
                 # Never further back than --event-lookback (a Lease left long ago).
                 took_over = parse_timestamp(getattr(self.election, "took_over_after", None))
                 lookback = now - self.announcer.lookback
-                self.node_moments.reset(None if took_over is None else max(took_over, lookback))
+                since = None if took_over is None else max(took_over, lookback)
+                self.node_moments.reset(since)
+                if self.waiting_moments is not None:
+                    self.waiting_moments.reset(since)
         windows = [p.result for p in entries if isinstance(p.result, Window)]
         # Conditions first: a new leader's first writes must not wait behind one
         # Event per window ConfigMap (hundreds with a large or broken config).
@@ -520,6 +532,7 @@ class Controller:
             self.reporter.report(due, nodeset, result)
             self.metrics.observe_holders(result, nodeset, self.policy.in_progress, now)
             self.metrics.observe_waiting(result, nodeset, self.policy, now)
+            waiting, waiting_change = self._waiting(result, nodeset, now)
         self.metrics.observe_plan(result)
         pending = self.writer.pending(due)
         self._wrote = self._wrote or len(pending) > 0
@@ -532,9 +545,20 @@ class Controller:
         if self.outbox is not None:
             opened = [m for m in told if m.event == OPENED]
             closed = [m for m in told if m.event != OPENED]
-            self.outbox.tell([*opened, *seen, *closed])
+            self.outbox.tell([*opened, *seen, *waiting, *closed])
         self.metrics.reconcile.observe(self.monotonic() - started)
-        return result.next_change
+        return _earliest(result.next_change, waiting_change)
+
+    def _waiting(self, result: Plan, nodeset: NodeSet, now: int) -> tuple[list[Moment], int | None]:
+        """The waits that reached ``--notify-waiting-after``, and when the next one does."""
+        if self.waiting_moments is None:
+            return [], None
+        return self.waiting_moments.observe(
+            waiters(result, nodeset, self.policy),
+            nodeset,
+            now,
+            round(self.options.notify_waiting_after * SECOND),
+        )
 
     def _refusals(self, nodeset: NodeSet) -> Refusals:
         """The budgets refusing each node's drain; every node refused until they are listed.
@@ -579,6 +603,13 @@ class Controller:
 
 def _opened_at(a: Announcement) -> str:
     return format_instant(int(a.run)) if a.run.isdigit() else "(long ago)"
+
+
+def _earliest(a: int | None, b: int | None) -> int | None:
+    """The earlier of two instants to look again (None: none)."""
+    if a is None or b is None:
+        return a if b is None else b
+    return min(a, b)
 
 
 def _opened(a: Announcement, result: Plan) -> Moment:

@@ -1,4 +1,4 @@
-"""The nodes' maintenance moments people are told about: admitted, finished, timed out.
+"""The nodes' maintenance moments people are told about: admitted, finished, timed out, waiting.
 
 Contract: pure (no I/O, no clock: ``now`` is passed in). :class:`NodeMoments` remembers,
 for one leadership term, each node's ``MaintenanceInProgress`` condition as last seen and
@@ -21,19 +21,31 @@ release whose condition became False, at or after that second (``lastTransitionT
 is told now -- the previous leader may not have seen it. So a moment of the second before
 a takeover may be told twice; one that a crashed leader saw and had not sent before its
 last renewal is lost (docs/observability.md). A node that disappears yields nothing.
+
+:class:`WaitingMoments` tells ``waiting-too-long`` once per wait: a
+:class:`~kumaco.core.planning.waiting.Waiter` (its wait is its ``since``) whose wait reached
+the threshold (``--notify-waiting-after``) at ``since + threshold``. A wait is told once;
+a node that is admitted or stops asking and later waits again has a new ``since`` and is
+told again when that wait reaches the threshold. A node blocked for a while and then
+kept out by the schedule again waits from the same request: it is the same wait, not
+told twice. Its first observation of a term tells only waits that reached the threshold
+at or after ``since`` (:meth:`WaitingMoments.reset`, the previous leader's last word; none
+without it): the previous leader told those before. :meth:`WaitingMoments.observe` also
+returns the next instant a wait reaches the threshold, for the loop to wake at.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 
 from kumaco.core.objects.boots import admitted_on, reboot_of
 from kumaco.core.objects.nodes import Condition, NodeView
 from kumaco.core.planning.policy import FINISHED as FINISHED_REASON
 from kumaco.core.planning.policy import TIMED_OUT, Plan
+from kumaco.core.planning.waiting import Waiter
 from kumaco.core.time.durations import SECOND, format_go_duration
-from kumaco.core.time.instants import parse_timestamp
-from kumaco.notify.messages import ADMITTED, FINISHED, TIMED_OUT_EVENT, Moment
+from kumaco.core.time.instants import format_instant, parse_timestamp
+from kumaco.notify.messages import ADMITTED, FINISHED, TIMED_OUT_EVENT, WAITING_EVENT, Moment
 
 UNKNOWN = "unknown"
 
@@ -132,3 +144,58 @@ class NodeMoments:
                 ("duration", held),
             ),
         )
+
+
+class WaitingMoments:
+    """One leadership term's memory of the waits told; see the module contract."""
+
+    def __init__(self) -> None:
+        #: Each node's wait told (its ``since``); None: the term's first observation is due.
+        self._told: dict[str, int] | None = None
+        self._since: int | None = None
+
+    def reset(self, since: int | None = None) -> None:
+        """Forget everything: a new term tells the waits that reached it from ``since`` on."""
+        self._told = None
+        self._since = None if since is None else since // SECOND * SECOND
+
+    def observe(
+        self, waiters: Iterable[Waiter], nodes: Container[str], now: int, threshold: int
+    ) -> tuple[list[Moment], int | None]:
+        """The waits that reached ``threshold`` (ns) by ``now`` (by name), and when the next does.
+
+        The next: None when no wait will without a change. ``nodes``: the names of the
+        nodes there are (the memory of a node gone is dropped).
+        """
+        first = self._told is None
+        told: dict[str, int] = {} if self._told is None else self._told
+        catch_up, self._since = self._since, None
+        moments: list[Moment] = []
+        next_at: int | None = None
+        for w in sorted(waiters, key=lambda w: w.name):
+            if told.get(w.name) == w.since:
+                continue
+            reached = w.since + threshold
+            if reached > now:
+                next_at = reached if next_at is None else min(next_at, reached)
+                continue
+            told[w.name] = w.since
+            if first and (catch_up is None or reached < catch_up):
+                continue  # the previous leader's to tell (or before this replica's time)
+            moments.append(_waiting(w, now))
+        self._told = {n: s for n, s in told.items() if n in nodes}
+        return moments, next_at
+
+
+def _waiting(w: Waiter, now: int) -> Moment:
+    waited = format_go_duration(max(0, now - w.since) // SECOND * SECOND)
+    return Moment(
+        WAITING_EVENT,
+        w.name,
+        (
+            ("node", w.name),
+            ("waited", waited),
+            ("since", format_instant(w.since)),
+            ("reason", w.reason),
+        ),
+    )

@@ -35,3 +35,6 @@ class ControllerOptions:
     config_settle: float = 2.0
     #: A watch without a byte (event or bookmark) for this long is dead: resume it.
     watch_silence: float = 130.0
+    #: ``--notify-waiting-after``: a node waiting longer is told (``waiting-too-long``), in
+    #: seconds; the default is the alert ``KumacoNodeWaitingTooLong``'s 8 days.
+    notify_waiting_after: float = 8 * 86400.0

@@ -2,8 +2,8 @@
 
 Contract: pure (no I/O, no clock). A :class:`Moment` is one thing that happened, decided
 once by the controller (a window opened or closed, a node admitted, a maintenance finished,
-a holder timed out, a dated window ended for good, a window found invalid) with the named
-fields its template may use.
+a holder timed out, a node waiting too long, a dated window ended for good, a window found
+invalid) with the named fields its template may use.
 :class:`Templates` holds one ``str.format`` template per event (:data:`DEFAULTS`, each
 overridable by ``--message-template-<event>``); :func:`check_template` refuses a template
 naming a field its event does not have, with the fields it may use, so a typo is a
@@ -23,8 +23,19 @@ OPENED, CLOSED, ADMITTED = "window-opened", "window-closed", "admitted"
 FINISHED, TIMED_OUT_EVENT, INVALID = "finished", "timed-out", "window-invalid"
 #: A dated window with no occurrence left (its ``WindowExpired`` Event).
 ENDED_EVENT = "window-ended"
+#: A node has waited for maintenance longer than ``--notify-waiting-after``.
+WAITING_EVENT = "waiting-too-long"
 #: Every event, in the order a maintenance meets them.
-EVENTS = (OPENED, ADMITTED, FINISHED, TIMED_OUT_EVENT, CLOSED, ENDED_EVENT, INVALID)
+EVENTS = (
+    OPENED,
+    WAITING_EVENT,
+    ADMITTED,
+    FINISHED,
+    TIMED_OUT_EVENT,
+    CLOSED,
+    ENDED_EVENT,
+    INVALID,
+)
 #: ``--notify-on``'s default: the moments an on-call person acts on or waits for.
 DEFAULT_EVENTS = (ADMITTED, FINISHED, TIMED_OUT_EVENT, INVALID)
 #: Fields every template may use.
@@ -32,6 +43,7 @@ COMMON_FIELDS = ("event", "instance")
 #: Each event's own fields (a template names only these and :data:`COMMON_FIELDS`).
 FIELDS: Mapping[str, tuple[str, ...]] = {
     OPENED: ("window", "count", "nodes", "opened", "closes"),
+    WAITING_EVENT: ("node", "waited", "since", "reason"),
     CLOSED: ("window", "opened", "closed"),
     ADMITTED: ("node", "windows", "boot"),
     FINISHED: ("node", "outcome", "boot_before", "boot_after", "duration"),
@@ -47,6 +59,11 @@ DEFAULTS: Mapping[str, str] = {
     CLOSED: (
         "Maintenance window {window} (opened at {opened}) closed at {closed}. "
         "No node is admitted under it until it opens again."
+    ),
+    WAITING_EVENT: (
+        "Node {node} has waited {waited} for maintenance (since {since}, kept out by "
+        "{reason}); it is still not admitted. Look at the ceilings and the windows: "
+        "kubectl kumaco status shows why."
     ),
     ADMITTED: (
         "Node {node} admitted to maintenance (window {windows}): it may now be drained "

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from kumaco.cmd.settings import (
     UsageError,
@@ -180,3 +181,27 @@ def test_watch_silence_timeout_defaults_to_two_bookmark_periods_and_a_margin() -
     assert settings([], {"KUMACO_WATCH_SILENCE_TIMEOUT": "6s"}).watch_silence_timeout == 6.0
     with pytest.raises(UsageError, match="--watch-silence-timeout"):
         settings(["--watch-silence-timeout", "0s"])
+
+
+def test_notify_waiting_after_defaults_to_the_alerts_eight_days_and_reaches_the_controller() -> (
+    None
+):
+    assert settings([]).controller_options().notify_waiting_after == 8 * 86400.0
+    given = settings(["--notify-waiting-after", "36h30m"])
+    assert given.controller_options().notify_waiting_after == 36 * 3600.0 + 1800.0
+    from_env = settings([], {"KUMACO_NOTIFY_WAITING_AFTER": "2h"})
+    assert from_env.controller_options().notify_waiting_after == 7200.0
+
+
+def test_notify_waiting_after_default_is_the_alert_rules_threshold() -> None:
+
+    rule = Path(__file__).parents[3] / "kustomize/components/monitoring/prometheusrule.yaml"
+    doc = yaml.safe_load(rule.read_text())
+    (expr,) = [
+        r["expr"]
+        for g in doc["spec"]["groups"]
+        for r in g["rules"]
+        if r.get("alert") == "KumacoNodeWaitingTooLong"
+    ]
+    days, day = expr.rsplit(">", 1)[1].split("*")
+    assert int(days) * int(day) == settings([]).controller_options().notify_waiting_after

@@ -74,3 +74,24 @@ def test_run_refuses_a_template_with_an_unknown_field_naming_the_fields() -> Non
     done = kumaco("run", "--namespaces", "maint", "--notify-on", "admitted,rebooted")
     assert done.returncode == 2
     assert "--notify-on: unknown event 'rebooted'" in done.stderr
+
+
+def test_run_refuses_a_bad_notify_waiting_after_naming_the_flag() -> None:
+    done = kumaco("run", "--namespaces", "maint", "--notify-waiting-after", "8days")
+    assert done.returncode == 2
+    assert "--notify-waiting-after: " in done.stderr
+    assert "(e.g. 90s, 10m, 1h30m)" in done.stderr
+    done = kumaco("run", "--namespaces", "maint", "--notify-waiting-after", "0s")
+    assert done.returncode == 2
+    assert "--notify-waiting-after: must be greater than 0" in done.stderr
+    env = {**os.environ, "KUMACO_NOTIFY_WAITING_AFTER": "-1h"}
+    done = kumaco("run", "--namespaces", "maint", env=env)
+    assert done.returncode == 2
+    assert "--notify-waiting-after: must not be negative" in done.stderr
+    assert "Traceback" not in done.stderr
+    done = kumaco(
+        "run", "--namespaces", "maint", "--message-template-waiting-too-long", "{node} {waitd}"
+    )
+    assert done.returncode == 2
+    assert "--message-template-waiting-too-long: unknown field {waitd}" in done.stderr
+    assert "{waited}, {since}, {reason}" in done.stderr

@@ -7,10 +7,13 @@ given: what the endpoints would receive, in the order they would receive it.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from kumaco.controller.moments import NodeMoments
+from kumaco.controller.moments import NodeMoments, WaitingMoments
 from kumaco.core.objects.nodes import node_view
+from kumaco.core.planning.policy import CEILING_REACHED
+from kumaco.core.planning.waiting import Waiter
 from kumaco.core.time.durations import SECOND
 from kumaco.core.windows.ceilings import parse_ceiling
 from kumaco.kube.errors import ApiError
@@ -23,6 +26,7 @@ from kumaco.notify.messages import (
     FINISHED,
     OPENED,
     TIMED_OUT_EVENT,
+    WAITING_EVENT,
     Message,
     Templates,
 )
@@ -262,3 +266,130 @@ def test_a_new_leader_tells_a_release_after_the_leases_last_word_within_the_look
     election.took_over_after = "2026-11-30T02:00:00.000000Z"
     c.settle()
     assert [m for m in rec.told() if m[0] == FINISHED] == [(FINISHED, "a")]
+
+
+HOUR = 3600 * SECOND
+
+
+def _waiting_after(c: Any, seconds: float) -> None:
+    """``--notify-waiting-after`` for this controller (the options are read each pass)."""
+    c.options = dataclasses.replace(c.options, notify_waiting_after=seconds)
+
+
+def test_a_node_waiting_past_the_threshold_is_told_once_at_that_instant(make: Any) -> None:
+    outbox, rec = _outbox()
+    policy = policy_of(ceiling=parse_ceiling("1"), require=(REQ,), manager=MANAGER)
+    c, world, _e, clock = make(_three_nodes(), [cm("w")], policy=policy, outbox=outbox)
+    _waiting_after(c, 3600.0)
+    # 02:30: a admitted; b and c wait (ceiling 1) since kumaco's first write, 02:30.
+    wake = c.settle()
+    assert rec.told() == [(OPENED, "maintenance/w"), (ADMITTED, "a")]
+    # The loop sleeps until the waits reach an hour (03:30), before the window closes (05:00).
+    assert wake == kubeseam.OPEN + HOUR
+    clock[0] = wake - 1
+    assert c.settle() == wake
+    assert len(rec.messages) == 2
+    clock[0] = wake
+    c.settle()
+    assert rec.told()[2:] == [(WAITING_EVENT, "b"), (WAITING_EVENT, "c")]
+    assert rec.messages[2].body == (
+        "Node b has waited 1h0m0s for maintenance (since 2026-12-01T02:30:00Z, kept out by "
+        "ConcurrencyCeilingReached); it is still not admitted. Look at the ceilings and the "
+        "windows: kubectl kumaco status shows why."
+    )
+    # Still waiting, the same wait: told once; a's release and b's admission go on as ever.
+    clock[0] += HOUR // 2
+    c.settle()
+    clock[0] += 60 * SECOND
+    _reboot(c, world, "a")
+    c.settle()
+    c.settle()
+    assert rec.told()[4:] == [(FINISHED, "a"), (ADMITTED, "b")]
+
+
+def test_waiting_too_long_not_chosen_is_neither_told_nor_woken_for(make: Any) -> None:
+    outbox, rec = _outbox(DEFAULT_EVENTS)
+    policy = policy_of(ceiling=parse_ceiling("1"), require=(REQ,), manager=MANAGER)
+    c, _world, _e, clock = make(_three_nodes(), [cm("w")], policy=policy, outbox=outbox)
+    _waiting_after(c, 3600.0)
+    wake = c.settle()
+    assert wake is not None and wake > kubeseam.OPEN + HOUR  # the window's close, not the wait
+    clock[0] = kubeseam.OPEN + HOUR
+    c.settle()
+    assert rec.told() == [(ADMITTED, "a")]
+
+
+def test_a_new_leader_tells_a_wait_that_reached_the_threshold_after_the_leases_last_word(
+    make: Any,
+) -> None:
+    policy = policy_of(ceiling=parse_ceiling("1"), require=(REQ,), manager=MANAGER)
+    outbox, rec = _outbox()
+    c, _world, election, clock = make(_three_nodes(), [cm("w")], policy=policy, outbox=outbox)
+    _waiting_after(c, 3600.0)
+    c.settle()  # the old leader: a admitted, b and c wait since 02:30
+    election.is_leader = False
+    c.settle()
+    # A takeover at 03:30:03 whose previous leader last renewed at 03:30:00.5: the waits
+    # reached an hour at 03:30:00, in that second: told (maybe a second time).
+    election.is_leader = True
+    election.took_over_after = "2026-12-01T03:30:00.500000Z"
+    clock[0] = kubeseam.OPEN + HOUR + 3 * SECOND
+    c.settle()
+
+    def waits() -> list[tuple[str, str]]:
+        return [m for m in rec.told() if m[0] == WAITING_EVENT]
+
+    assert waits() == [(WAITING_EVENT, "b"), (WAITING_EVENT, "c")]
+    # A later takeover whose previous leader renewed after that: it told them; silence.
+    election.is_leader = False
+    c.settle()
+    election.is_leader = True
+    election.took_over_after = "2026-12-01T03:31:00.000000Z"
+    clock[0] += 60 * SECOND
+    c.settle()
+    assert len(waits()) == 2
+
+
+def _waiter(name: str, since_h: int, reason: str = CEILING_REACHED) -> Waiter:
+    return Waiter(name, kubeseam.OPEN + since_h * HOUR, reason)
+
+
+def test_waiting_moments_tell_each_wait_once_and_a_new_wait_again() -> None:
+    m = WaitingMoments()
+    m.reset(since=kubeseam.OPEN)  # a takeover at OPEN: waits reaching 1h from then on count
+    now = kubeseam.OPEN
+    got, nxt = m.observe([_waiter("a", 0), _waiter("b", -2)], {"a", "b"}, now, HOUR)
+    # b reached an hour at OPEN - 1h, before the previous leader's last word: its to tell.
+    assert (got, nxt) == ([], now + HOUR)
+    now += HOUR
+    got, nxt = m.observe([_waiter("a", 0), _waiter("b", -2)], {"a", "b"}, now, HOUR)
+    assert [(x.event, x.subject) for x in got] == [(WAITING_EVENT, "a")]
+    assert dict(got[0].fields) == {
+        "node": "a",
+        "waited": "1h0m0s",
+        "since": "2026-12-01T02:30:00Z",
+        "reason": CEILING_REACHED,
+    }
+    assert nxt is None
+    # a is blocked for a while (not waiting), then waits again from the same request: no.
+    now += HOUR
+    assert m.observe([], {"a", "b"}, now, HOUR) == ([], None)
+    assert m.observe([_waiter("a", 0, "NoWindowOpen")], {"a", "b"}, now, HOUR) == ([], None)
+    # a admitted, released, and waits again from its release (since 3h): told once more.
+    got, nxt = m.observe([_waiter("a", 3)], {"a", "b"}, now, HOUR)
+    assert (got, nxt) == ([], kubeseam.OPEN + 4 * HOUR)
+    now = kubeseam.OPEN + 4 * HOUR
+    got, _nxt = m.observe([_waiter("a", 3)], {"a", "b"}, now, HOUR)
+    assert [(x.subject, dict(x.fields)["since"]) for x in got] == [("a", "2026-12-01T05:30:00Z")]
+    assert m.observe([_waiter("a", 3)], {"a", "b"}, now + HOUR, HOUR) == ([], None)
+
+
+def test_waiting_moments_without_a_previous_leader_start_silent_and_forget_nodes_gone() -> None:
+    m = WaitingMoments()
+    now = kubeseam.OPEN
+    assert m.observe([_waiter("a", -2)], {"a"}, now, HOUR) == ([], None)  # the baseline
+    assert m.observe([_waiter("a", -2)], {"a"}, now + HOUR, HOUR) == ([], None)
+    # a leaves, and a node of that name comes back still waiting from the same instant.
+    assert m.observe([], set(), now + HOUR, HOUR) == ([], None)
+    got, _nxt = m.observe([_waiter("a", -2)], {"a"}, now + HOUR, HOUR)
+    assert [x.subject for x in got] == ["a"]
