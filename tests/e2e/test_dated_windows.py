@@ -32,6 +32,7 @@ from tests.support.env.harness import (
     wait_for,
 )
 from tests.support.env.plugin import kubectl, kumaco_cli
+from tests.support.env.supervisor import scope_flags
 
 #: The offsets the dates are written with: not UTC, so an offset misread shows as hours.
 KOLKATA = dt.timezone(dt.timedelta(hours=5, minutes=30))
@@ -39,16 +40,7 @@ NEW_YORK_WINTER = dt.timezone(dt.timedelta(hours=-5))
 
 
 def _controller(spawn: Callable[..., Kumaco], ns: str, run: str) -> Kumaco:
-    k = spawn(
-        "--namespaces",
-        ns,
-        "--node-selector",
-        f"{RUN_LABEL}={run}",
-        "--leader-election-id",
-        run,
-        "--leader-election-namespace",
-        ns,
-    )
+    k = spawn(*scope_flags(run, ns))
     wait_for(k.ready, 20, what="kumaco ready")  # start-up: 1-4 s measured (test_catch_up.py)
     return k
 
